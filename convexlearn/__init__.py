@@ -1,0 +1,26 @@
+"""convexlearn: reference toolkit for convex learning problems.
+
+The SVM family, halfspaces and regularized empirical risk minimization, each written
+as an exact cvxpy problem and solved by classical iterative methods; every answer is
+checked against its optimality (KKT) conditions recomputed from the data.
+
+Conventions: see DESIGN.md section 1 and the docstrings of each class.
+"""
+
+from .errors import (ConvexLearnError, DataError, InfeasibleError, NotApplicableError,
+                     NotPSDError, ParameterError, SolverError, UnboundedError)
+from .kernels import Kernel, make_kernel, polynomial_features
+from .solution import History, Solution
+# One line per problem family / feature module (keeps concurrent additions conflict-free).
+from .certify.kkt import KKTReport
+from .svm import SVM
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ConvexLearnError", "DataError", "ParameterError", "NotPSDError", "InfeasibleError",
+    "UnboundedError", "SolverError", "NotApplicableError",
+    "Kernel", "make_kernel", "polynomial_features",
+    "History", "Solution",
+    "KKTReport", "SVM",
+]

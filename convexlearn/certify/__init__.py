@@ -1,0 +1,1 @@
+"""Certificates: KKT reports, ERM optimality, separability certificate checks."""

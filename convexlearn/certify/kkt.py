@@ -1,0 +1,234 @@
+"""The KKT report of the soft- and hard-margin SVM, recomputed from the data.
+
+KKT conditions of the C-form SVM (DESIGN.md section 1), with margins
+m_i = y_i f(x_i) and a = alpha:
+
+=======================  ======================================  ==========================
+condition                 per-sample residual r_i                 scaled by
+=======================  ======================================  ==========================
+stationarity             ||w - sum_i a_i y_i phi(x_i)||          max(1, ||w||)
+balance (intercept)      |sum_i a_i y_i|                         s_a
+primal_feasibility       max(0, 1 - xi_i - m_i)                  1 (margins are unitless)
+slack_nonnegativity      max(0, -xi_i)                           1
+dual_feasibility         max(0, -a_i, a_i - C)                   s_a
+complementary_margin     a_i |m_i - 1 + xi_i|                    s_a
+complementary_slack      (C - a_i) xi_i                          s_a
+duality_gap              |P(w, b) - D(a)|                        max(1, |P|)
+=======================  ======================================  ==========================
+
+``s_a`` is the scale of the multipliers: C for the soft margin, max(1, max_i a_i) for
+the hard margin, so every residual is dimensionless and a single ``tol`` applies.
+The stationarity norm is taken in feature space; for a kernel expansion
+f = sum_j beta_j k(x_j, .) + b it is sqrt((beta - y a)^T K (beta - y a)).
+
+Slacks: the solution's own ``xi`` when it has one (slack form), otherwise the optimal
+slack for (w, b), xi_i = max(0, 1 - m_i). In the latter case the two feasibility rows
+of the soft margin hold by construction, and the content of the check lies in
+complementary slackness (a_i = C wherever m_i < 1, a_i = 0 wherever m_i > 1).
+
+Support vectors. From the dual view: support a_i > t s_a, bounded a_i >= C - t s_a,
+free in between (t the tolerance). From the primal view: m_i < 1 - t requires a_i = C,
+m_i > 1 + t requires a_i = 0, a free SV requires |m_i - 1| <= t. A sample whose two views
+contradict is listed in ``disagreements``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import lsq_linear
+
+__all__ = ["KKTReport", "svm_kkt", "reconstruct_multipliers", "CONDITIONS"]
+
+CONDITIONS = ("stationarity", "balance", "primal_feasibility", "slack_nonnegativity",
+              "dual_feasibility", "complementary_margin", "complementary_slack", "duality_gap")
+
+_WORST_SHOWN = 5
+
+
+@dataclass
+class KKTReport:
+    """KKT conditions of an SVM solution, each residual recomputed from the data.
+
+    Attributes
+    ----------
+    passed : bool
+        Every scaled residual (and the relative duality gap) is <= ``tol``.
+    tol : float
+    max_violation : float
+        The largest scaled residual over all conditions and samples.
+    duality_gap : float
+        P(w, b) - D(alpha), absolute.
+    relative_gap : float
+        |P - D| / max(1, |P|).
+    primal_objective, dual_objective : float
+    residuals : dict[str, ndarray or float]
+        Scaled residual per condition, per sample where the condition is per sample.
+        Conditions that do not apply (balance without intercept, slack terms of the hard
+        margin) are absent.
+    support, free, bounded : ndarray of int
+        Index sets from the dual view (alpha).
+    margin_support : ndarray of int
+        Primal view: samples with m_i <= 1 + tol (on or inside the margin).
+    disagreements : ndarray of int
+        Samples whose dual and primal views of "support vector" contradict each other.
+    margins : ndarray
+        m_i = y_i f(x_i).
+    alpha : ndarray
+        The multipliers used (the solution's, or reconstructed).
+    notes : list of str
+        What was reconstructed or could not be checked.
+    """
+
+    passed: bool
+    tol: float
+    max_violation: float
+    duality_gap: float
+    relative_gap: float
+    primal_objective: float
+    dual_objective: float
+    residuals: dict
+    support: np.ndarray
+    free: np.ndarray
+    bounded: np.ndarray
+    margin_support: np.ndarray
+    disagreements: np.ndarray
+    margins: np.ndarray
+    alpha: np.ndarray
+    notes: list = field(default_factory=list)
+
+    def worst(self) -> dict[str, float]:
+        """Largest scaled residual of each condition."""
+        return {name: float(np.max(r)) if np.ndim(r) else float(r)
+                for name, r in self.residuals.items()}
+
+    def violations(self) -> list[tuple[str, float, list[int]]]:
+        """Conditions above ``tol``: (name, worst residual, worst samples)."""
+        out = []
+        for name, r in self.residuals.items():
+            worst = float(np.max(r)) if np.ndim(r) else float(r)
+            if worst > self.tol:
+                samples = ([] if not np.ndim(r) else
+                           [int(i) for i in np.argsort(-r)[:_WORST_SHOWN] if r[i] > self.tol])
+                out.append((name, worst, samples))
+        return out
+
+    def summary(self) -> str:
+        """A few lines for people: verdict, worst residuals, support counts."""
+        lines = [f"KKT check {'PASSED' if self.passed else 'FAILED'} at tol={self.tol:g}: "
+                 f"max violation {self.max_violation:.2e}, duality gap {self.duality_gap:.3e} "
+                 f"(relative {self.relative_gap:.2e})",
+                 f"  primal objective {self.primal_objective:.10g}, dual objective "
+                 f"{self.dual_objective:.10g}",
+                 f"  support vectors: {self.support.size} ({self.free.size} free, "
+                 f"{self.bounded.size} bounded); on/inside the margin: "
+                 f"{self.margin_support.size}; disagreements: {self.disagreements.size}"]
+        for name, value in self.worst().items():
+            flag = "  <-- violated" if value > self.tol else ""
+            lines.append(f"  {name:22s} {value:.2e}{flag}")
+        for name, worst, samples in self.violations():
+            if samples:
+                lines.append(f"  {name} violated at samples {samples}")
+        lines.extend(f"  note: {note}" for note in self.notes)
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.summary()
+
+
+def reconstruct_multipliers(X: np.ndarray, y: np.ndarray, C: float, intercept: bool,
+                            w: np.ndarray, margins: np.ndarray, band: float) -> np.ndarray:
+    """Multipliers for a primal-only linear solution (w, b), by bounded least squares.
+
+    Complementary slackness fixes a_i = C where m_i < 1 - band and a_i = 0 where
+    m_i > 1 + band; on the margin band the a_i in [0, C] minimize
+
+        ||w - sum_i a_i y_i x_i||^2 + (sum_i a_i y_i)^2   (the last term with intercept)
+
+    so that the stationarity and balance residuals of the report measure how well any
+    admissible multiplier explains w.
+    """
+    n = y.shape[0]
+    alpha = np.zeros(n)
+    below = margins < 1 - band
+    on = ~below & (margins <= 1 + band)
+    alpha[below] = C if math.isfinite(C) else 0.0
+    rows = [X.T, ] if not intercept else [X.T, np.ones((1, X.shape[0]))]
+    A_full = np.vstack(rows) * y[None, :]                 # columns: y_i (x_i, 1)
+    target = np.concatenate([w, [0.0]]) if intercept else w.copy()
+    target = target - A_full[:, below] @ alpha[below]
+    idx = np.flatnonzero(on)
+    if idx.size:
+        upper = C if math.isfinite(C) else np.inf
+        fit = lsq_linear(A_full[:, idx], target, bounds=(0.0, upper), method="bvls")
+        alpha[idx] = fit.x
+    return alpha
+
+
+def svm_kkt(y: np.ndarray, C: float, intercept: bool, alpha: np.ndarray, f: np.ndarray,
+            w_norm2: float, alpha_Q_alpha: float, stationarity: float,
+            xi: np.ndarray | None = None, tol: float = 1e-6, notes=()) -> KKTReport:
+    """Evaluate the KKT conditions from precomputed quantities.
+
+    Parameters
+    ----------
+    y : ndarray of {-1, +1}
+    C : float
+        ``inf`` for the hard margin.
+    intercept : bool
+    alpha : ndarray
+        Multipliers.
+    f : ndarray
+        Decision values f(x_i) (including b) at the training samples.
+    w_norm2 : float
+        ||w||^2 of the primal point.
+    alpha_Q_alpha : float
+        alpha^T Q alpha = ||sum_i alpha_i y_i phi(x_i)||^2.
+    stationarity : float
+        ||w - sum_i alpha_i y_i phi(x_i)|| in feature space.
+    xi : ndarray, optional
+        The solution's slacks; default max(0, 1 - m).
+    tol : float
+    notes : iterable of str
+    """
+    hard = math.isinf(C)
+    alpha = np.asarray(alpha, dtype=float)
+    m = y * f
+    xi_used = np.maximum(0.0, 1.0 - m) if (xi is None or hard) else np.asarray(xi, float)
+    if hard:
+        xi_used = np.zeros_like(m)
+    s_a = max(1.0, float(np.max(alpha))) if hard else C
+    res = {"stationarity": stationarity / max(1.0, math.sqrt(max(w_norm2, 0.0)))}
+    if intercept:
+        res["balance"] = abs(float(alpha @ y)) / s_a
+    res["primal_feasibility"] = np.maximum(0.0, 1.0 - xi_used - m)
+    if not hard:
+        res["slack_nonnegativity"] = np.maximum(0.0, -xi_used)
+    upper = np.maximum(0.0, alpha - C) if not hard else np.zeros_like(alpha)
+    res["dual_feasibility"] = np.maximum(np.maximum(0.0, -alpha), upper) / s_a
+    res["complementary_margin"] = np.abs(alpha) * np.abs(m - 1.0 + xi_used) / s_a
+    if not hard:
+        res["complementary_slack"] = np.abs(C - alpha) * np.abs(xi_used) / s_a
+    primal = 0.5 * w_norm2 + (0.0 if hard else C * float(np.sum(xi_used)))
+    dual = float(np.sum(alpha)) - 0.5 * alpha_Q_alpha
+    gap = primal - dual
+    rel_gap = abs(gap) / max(1.0, abs(primal))
+    res["duality_gap"] = rel_gap
+    max_violation = max(float(np.max(r)) if np.ndim(r) else float(r) for r in res.values())
+
+    a_tol = tol * s_a
+    support = alpha > a_tol
+    bounded = support & (alpha >= C - a_tol) if not hard else np.zeros_like(support)
+    free = support & ~bounded
+    margin_support = m <= 1 + tol
+    disagree = ((support & (m > 1 + tol))                       # SV strictly outside the margin
+                | (~bounded & (m < 1 - tol))                    # margin violator not at C
+                | (free & (np.abs(m - 1) > tol)))               # free SV off the margin
+    return KKTReport(
+        passed=bool(max_violation <= tol), tol=tol, max_violation=max_violation,
+        duality_gap=gap, relative_gap=rel_gap, primal_objective=primal, dual_objective=dual,
+        residuals=res, support=np.flatnonzero(support), free=np.flatnonzero(free),
+        bounded=np.flatnonzero(bounded), margin_support=np.flatnonzero(margin_support),
+        disagreements=np.flatnonzero(disagree), margins=m, alpha=alpha, notes=list(notes))

@@ -1,0 +1,235 @@
+"""Validation of raw input and the binary label mapping.
+
+This is the only module that looks at raw user input.  Everything downstream
+receives float64, finite, C-contiguous arrays and labels in {-1, +1}.
+
+Label convention (DESIGN.md section 1, scikit-learn's rule): the two distinct
+labels are sorted, ``classes[0] -> -1`` and ``classes[1] -> +1``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import DataError, ParameterError
+
+__all__ = [
+    "LabelMap",
+    "as_features",
+    "as_binary_labels",
+    "as_targets",
+    "check_C",
+    "check_positive",
+    "check_nonnegative",
+    "check_choice",
+]
+
+_MAX_SHOWN = 8
+
+
+def _show_values(values) -> str:
+    values = list(values)
+    shown = ", ".join(repr(v.item() if hasattr(v, "item") else v) for v in values[:_MAX_SHOWN])
+    if len(values) > _MAX_SHOWN:
+        shown += f", ... ({len(values)} in all)"
+    return "[" + shown + "]"
+
+
+def as_features(X, name: str = "X", allow_empty_features: bool = False) -> np.ndarray:
+    """Validate a design matrix and return it as a float64, C-contiguous array.
+
+    Parameters
+    ----------
+    X : array_like of shape (n_samples, n_features)
+        Numeric, real, finite, two-dimensional, with at least one sample and one feature.
+    name : str
+        The name used in error messages.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_samples, n_features), dtype float64
+
+    Raises
+    ------
+    DataError
+        For non-numeric, complex, non-finite, empty or non-2-D input.
+    """
+    if hasattr(X, "toarray"):  # scipy.sparse: the exact solvers work densely
+        X = X.toarray()
+    try:
+        arr = np.asarray(X)
+    except Exception as exc:  # ragged lists and the like
+        raise DataError(f"{name} could not be read as an array: {exc}") from None
+    if np.iscomplexobj(arr):
+        raise DataError(f"{name} has complex values (dtype {arr.dtype}); convexlearn works over the reals")
+    if arr.dtype.kind not in "biuf":
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise DataError(
+                f"{name} must be numeric; got dtype {arr.dtype} with values such as "
+                f"{_show_values(np.ravel(arr)[:3])}") from None
+    if arr.ndim != 2:
+        hint = (" (a single feature must be shaped (n, 1): use X.reshape(-1, 1))"
+                if arr.ndim == 1 else "")
+        raise DataError(f"{name} must be 2-dimensional (n_samples, n_features); "
+                        f"got shape {arr.shape}{hint}")
+    n, d = arr.shape
+    if n == 0:
+        raise DataError(f"{name} is empty: shape {arr.shape} has no samples")
+    if d == 0 and not allow_empty_features:
+        raise DataError(f"{name} has no features: shape {arr.shape}")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    if not np.all(np.isfinite(arr)):
+        bad = np.argwhere(~np.isfinite(arr))
+        i, j = bad[0]
+        raise DataError(
+            f"{name} has {len(bad)} non-finite value(s) (NaN or inf); first at row {i}, "
+            f"column {j}: {arr[i, j]!r}")
+    return arr
+
+
+@dataclass(frozen=True)
+class LabelMap:
+    """The mapping from the user's two labels to {-1, +1}.
+
+    ``classes[0] -> -1`` and ``classes[1] -> +1``, with ``classes`` sorted.
+    """
+
+    classes: np.ndarray
+
+    def to_signed(self, y) -> np.ndarray:
+        """Map labels in ``classes`` to {-1.0, +1.0}."""
+        y = np.asarray(y)
+        out = np.where(y == self.classes[1], 1.0, -1.0)
+        unknown = ~((y == self.classes[0]) | (y == self.classes[1]))
+        if np.any(unknown):
+            raise DataError(f"labels {_show_values(np.unique(y[unknown]))} are not among the "
+                            f"classes {_show_values(self.classes)}")
+        return out
+
+    def to_labels(self, s) -> np.ndarray:
+        """Map signs (``s >= 0`` -> ``classes[1]``, sign(0) = +1) back to labels."""
+        return np.where(np.asarray(s) >= 0, self.classes[1], self.classes[0])
+
+    def describe(self) -> str:
+        return f"{self.classes[0]!r} -> -1, {self.classes[1]!r} -> +1"
+
+
+def _column(y, n: int | None, name: str) -> np.ndarray:
+    arr = np.asarray(y)
+    if arr.ndim == 2 and 1 in arr.shape:
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise DataError(f"{name} must be 1-dimensional; got shape {arr.shape}")
+    if arr.size == 0:
+        raise DataError(f"{name} is empty")
+    if n is not None and arr.shape[0] != n:
+        raise DataError(f"X has {n} samples but {name} has {arr.shape[0]} entries")
+    if np.iscomplexobj(arr):
+        raise DataError(f"{name} has complex values; labels and targets must be real")
+    return arr
+
+
+def as_binary_labels(y, n: int | None = None, name: str = "y") -> tuple[np.ndarray, LabelMap]:
+    """Validate binary class labels and map them to {-1, +1}.
+
+    Any two distinct labels are accepted (numbers, strings, booleans). Sorted,
+    ``classes[0] -> -1`` and ``classes[1] -> +1``.
+
+    Returns
+    -------
+    y_signed : numpy.ndarray of float64 in {-1, +1}
+    label_map : LabelMap
+
+    Raises
+    ------
+    DataError
+        Wrong length, NaN labels, one class, more than two classes, or labels that
+        look continuous (more than two distinct non-integer floats).
+    """
+    arr = _column(y, n, name)
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        raise DataError(f"{name} has non-finite labels (NaN or inf) at positions "
+                        f"{np.flatnonzero(~np.isfinite(arr))[:_MAX_SHOWN].tolist()}")
+    if arr.dtype.kind == "O":
+        try:
+            classes = np.unique(arr)
+        except TypeError:
+            raise DataError(f"{name} mixes label types that cannot be sorted: "
+                            f"{_show_values(list(dict.fromkeys(arr.tolist())))}") from None
+    else:
+        classes = np.unique(arr)
+    if classes.size == 1:
+        raise DataError(f"{name} has one class only ({classes[0]!r}); a binary classifier "
+                        f"needs two")
+    if classes.size > 2:
+        if arr.dtype.kind == "f" and np.any(classes != np.round(classes)):
+            raise DataError(
+                f"{name} looks continuous ({classes.size} distinct non-integer values such as "
+                f"{_show_values(classes[:3])}); a classifier needs two classes - use a "
+                f"regression loss for real targets")
+        raise DataError(f"{name} has {classes.size} classes {_show_values(classes)}; this "
+                        f"model is binary: choose two classes")
+    label_map = LabelMap(classes=classes)
+    return label_map.to_signed(arr), label_map
+
+
+def as_targets(y, n: int | None = None, name: str = "y") -> np.ndarray:
+    """Validate real regression targets (finite float64 vector of length ``n``)."""
+    arr = _column(y, n, name)
+    if arr.dtype.kind not in "biuf":
+        raise DataError(f"{name} must hold real numbers for a regression loss; got dtype "
+                        f"{arr.dtype} with values such as {_show_values(np.unique(arr)[:3])}")
+    arr = arr.astype(np.float64)
+    if not np.all(np.isfinite(arr)):
+        raise DataError(f"{name} has non-finite targets at positions "
+                        f"{np.flatnonzero(~np.isfinite(arr))[:_MAX_SHOWN].tolist()}")
+    return arr
+
+
+def _real_scalar(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ParameterError(f"{name} must be a real number; got {value!r}")
+    value = float(value)
+    if math.isnan(value):
+        raise ParameterError(f"{name} must be a number; got nan")
+    return value
+
+
+def check_C(C) -> float:
+    """Validate the SVM cost ``C``: ``None`` or ``inf`` mean hard margin; else ``C > 0``."""
+    if C is None:
+        return math.inf
+    C = _real_scalar("C", C)
+    if C <= 0:
+        raise ParameterError(f"C must be > 0 (or None/inf for the hard margin); got C={C!r}")
+    return C
+
+
+def check_positive(name: str, value, allow_inf: bool = False) -> float:
+    """Validate a strictly positive, finite real parameter."""
+    value = _real_scalar(name, value)
+    if not value > 0 or (math.isinf(value) and not allow_inf):
+        raise ParameterError(f"{name} must be a positive finite number; got {name}={value!r}")
+    return value
+
+
+def check_nonnegative(name: str, value) -> float:
+    """Validate a non-negative, finite real parameter."""
+    value = _real_scalar(name, value)
+    if value < 0 or math.isinf(value):
+        raise ParameterError(f"{name} must be >= 0 and finite; got {name}={value!r}")
+    return value
+
+
+def check_choice(name: str, value, choices) -> str:
+    """Validate a string option against its valid values."""
+    choices = list(choices)
+    if not isinstance(value, str) or value not in choices:
+        raise ParameterError(f"unknown {name} {value!r}; valid: {', '.join(map(repr, choices))}")
+    return value

@@ -1,0 +1,1 @@
+"""Exact formulations: declarative cvxpy problems (the reference solutions)."""

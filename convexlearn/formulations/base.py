@@ -1,0 +1,130 @@
+"""What every exact formulation shares: the :class:`Formulation` record and one solve routine.
+
+A formulation is the *meaning* of a problem (a cvxpy Problem with named variables,
+constraints and parameters); :func:`solve_formulation` is *how* it is solved: solver
+choice, tolerances, status mapping and provenance. cvxpy's status is never taken as a
+verdict by itself: callers run the matching optimality check afterwards.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+
+import cvxpy as cp
+
+from ..errors import InfeasibleError, ParameterError, SolverError, UnboundedError
+
+__all__ = ["Formulation", "SolveInfo", "solve_formulation", "default_solver", "solver_version"]
+
+#: cvxpy statuses after which a point is available.
+_WITH_POINT = {cp.OPTIMAL, cp.OPTIMAL_INACCURATE}
+_INFEASIBLE = {cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE}
+_UNBOUNDED = {cp.UNBOUNDED, cp.UNBOUNDED_INACCURATE}
+
+# Tight but reachable interior-point tolerances for reference solutions (Clarabel's
+# defaults are 1e-8); the KKT check afterwards decides whether the point is trusted.
+CLARABEL_OPTIONS = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10,
+                    "tol_ktratio": 1e-8, "max_iter": 400}
+
+
+@dataclass
+class Formulation:
+    """A declarative problem with handles on its parts.
+
+    Attributes
+    ----------
+    problem : cvxpy.Problem
+    variables : dict[str, cvxpy.Variable]
+    constraints : dict[str, cvxpy.Constraint]
+        Named constraints, for reading dual values.
+    parameters : dict[str, cvxpy.Parameter]
+        Named parameters (e.g. ``C`` or ``lam``), for re-solving without recompiling.
+    name : str
+        Human-readable name, used in messages ("SVM primal (slack form)").
+    kind : str
+        "qp", "lp" or "conic": which solver family fits.
+    """
+
+    problem: cp.Problem
+    variables: dict = field(default_factory=dict)
+    constraints: dict = field(default_factory=dict)
+    parameters: dict = field(default_factory=dict)
+    name: str = ""
+    kind: str = "qp"
+
+
+@dataclass
+class SolveInfo:
+    """What happened in a cvxpy solve."""
+
+    status: str          # "optimal" or "inaccurate" (cvxpy's optimal_inaccurate)
+    cvxpy_status: str
+    solver: str
+    solver_version: str
+    iterations: int | None
+    time_s: float
+    options: dict
+
+    def provenance(self) -> dict:
+        return {"solver": self.solver, "solver_version": self.solver_version,
+                "cvxpy_version": cp.__version__, "cvxpy_status": self.cvxpy_status,
+                "solver_options": dict(self.options)}
+
+
+def solver_version(solver: str) -> str:
+    """Installed version of a solver's Python package ("unknown" when not found)."""
+    package = {"CLARABEL": "clarabel", "HIGHS": "highspy", "OSQP": "osqp", "SCS": "scs",
+               "ECOS": "ecos", "SCIPY": "scipy"}.get(solver.upper(), solver.lower())
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def default_solver(kind: str) -> str:
+    """The solver used when none is named: HiGHS for LPs, Clarabel otherwise."""
+    return "HIGHS" if kind == "lp" and "HIGHS" in cp.installed_solvers() else "CLARABEL"
+
+
+def solve_formulation(form: Formulation, solver: str | None = None, *,
+                      infeasible_message: str | None = None,
+                      unbounded_message: str | None = None, **options) -> SolveInfo:
+    """Solve ``form.problem`` and map cvxpy's status onto convexlearn's errors.
+
+    Raises
+    ------
+    InfeasibleError, UnboundedError
+        With the caller's message (which should say what infeasibility means here).
+    SolverError
+        When the solver fails or returns no point.
+    ParameterError
+        When the named solver is not installed.
+    """
+    solver = (solver or default_solver(form.kind)).upper()
+    if solver not in cp.installed_solvers():
+        raise ParameterError(f"solver {solver!r} is not installed; installed: "
+                             f"{', '.join(cp.installed_solvers())}")
+    if solver == "CLARABEL":
+        options = {**CLARABEL_OPTIONS, **options}
+    start = time.perf_counter()
+    try:
+        form.problem.solve(solver=solver, **options)
+    except cp.error.SolverError as exc:
+        raise SolverError(f"{solver} failed on the {form.name}: {exc}") from None
+    elapsed = time.perf_counter() - start
+    status = form.problem.status
+    if status in _INFEASIBLE:
+        raise InfeasibleError(infeasible_message or f"the {form.name} is infeasible "
+                              f"({solver}: {status})")
+    if status in _UNBOUNDED:
+        raise UnboundedError(unbounded_message or f"the {form.name} is unbounded "
+                             f"({solver}: {status})")
+    if status not in _WITH_POINT:
+        raise SolverError(f"{solver} returned status {status!r} on the {form.name}")
+    stats = form.problem.solver_stats
+    return SolveInfo(
+        status="optimal" if status == cp.OPTIMAL else "inaccurate",
+        cvxpy_status=status, solver=solver, solver_version=solver_version(solver),
+        iterations=getattr(stats, "num_iters", None), time_s=elapsed, options=options)

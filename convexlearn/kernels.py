@@ -1,0 +1,302 @@
+"""Kernel functions, Gram matrices, the PSD check and the explicit polynomial feature map.
+
+Kernels (DESIGN.md section 1):
+
+=============  ==================================================
+linear         k(x, x') = <x, x'>
+poly           k(x, x') = (gamma <x, x'> + coef0) ** degree
+rbf            k(x, x') = exp(-gamma ||x - x'||^2),  gamma = 1/(2 sigma^2)
+sigmoid        k(x, x') = tanh(gamma <x, x'> + coef0)   (not PSD in general)
+precomputed    the user's Gram matrix K (training: n x n; prediction: m x n)
+callable       any function k(A, B) -> Gram matrix of shape (len(A), len(B))
+=============  ==================================================
+
+The lectures' polynomial kernel (x.x' + 1)^h is ``poly`` with ``gamma=1, coef0=1``.
+Defaults follow scikit-learn's SVC: ``gamma="scale"`` = 1 / (d * Var(X)), ``degree=3``,
+``coef0=0``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.special import gammaln
+
+from .data import as_features, check_nonnegative, check_positive
+from .errors import DataError, NotPSDError, ParameterError
+
+__all__ = [
+    "KERNELS",
+    "Kernel",
+    "make_kernel",
+    "PSDCheck",
+    "check_psd",
+    "polynomial_features",
+    "polynomial_feature_count",
+]
+
+KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
+
+DEFAULT_PSD_TOL = 1e-9
+
+
+def _sq_dists(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    # ||a||^2 + ||b||^2 - 2 a.b, clipped: cancellation can make it slightly negative.
+    d2 = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2.0 * (A @ B.T)
+    return np.maximum(d2, 0.0, out=d2)
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A validated kernel with its parameters.
+
+    Call it as ``kernel(A, B)`` to get the Gram block ``K[i, j] = k(A[i], B[j])``.
+
+    Attributes
+    ----------
+    name : str
+        ``"linear"``, ``"poly"``, ``"rbf"``, ``"sigmoid"``, ``"precomputed"`` or ``"callable"``.
+    gamma, degree, coef0 : float
+        The resolved parameters (``gamma="scale"`` already turned into a number).
+    function : callable or None
+        The user's function for ``name == "callable"``.
+    """
+
+    name: str
+    gamma: float = 1.0
+    degree: float = 3
+    coef0: float = 0.0
+    function: object = field(default=None, compare=False)
+
+    @property
+    def is_linear(self) -> bool:
+        """True for the plain inner product (primal forms in w are available)."""
+        return self.name == "linear"
+
+    @property
+    def known_psd(self) -> bool:
+        """True when the kernel is PSD by construction (the eigenvalue check can be skipped).
+
+        linear and rbf always; poly when coef0 >= 0 and the degree is a positive integer
+        (a nonnegative combination of powers of a PSD kernel). sigmoid, precomputed
+        and callables must be checked.
+        """
+        if self.name in ("linear", "rbf"):
+            return True
+        if self.name == "poly":
+            return self.coef0 >= 0 and float(self.degree).is_integer() and self.degree >= 1
+        return False
+
+    def __call__(self, A: np.ndarray, B: np.ndarray | None = None) -> np.ndarray:
+        B = A if B is None else B
+        if self.name == "linear":
+            return A @ B.T
+        if self.name == "poly":
+            return (self.gamma * (A @ B.T) + self.coef0) ** self.degree
+        if self.name == "rbf":
+            return np.exp(-self.gamma * _sq_dists(A, B))
+        if self.name == "sigmoid":
+            return np.tanh(self.gamma * (A @ B.T) + self.coef0)
+        if self.name == "callable":
+            K = np.asarray(self.function(A, B), dtype=np.float64)
+            if K.shape != (A.shape[0], B.shape[0]):
+                raise DataError(f"the kernel callable returned shape {K.shape}; expected "
+                                f"{(A.shape[0], B.shape[0])}")
+            if not np.all(np.isfinite(K)):
+                raise DataError("the kernel callable returned non-finite values")
+            return K
+        raise ParameterError("a precomputed kernel has no function: pass the Gram matrix itself")
+
+    def describe(self) -> str:
+        if self.name == "poly":
+            return f"poly(gamma={self.gamma:g}, coef0={self.coef0:g}, degree={self.degree:g})"
+        if self.name == "rbf":
+            return f"rbf(gamma={self.gamma:g})"
+        if self.name == "sigmoid":
+            return f"sigmoid(gamma={self.gamma:g}, coef0={self.coef0:g})"
+        return self.name
+
+
+def make_kernel(kernel="linear", X: np.ndarray | None = None, gamma="scale", degree=3,
+                coef0=0.0) -> Kernel:
+    """Validate a kernel specification.
+
+    Parameters
+    ----------
+    kernel : str or callable
+        One of :data:`KERNELS` or a function ``k(A, B)`` returning a Gram block.
+    X : ndarray, optional
+        Training data, needed to resolve ``gamma="scale"`` (1 / (d Var X)) and
+        ``gamma="auto"`` (1 / d).
+    gamma : float or {"scale", "auto"}
+        Must be > 0 when given as a number.
+    degree : float
+        Polynomial degree, > 0.
+    coef0 : float
+        Additive constant of the poly and sigmoid kernels.
+    """
+    if callable(kernel):
+        return Kernel("callable", function=kernel)
+    if not isinstance(kernel, str) or kernel not in KERNELS:
+        raise ParameterError(f"unknown kernel {kernel!r}; valid: "
+                             f"{', '.join(map(repr, KERNELS))} or a callable")
+    if kernel in ("linear", "precomputed"):
+        return Kernel(kernel)
+    if isinstance(gamma, str):
+        if gamma not in ("scale", "auto"):
+            raise ParameterError(f"gamma must be a positive number, 'scale' or 'auto'; "
+                                 f"got gamma={gamma!r}")
+        if X is None:
+            raise ParameterError(f"gamma={gamma!r} needs the training data to be resolved")
+        d = X.shape[1]
+        var = float(X.var())
+        gamma = 1.0 / (d * var) if (gamma == "scale" and var > 0) else 1.0 / d
+    gamma = check_positive("gamma", gamma)
+    degree = check_positive("degree", degree)
+    coef0 = float(coef0)
+    if not math.isfinite(coef0):
+        raise ParameterError(f"coef0 must be finite; got coef0={coef0!r}")
+    return Kernel(kernel, gamma=gamma, degree=degree, coef0=coef0)
+
+
+@dataclass(frozen=True)
+class PSDCheck:
+    """Outcome of :func:`check_psd`.
+
+    Attributes
+    ----------
+    min_eigenvalue : float
+        Smallest eigenvalue of the symmetrized matrix (nan when the check was skipped).
+    tolerance : float
+        The absolute threshold used: ``-tol * ||K||_2``.
+    repaired : bool
+        True when negative eigenvalues were clipped to zero.
+    repair_size : float
+        Frobenius norm of the change made by the repair (0 when none).
+    skipped : bool
+        True when the kernel is PSD by construction and no eigenvalues were computed.
+    """
+
+    min_eigenvalue: float
+    tolerance: float
+    repaired: bool = False
+    repair_size: float = 0.0
+    skipped: bool = False
+
+
+def check_psd(K: np.ndarray, tol: float = DEFAULT_PSD_TOL, repair: bool = False,
+              name: str = "kernel matrix") -> tuple[np.ndarray, PSDCheck]:
+    """Check that a symmetric matrix is positive semidefinite up to round-off.
+
+    Accepted when ``lambda_min(K) >= -tol * ||K||_2`` (``||K||_2`` the largest absolute
+    eigenvalue).  A clearly indefinite matrix raises :class:`NotPSDError` with its
+    smallest eigenvalue, unless ``repair=True``: then the negative eigenvalues are set
+    to zero (the nearest PSD matrix in Frobenius norm) and the change is reported.
+
+    Returns
+    -------
+    K : ndarray
+        The (possibly repaired) matrix.
+    check : PSDCheck
+    """
+    eigvals, eigvecs = (np.linalg.eigh(K) if repair else (np.linalg.eigvalsh(K), None))
+    scale = max(float(np.max(np.abs(eigvals))), np.finfo(float).tiny)
+    threshold = tol * scale
+    lam_min = float(eigvals[0])
+    if lam_min >= -threshold:
+        return K, PSDCheck(lam_min, threshold)
+    if not repair:
+        raise NotPSDError(
+            f"the {name} is not positive semidefinite: smallest eigenvalue {lam_min:.3e} < "
+            f"-{threshold:.3e} (= -{tol:g} * ||K||_2); the problem would not be convex. "
+            f"Choose other kernel parameters, or pass repair_psd=True to clip the negative "
+            f"eigenvalues (reported)", lam_min, threshold)
+    clipped = np.maximum(eigvals, 0.0)
+    K_fixed = (eigvecs * clipped) @ eigvecs.T
+    K_fixed = 0.5 * (K_fixed + K_fixed.T)
+    size = float(np.linalg.norm(eigvals - clipped))
+    return K_fixed, PSDCheck(lam_min, threshold, repaired=True, repair_size=size)
+
+
+def check_gram(K, n: int | None = None, name: str = "precomputed kernel",
+               sym_tol: float = 1e-10) -> np.ndarray:
+    """Validate a precomputed training Gram matrix: finite, square, symmetric."""
+    K = as_features(K, name=name)
+    if K.shape[0] != K.shape[1]:
+        raise DataError(f"the {name} must be square (n x n); got shape {K.shape}")
+    if n is not None and K.shape[0] != n:
+        raise DataError(f"the {name} has shape {K.shape} but y has {n} entries")
+    asym = float(np.max(np.abs(K - K.T)))
+    scale = max(float(np.max(np.abs(K))), 1.0)
+    if asym > sym_tol * scale:
+        i, j = np.unravel_index(np.argmax(np.abs(K - K.T)), K.shape)
+        raise DataError(f"the {name} is not symmetric: K[{i},{j}]={K[i, j]!r} but "
+                        f"K[{j},{i}]={K[j, i]!r}")
+    return 0.5 * (K + K.T)
+
+
+def _multinomial_log(counts) -> float:
+    counts = np.asarray(counts, dtype=float)
+    return float(gammaln(counts.sum() + 1) - gammaln(counts + 1).sum())
+
+
+def polynomial_feature_count(n_features: int, degree: int, coef0: float = 1.0) -> int:
+    """Number of features of :func:`polynomial_features`.
+
+    ``C(h + d, d)`` monomials of degree <= h when ``coef0 != 0``; ``C(h + d - 1, d - 1)``
+    monomials of degree exactly h when ``coef0 == 0``.
+    """
+    if coef0 == 0:
+        return math.comb(degree + n_features - 1, n_features - 1)
+    return math.comb(degree + n_features, n_features)
+
+
+def polynomial_features(X, degree: int = 2, gamma: float = 1.0, coef0: float = 1.0,
+                        max_features: int = 1_000_000) -> np.ndarray:
+    """Explicit feature map of the polynomial kernel.
+
+    Returns ``Phi`` with ``Phi @ Phi.T == (gamma X X^T + coef0) ** degree``. By the
+    multinomial theorem, with a multi-index ``k = (k_1..k_d)``, ``|k| <= h`` and
+    ``k_0 = h - |k|``:
+
+        phi_k(x) = sqrt( h! / (k_0! k_1! ... k_d!) * coef0^k_0 * gamma^|k| ) * prod_j x_j^k_j
+
+    All ``C(h + d, d)`` monomials of degree <= h (columns ordered by degree, then
+    lexicographically). With ``coef0 = 0`` only the degree-h monomials remain, e.g.
+    d = 3, h = 2 gives the lectures' phi: R^3 -> R^6 with entries x_j^2 and
+    sqrt(2) x_j x_l.
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+    degree : int >= 1
+    gamma : float > 0
+    coef0 : float >= 0
+    """
+    X = as_features(X)
+    if isinstance(degree, bool) or not float(degree).is_integer() or degree < 1:
+        raise ParameterError(f"degree must be a positive integer for an explicit feature map; "
+                             f"got degree={degree!r}")
+    degree = int(degree)
+    gamma = check_positive("gamma", gamma)
+    coef0 = check_nonnegative("coef0", coef0)
+    n, d = X.shape
+    count = polynomial_feature_count(d, degree, coef0)
+    if count > max_features:
+        raise ParameterError(f"the degree-{degree} map of {d} features has {count} columns "
+                             f"(> max_features={max_features}); use the kernel instead")
+    degrees = [degree] if coef0 == 0 else range(degree + 1)
+    columns = []
+    for h in degrees:
+        for combo in itertools.combinations_with_replacement(range(d), h):
+            k = np.bincount(np.asarray(combo, dtype=int), minlength=d)
+            k0 = degree - h
+            log_c = _multinomial_log(np.append(k, k0)) + h * math.log(gamma)
+            if k0:
+                log_c += k0 * math.log(coef0)
+            col = np.prod(X[:, list(combo)], axis=1) if h else np.ones(n)
+            columns.append(math.exp(0.5 * log_c) * col)
+    return np.column_stack(columns)

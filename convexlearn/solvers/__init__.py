@@ -1,0 +1,1 @@
+"""Iterative methods: one module per method, each returning a :class:`~convexlearn.Solution`."""

@@ -1,0 +1,415 @@
+"""The support vector machine: one problem, exact formulations and iterative methods.
+
+C-form (DESIGN.md section 1)::
+
+    min_{w, b}  1/2 ||w||^2 + C sum_i max(0, 1 - y_i (<w, phi(x_i)> + b))
+
+hard margin (``C=None`` or ``inf``): ``min 1/2 ||w||^2  s.t.  y_i f(x_i) >= 1``.
+Decision function f(x) = <w, x> + b, or f(x) = sum_i alpha_i y_i k(x_i, x) + b.
+Labels: sorted classes, ``classes[0] -> -1``, ``classes[1] -> +1``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+
+import numpy as np
+
+from .certify.kkt import KKTReport, reconstruct_multipliers, svm_kkt
+from .data import as_binary_labels, as_features, check_C
+from .errors import InfeasibleError, NotApplicableError, ParameterError
+from .formulations.base import solve_formulation
+from .formulations.svm import svm_dual, svm_primal
+from .kernels import DEFAULT_PSD_TOL, PSDCheck, check_gram, check_psd, make_kernel
+from .solution import Solution, Timer
+
+__all__ = ["SVM", "intercept_from_alpha", "EXACT_METHODS", "ITERATIVE_METHODS"]
+
+EXACT_METHODS = ("exact", "exact-primal", "exact-primal-hinge", "exact-dual")
+
+#: Iterative methods: name -> "module:function" under convexlearn.solvers; each function
+#: takes the SVM and keyword options and returns a Solution.
+ITERATIVE_METHODS: dict[str, str] = {}
+
+_INFEASIBLE_HINT = ("the hard-margin SVM is infeasible: no hyperplane separates the two classes "
+                    "with margin. cl.Halfspace(X, y).check() decides linear separability and "
+                    "returns a certificate; use a finite C for the soft margin")
+
+
+def intercept_from_alpha(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray,
+                         sv_tol: float = 1e-6) -> tuple[float, str]:
+    """The intercept b implied by optimal multipliers.
+
+    With ``g_i = sum_j alpha_j y_j k(x_j, x_i)`` (f = g + b):
+
+    * free support vectors (sv_tol s < alpha_i < C - sv_tol s, s = C or max alpha) lie on
+      the margin, y_i (g_i + b) = 1, so b = mean_i (y_i - g_i) over them;
+    * with no free support vector, the KKT conditions only bound b:
+      alpha_i = 0 needs y_i f_i >= 1 and alpha_i = C needs y_i f_i <= 1, an interval
+      [lo, hi]; its midpoint is returned (LIBSVM's rule).
+
+    Returns
+    -------
+    b : float
+    rule : str
+        "free support vectors" or "midpoint of the feasible interval".
+    """
+    hard = math.isinf(C)
+    scale = max(1.0, float(np.max(alpha))) if hard else C
+    lower = alpha > sv_tol * scale
+    upper = (alpha < C - sv_tol * scale) if not hard else np.ones_like(lower)
+    free = lower & upper
+    if np.any(free):
+        return float(np.mean(y[free] - g[free])), "free support vectors"
+    # y_i (g_i + b) >= 1 for alpha_i = 0; <= 1 for alpha_i = C.
+    needs_ge = ~lower
+    needs_le = ~upper
+    r = y - g      # y_i f_i >= 1  <=>  b >= r_i (y_i = +1) or b <= r_i (y_i = -1)
+    lo = np.concatenate([r[needs_ge & (y > 0)], r[needs_le & (y < 0)]])
+    hi = np.concatenate([r[needs_ge & (y < 0)], r[needs_le & (y > 0)]])
+    lo_v = float(lo.max()) if lo.size else -math.inf
+    hi_v = float(hi.min()) if hi.size else math.inf
+    if math.isinf(lo_v) and math.isinf(hi_v):
+        return 0.0, "midpoint of the feasible interval"
+    if math.isinf(lo_v):
+        return hi_v, "midpoint of the feasible interval"
+    if math.isinf(hi_v):
+        return lo_v, "midpoint of the feasible interval"
+    return 0.5 * (lo_v + hi_v), "midpoint of the feasible interval"
+
+
+class SVM:
+    """A binary SVM problem in C-form, with its exact and iterative solutions.
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d), or (n, n) Gram matrix when ``kernel="precomputed"``
+    y : array_like of shape (n,)
+        Any two distinct labels; mapped by sorting (classes[0] -> -1, classes[1] -> +1).
+    C : float or None
+        Cost of the slack; ``None`` or ``inf`` gives the hard margin.
+    kernel : str or callable
+        "linear", "poly", "rbf", "sigmoid", "precomputed", or ``k(A, B)``.
+    intercept : bool
+        False gives the homogeneous problem (b = 0, no constraint y^T alpha = 0).
+    gamma, degree, coef0 :
+        Kernel parameters (scikit-learn's SVC defaults: "scale", 3, 0).
+    repair_psd : bool
+        For kernels that are not PSD by construction (sigmoid, precomputed, callables):
+        clip negative eigenvalues instead of refusing an indefinite Gram matrix; the
+        repair is reported in ``psd_check`` and in each solution's ``extra``.
+    psd_tol : float
+        Relative round-off tolerance of the PSD check (lambda_min >= -psd_tol ||K||_2).
+
+    Attributes
+    ----------
+    X : ndarray or None
+        Training features (None for a precomputed kernel).
+    y : ndarray of {-1.0, +1.0}
+    classes : ndarray
+        The two original labels, sorted.
+    label_map : LabelMap
+    C : float
+    kernel : Kernel
+    """
+
+    def __init__(self, X, y, C=1.0, kernel="linear", intercept: bool = True, *,
+                 gamma="scale", degree=3, coef0=0.0, repair_psd: bool = False,
+                 psd_tol: float = DEFAULT_PSD_TOL):
+        precomputed = isinstance(kernel, str) and kernel == "precomputed"
+        y_arr = np.asarray(y)
+        n = y_arr.shape[0] if y_arr.ndim >= 1 else None
+        if precomputed:
+            self._K = check_gram(X, n=n)
+            self.X = None
+        else:
+            self.X = as_features(X)
+            self._K = None
+        self.y, self.label_map = as_binary_labels(y, n=(self._K if precomputed else self.X).shape[0])
+        self.C = check_C(C)
+        self.kernel = make_kernel(kernel, self.X, gamma=gamma, degree=degree, coef0=coef0)
+        self.intercept = bool(intercept)
+        self.repair_psd = bool(repair_psd)
+        self.psd_tol = float(psd_tol)
+        self.psd_check: PSDCheck | None = None
+
+    # ------------------------------------------------------------------ basics
+    @property
+    def n_samples(self) -> int:
+        return self.y.shape[0]
+
+    @property
+    def classes(self) -> np.ndarray:
+        return self.label_map.classes
+
+    @property
+    def hard_margin(self) -> bool:
+        return math.isinf(self.C)
+
+    @property
+    def gram(self) -> np.ndarray:
+        """The training Gram matrix K, PSD-checked (computed once)."""
+        if self._K is None:
+            self._K = self.kernel(self.X)
+        if self.psd_check is None:
+            if self.kernel.known_psd:
+                self.psd_check = PSDCheck(float("nan"), float("nan"), skipped=True)
+            else:
+                self._K, self.psd_check = check_psd(self._K, tol=self.psd_tol,
+                                                    repair=self.repair_psd,
+                                                    name=f"{self.kernel.describe()} Gram matrix")
+        return self._K
+
+    def describe(self) -> str:
+        margin = "hard-margin" if self.hard_margin else f"C={self.C:g}"
+        return (f"SVM ({margin}, kernel={self.kernel.describe()}, "
+                f"{'with' if self.intercept else 'without'} intercept, n={self.n_samples})")
+
+    def __repr__(self) -> str:
+        return f"<{self.describe()}>"
+
+    # ------------------------------------------------------------ formulations
+    def _data_args(self) -> dict:
+        return {"X": self.X} if self.kernel.is_linear else {"K": self.gram}
+
+    def _primal_formulation(self, form: str):
+        if form not in ("slack", "hinge"):
+            raise ParameterError(f"unknown primal form {form!r}; valid: 'slack', 'hinge'")
+        if form == "hinge" and self.hard_margin:
+            raise NotApplicableError(
+                "the hinge form needs a finite C: the hard-margin SVM has no hinge penalty "
+                "(it is the slack form with xi = 0); use form='slack' or the dual")
+        return svm_primal(self.y, self.C, self.intercept, form, **self._data_args())
+
+    def primal(self, form: str = "slack"):
+        """The primal problem as a ``cvxpy.Problem`` (``form="slack"`` or ``"hinge"``).
+
+        Linear kernel: variables w, b, xi. Other kernels: the expansion coefficients
+        beta of f = K beta + b, with ||w||^2 = beta^T K beta.
+        """
+        return self._primal_formulation(form).problem
+
+    def dual(self):
+        """The dual problem as a ``cvxpy.Problem`` (a QP in alpha)."""
+        return svm_dual(self.y, self.C, self.intercept, **self._data_args()).problem
+
+    # ----------------------------------------------------------------- solving
+    def default_exact_method(self) -> str:
+        """The exact formulation used by ``solve()``: the measured-fastest for the shape.
+
+        Nonlinear kernels: the dual (a QP of the checked PSD matrix Q). Linear kernel: the
+        primal when n > d (the dual's factor form is close but pays for n variables with
+        box constraints), else the dual. See benchmarks/bench_exact_svm.py.
+        """
+        if not self.kernel.is_linear:
+            return "exact-dual"
+        return "exact-primal" if self.n_samples > self.X.shape[1] else "exact-dual"
+
+    def solve(self, method: str = "exact", *, solver: str | None = None, tol: float = 1e-6,
+              kkt_tol: float | None = None, **options) -> Solution:
+        """Solve the problem and attach its KKT report.
+
+        Parameters
+        ----------
+        method : str
+            "exact" (the fastest exact formulation), "exact-primal", "exact-primal-hinge",
+            "exact-dual", or an iterative method ("subgradient", "pegasos", "smo", "dcd").
+        solver : str, optional
+            cvxpy solver for the exact methods (default Clarabel).
+        tol : float
+            Stopping tolerance of iterative methods.
+        kkt_tol : float, optional
+            Tolerance of the KKT check that decides the status (default: ``max(tol, 1e-6)``).
+        **options
+            Passed to the solver (cvxpy options, or the iterative method's options).
+
+        Returns
+        -------
+        Solution
+            ``status`` is "optimal" only when the solver says so *and* the KKT report
+            passes; the report is in ``solution.report``.
+
+        Raises
+        ------
+        InfeasibleError
+            Hard margin on data that are not linearly separable.
+        """
+        kkt_tol = max(tol, 1e-6) if kkt_tol is None else kkt_tol
+        if method in EXACT_METHODS:
+            solution = self._solve_exact(method, solver, **options)
+        elif method in ITERATIVE_METHODS:
+            module_name, func_name = ITERATIVE_METHODS[method].split(":")
+            func = getattr(importlib.import_module(f"convexlearn.solvers.{module_name}"), func_name)
+            solution = func(self, tol=tol, **options)
+        else:
+            valid = list(EXACT_METHODS) + list(ITERATIVE_METHODS)
+            raise ParameterError(f"unknown SVM method {method!r}; valid: "
+                                 f"{', '.join(map(repr, valid))}")
+        report = self.kkt(solution, tol=kkt_tol)
+        solution.report = report
+        if solution.status in ("optimal", "converged"):
+            solution.status = "optimal" if report.passed else "inaccurate"
+        return solution
+
+    def _solve_exact(self, method: str, solver: str | None, **options) -> Solution:
+        timer = Timer()
+        if method == "exact":
+            method = self.default_exact_method()
+        if method == "exact-dual":
+            form = svm_dual(self.y, self.C, self.intercept, **self._data_args())
+        else:
+            form = self._primal_formulation("hinge" if method.endswith("hinge") else "slack")
+        info = solve_formulation(form, solver, infeasible_message=_INFEASIBLE_HINT,
+                                 unbounded_message=_INFEASIBLE_HINT, **options)
+        if method == "exact-dual":
+            solution = self._from_dual(form.variables["alpha"].value)
+        else:
+            solution = self._from_primal(form)
+        solution.method = method
+        solution.status = info.status
+        solution.n_iter = info.iterations
+        solution.objective = float(form.problem.value)
+        solution.time_s = timer()
+        solution.provenance = {**info.provenance(), "formulation": form.name}
+        if self.psd_check is not None:
+            solution.extra["psd_check"] = self.psd_check
+        return solution
+
+    def _from_primal(self, form) -> Solution:
+        v = form.variables
+        b = float(v["b"].value) if "b" in v else 0.0
+        margin = form.constraints.get("margin")
+        alpha = None if margin is None else np.maximum(np.asarray(margin.dual_value, float), 0.0)
+        xi = np.asarray(v["xi"].value, float) if "xi" in v else None
+        if "w" in v:
+            w = np.asarray(v["w"].value, float)
+            return Solution(w=w, b=b, alpha=alpha, xi=xi)
+        beta = np.asarray(v["beta"].value, float)
+        return Solution(w=None, b=b, alpha=alpha, xi=xi, dual_coef=beta)
+
+    def _from_dual(self, alpha) -> Solution:
+        alpha = np.clip(np.asarray(alpha, float), 0.0, self.C)
+        beta = self.y * alpha
+        if self.kernel.is_linear:
+            w = self.X.T @ beta
+            g = self.X @ w
+        else:
+            w = None
+            g = self.gram @ beta
+        b, rule = (intercept_from_alpha(self.y, self.C, alpha, g) if self.intercept
+                   else (0.0, "no intercept"))
+        xi = None if self.hard_margin else np.maximum(0.0, 1.0 - self.y * (g + b))
+        sol = Solution(w=w, b=b, alpha=alpha, xi=xi, dual_coef=beta)
+        sol.extra["intercept_rule"] = rule
+        return sol
+
+    # ------------------------------------------------------------------ checks
+    def kkt(self, solution: Solution, tol: float = 1e-6) -> KKTReport:
+        """Check a solution against the KKT conditions, recomputed from the data.
+
+        Works for any solution: with w (linear kernel) or a kernel expansion
+        (``dual_coef``), with or without multipliers. Missing multipliers are taken from
+        the expansion (alpha = y beta) or, for a primal-only linear solution, rebuilt by
+        bounded least squares (:func:`~convexlearn.certify.kkt.reconstruct_multipliers`);
+        the report's ``notes`` say which. Tolerances: see :mod:`convexlearn.certify.kkt`.
+        """
+        y, b, notes = self.y, float(solution.b), []
+        alpha = None if solution.alpha is None else np.asarray(solution.alpha, float)
+        if self.kernel.is_linear and solution.w is not None:
+            w = np.asarray(solution.w, float)
+            f = self.X @ w + b
+            if alpha is None and solution.dual_coef is not None:
+                alpha = y * np.asarray(solution.dual_coef, float)
+                notes.append("multipliers taken from the expansion: alpha = y * dual_coef")
+            if alpha is None:
+                band = max(tol, 1e-9) * 10
+                alpha = reconstruct_multipliers(self.X, y, self.C, self.intercept, w, y * f, band)
+                notes.append(f"multipliers reconstructed from (w, b) by bounded least squares "
+                             f"(margin band +-{band:g})")
+            v = self.X.T @ (y * alpha)
+            w_norm2, aQa = float(w @ w), float(v @ v)
+            stationarity = float(np.linalg.norm(w - v))
+        else:
+            K = self.gram
+            if solution.dual_coef is not None:
+                beta = np.asarray(solution.dual_coef, float)
+            elif alpha is not None:
+                beta = y * alpha
+            else:
+                raise NotApplicableError("a kernel SVM solution needs dual_coef or alpha; "
+                                         "this one has neither")
+            if alpha is None:
+                alpha = y * beta
+                notes.append("multipliers taken from the expansion: alpha = y * dual_coef")
+            Kb = K @ beta
+            f = Kb + b
+            diff = beta - y * alpha
+            Kya = K @ (y * alpha)
+            w_norm2, aQa = float(beta @ Kb), float((y * alpha) @ Kya)
+            stationarity = math.sqrt(max(float(diff @ (Kb - Kya)), 0.0))
+        return svm_kkt(y, self.C, self.intercept, alpha, f, w_norm2, aQa, stationarity,
+                       xi=solution.xi, tol=tol, notes=notes)
+
+    # -------------------------------------------------------------- evaluation
+    def decision_function(self, solution: Solution, X=None) -> np.ndarray:
+        """f(x) for the training samples (``X=None``) or new samples.
+
+        For ``kernel="precomputed"``, pass the (m, n) kernel between new and training
+        samples.
+        """
+        if X is None:
+            if self.kernel.is_linear and solution.w is not None:
+                return self.X @ solution.w + solution.b
+            return self.gram @ self._expansion(solution) + solution.b
+        if self.kernel.name == "precomputed":
+            K_new = as_features(X, name="K")
+            if K_new.shape[1] != self.n_samples:
+                raise ParameterError(f"a precomputed test kernel needs {self.n_samples} "
+                                     f"columns; got shape {K_new.shape}")
+            return K_new @ self._expansion(solution) + solution.b
+        X = as_features(X)
+        if X.shape[1] != self.X.shape[1]:
+            raise ParameterError(f"X has {X.shape[1]} features; the model was built with "
+                                 f"{self.X.shape[1]}")
+        if self.kernel.is_linear and solution.w is not None:
+            return X @ solution.w + solution.b
+        return self.kernel(X, self.X) @ self._expansion(solution) + solution.b
+
+    def predict(self, solution: Solution, X=None) -> np.ndarray:
+        """Predicted labels in the original classes (sign(0) = +1)."""
+        return self.label_map.to_labels(self.decision_function(solution, X))
+
+    def _expansion(self, solution: Solution) -> np.ndarray:
+        if solution.dual_coef is not None:
+            return np.asarray(solution.dual_coef, float)
+        if solution.alpha is not None:
+            return self.y * np.asarray(solution.alpha, float)
+        raise NotApplicableError("this solution has neither w nor a kernel expansion")
+
+    def primal_objective(self, solution: Solution) -> float:
+        """P(w, b) = 1/2 ||w||^2 + C sum_i max(0, 1 - m_i), recomputed from the data.
+
+        For the hard margin, 1/2 ||w||^2 (inf when a margin constraint is violated by
+        more than 1e-9).
+        """
+        f = self.decision_function(solution)
+        if self.kernel.is_linear and solution.w is not None:
+            w2 = float(solution.w @ solution.w)
+        else:
+            beta = self._expansion(solution)
+            w2 = float(beta @ (self.gram @ beta))
+        hinge = np.maximum(0.0, 1.0 - self.y * f)
+        if self.hard_margin:
+            return 0.5 * w2 if hinge.max() <= 1e-9 else math.inf
+        return 0.5 * w2 + self.C * float(hinge.sum())
+
+    def dual_objective(self, alpha) -> float:
+        """D(alpha) = sum_i alpha_i - 1/2 alpha^T Q alpha (no feasibility check)."""
+        alpha = np.asarray(alpha, float)
+        ya = self.y * alpha
+        if self.kernel.is_linear:
+            v = self.X.T @ ya
+            return float(alpha.sum() - 0.5 * v @ v)
+        return float(alpha.sum() - 0.5 * ya @ (self.gram @ ya))
+

@@ -1,0 +1,67 @@
+"""Shared test helpers: real data sets, convention conversions and common assertions.
+
+Append new helpers at the end; keep each one small and documented.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+
+@functools.lru_cache(maxsize=None)
+def _load(name: str):
+    from sklearn import datasets
+    loader = {"iris": datasets.load_iris, "wine": datasets.load_wine,
+              "breast_cancer": datasets.load_breast_cancer, "digits": datasets.load_digits}[name]
+    X, y = loader(return_X_y=True)
+    return X.astype(float), y
+
+
+def standardize(X: np.ndarray) -> np.ndarray:
+    """Zero mean, unit variance per feature (constant features left at zero)."""
+    sd = X.std(axis=0)
+    return (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+
+
+def binary_dataset(name: str, classes=(0, 1), standardized: bool = True):
+    """(X, y) for two classes of a scikit-learn data set, y in the original labels.
+
+    ``name`` is "iris", "wine", "breast_cancer" or "digits"; ``classes`` picks the pair.
+    """
+    X, y = _load(name)
+    keep = np.isin(y, classes)
+    X, y = X[keep], y[keep]
+    return (standardize(X) if standardized else X.copy()), y.copy()
+
+
+def svc_alpha(svc, n: int) -> np.ndarray:
+    """alpha (length n) from a fitted binary scikit-learn SVC.
+
+    Conversion: ``SVC.dual_coef_[0, k] = y_i alpha_i`` for ``i = SVC.support_[k]``, with
+    ``y_i = +1`` for ``SVC.classes_[1]`` - so alpha = |dual_coef_|, zero off the support.
+    The decision function is ``dual_coef_ @ K(support_vectors_, x) + intercept_``, i.e.
+    ``intercept_`` is our b.
+    """
+    alpha = np.zeros(n)
+    alpha[svc.support_] = np.abs(svc.dual_coef_.ravel())
+    return alpha
+
+
+def assert_kkt_passes(problem, solution, tol=1e-6, context=""):
+    """Assert that the KKT report of ``solution`` passes, printing it otherwise."""
+    report = problem.kkt(solution, tol=tol)
+    assert report.passed, f"{context}: KKT check failed\n{report.summary()}"
+    return report
+
+
+def assert_objectives_agree(solutions: dict, rtol: float, context=""):
+    """Every pair of solutions has objectives within ``rtol`` (relative); names the pair."""
+    names = list(solutions)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            fa, fb = solutions[a].objective, solutions[b].objective
+            rel = abs(fa - fb) / max(1.0, abs(fa), abs(fb))
+            assert rel <= rtol, (f"{context}: {a} and {b} disagree: objectives {fa!r} vs {fb!r} "
+                                 f"(relative {rel:.2e} > {rtol:g})")
