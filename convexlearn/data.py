@@ -117,7 +117,9 @@ class LabelMap:
         return np.where(np.asarray(s) >= 0, self.classes[1], self.classes[0])
 
     def describe(self) -> str:
-        return f"{self.classes[0]!r} -> -1, {self.classes[1]!r} -> +1"
+        """E.g. ``'ham' -> -1, 'spam' -> +1`` (plain Python reprs)."""
+        neg, pos = (c.item() if hasattr(c, "item") else c for c in self.classes)
+        return f"{neg!r} -> -1, {pos!r} -> +1"
 
 
 def _column(y, n: int | None, name: str) -> np.ndarray:

@@ -16,13 +16,14 @@ import math
 
 import numpy as np
 
-from .certify.kkt import KKTReport, reconstruct_multipliers, svm_kkt
+from .certify.kkt import KKTReport, gram_factor, reconstruct_multipliers, svm_kkt
 from .data import as_binary_labels, as_features, check_C
-from .errors import InfeasibleError, NotApplicableError, ParameterError
+from .errors import InfeasibleError, NotApplicableError, ParameterError, UnboundedError
 from .formulations.base import solve_formulation
 from .formulations.svm import svm_dual, svm_primal
 from .kernels import DEFAULT_PSD_TOL, PSDCheck, check_gram, check_psd, make_kernel
 from .solution import Solution, Timer
+from .solvers.polish import polish_alpha
 
 __all__ = ["SVM", "intercept_from_alpha", "EXACT_METHODS", "ITERATIVE_METHODS"]
 
@@ -30,7 +31,9 @@ EXACT_METHODS = ("exact", "exact-primal", "exact-primal-hinge", "exact-dual")
 
 #: Iterative methods: name -> "module:function" under convexlearn.solvers; each function
 #: takes the SVM and keyword options and returns a Solution.
-ITERATIVE_METHODS: dict[str, str] = {}
+ITERATIVE_METHODS: dict[str, str] = {"subgradient": "svm_subgradient:solve_svm",
+                                     "pegasos": "pegasos:solve_svm", "smo": "smo:solve_svm",
+                                     "dcd": "dcd:solve_svm"}
 
 _INFEASIBLE_HINT = ("the hard-margin SVM is infeasible: no hyperplane separates the two classes "
                     "with margin. cl.Halfspace(X, y).check() decides linear separability and "
@@ -207,7 +210,7 @@ class SVM:
         return "exact-primal" if self.n_samples > self.X.shape[1] else "exact-dual"
 
     def solve(self, method: str = "exact", *, solver: str | None = None, tol: float = 1e-6,
-              kkt_tol: float | None = None, **options) -> Solution:
+              kkt_tol: float | None = None, polish: bool = True, **options) -> Solution:
         """Solve the problem and attach its KKT report.
 
         Parameters
@@ -221,6 +224,10 @@ class SVM:
             Stopping tolerance of iterative methods.
         kkt_tol : float, optional
             Tolerance of the KKT check that decides the status (default: ``max(tol, 1e-6)``).
+        polish : bool
+            Exact methods only: refine the interior-point multipliers on their active set
+            (:mod:`convexlearn.solvers.polish`) and keep the refined point when its KKT
+            report is no worse. ``provenance["polished"]`` says whether it was kept.
         **options
             Passed to the solver (cvxpy options, or the iterative method's options).
 
@@ -237,7 +244,8 @@ class SVM:
         """
         kkt_tol = max(tol, 1e-6) if kkt_tol is None else kkt_tol
         if method in EXACT_METHODS:
-            solution = self._solve_exact(method, solver, **options)
+            solution = self._solve_exact(method, solver, polish=polish, kkt_tol=kkt_tol,
+                                         **options)
         elif method in ITERATIVE_METHODS:
             module_name, func_name = ITERATIVE_METHODS[method].split(":")
             func = getattr(importlib.import_module(f"convexlearn.solvers.{module_name}"), func_name)
@@ -252,7 +260,8 @@ class SVM:
             solution.status = "optimal" if report.passed else "inaccurate"
         return solution
 
-    def _solve_exact(self, method: str, solver: str | None, **options) -> Solution:
+    def _solve_exact(self, method: str, solver: str | None, polish: bool = True,
+                     kkt_tol: float = 1e-6, **options) -> Solution:
         timer = Timer()
         if method == "exact":
             method = self.default_exact_method()
@@ -260,8 +269,12 @@ class SVM:
             form = svm_dual(self.y, self.C, self.intercept, **self._data_args())
         else:
             form = self._primal_formulation("hinge" if method.endswith("hinge") else "slack")
-        info = solve_formulation(form, solver, infeasible_message=_INFEASIBLE_HINT,
-                                 unbounded_message=_INFEASIBLE_HINT, **options)
+        try:
+            info = solve_formulation(form, solver, infeasible_message=_INFEASIBLE_HINT,
+                                     **options)
+        except UnboundedError:
+            # An unbounded dual is weak duality's certificate that the primal is infeasible.
+            raise InfeasibleError(_INFEASIBLE_HINT + " (the dual is unbounded)") from None
         if method == "exact-dual":
             solution = self._from_dual(form.variables["alpha"].value)
         else:
@@ -271,10 +284,50 @@ class SVM:
         solution.n_iter = info.iterations
         solution.objective = float(form.problem.value)
         solution.time_s = timer()
-        solution.provenance = {**info.provenance(), "formulation": form.name}
+        solution.provenance = {**info.provenance(), "formulation": form.name, "polished": False}
+        if polish:
+            solution = self._polished(solution, kkt_tol)
+        solution.time_s = timer()
         if self.psd_check is not None:
             solution.extra["psd_check"] = self.psd_check
         return solution
+
+    def _kernel_block(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        if self._K is not None or not self.kernel.is_linear:
+            return self.gram[np.ix_(rows, cols)]
+        return self.X[rows] @ self.X[cols].T
+
+    def _polished(self, solution: Solution, kkt_tol: float) -> Solution:
+        """Return the active-set polished solution if its KKT report is no worse.
+
+        Starting multipliers: the solver's (or the report's reconstruction); for a
+        solution without multipliers (hinge form) also reconstructions with wider margin
+        bands, since the interior point leaves margins ~1e-5 off. A polished point whose
+        KKT report passes is certified by the data alone and gets status "optimal" even if
+        the solver said optimal_inaccurate (kept in provenance["cvxpy_status"]).
+        """
+        before = self.kkt(solution, tol=kkt_tol)
+        starts = [before.alpha]
+        if solution.alpha is None:
+            starts += [self.kkt(solution, tol=band).alpha for band in (1e-4, 1e-3, 1e-2)]
+        best, best_report = None, before
+        for alpha0 in starts:
+            refined = polish_alpha(self.y, self.C, alpha0, self.intercept, self._kernel_block)
+            if refined is None:
+                continue
+            candidate = self._from_dual(refined[0], b=refined[1])
+            report = self.kkt(candidate, tol=kkt_tol)
+            if report.max_violation <= best_report.max_violation:
+                best, best_report = candidate, report
+        if best is None:
+            return solution
+        best.method, best.n_iter = solution.method, solution.n_iter
+        best.status = "optimal" if best_report.passed else solution.status
+        best.objective = self.primal_objective(best)
+        best.provenance = {**solution.provenance, "polished": True,
+                           "unpolished_max_violation": before.max_violation,
+                           "unpolished_objective": solution.objective}
+        return best
 
     def _from_primal(self, form) -> Solution:
         v = form.variables
@@ -288,7 +341,7 @@ class SVM:
         beta = np.asarray(v["beta"].value, float)
         return Solution(w=None, b=b, alpha=alpha, xi=xi, dual_coef=beta)
 
-    def _from_dual(self, alpha) -> Solution:
+    def _from_dual(self, alpha, b: float | None = None) -> Solution:
         alpha = np.clip(np.asarray(alpha, float), 0.0, self.C)
         beta = self.y * alpha
         if self.kernel.is_linear:
@@ -297,8 +350,12 @@ class SVM:
         else:
             w = None
             g = self.gram @ beta
-        b, rule = (intercept_from_alpha(self.y, self.C, alpha, g) if self.intercept
-                   else (0.0, "no intercept"))
+        if not self.intercept:
+            b, rule = 0.0, "no intercept"
+        elif b is not None:
+            rule = "active-set polish"
+        else:
+            b, rule = intercept_from_alpha(self.y, self.C, alpha, g)
         xi = None if self.hard_margin else np.maximum(0.0, 1.0 - self.y * (g + b))
         sol = Solution(w=w, b=b, alpha=alpha, xi=xi, dual_coef=beta)
         sol.extra["intercept_rule"] = rule
@@ -339,11 +396,17 @@ class SVM:
             else:
                 raise NotApplicableError("a kernel SVM solution needs dual_coef or alpha; "
                                          "this one has neither")
-            if alpha is None:
-                alpha = y * beta
-                notes.append("multipliers taken from the expansion: alpha = y * dual_coef")
             Kb = K @ beta
             f = Kb + b
+            if alpha is None:
+                # beta need not equal y * alpha when K is singular: rebuild alpha in a
+                # factor Phi of K (w = Phi^T beta in feature space).
+                band = max(tol, 1e-9) * 10
+                Phi = gram_factor(K)
+                alpha = reconstruct_multipliers(Phi, y, self.C, self.intercept, Phi.T @ beta,
+                                                y * f, band)
+                notes.append(f"multipliers reconstructed from the expansion by bounded least "
+                             f"squares in a factor of K (margin band +-{band:g})")
             diff = beta - y * alpha
             Kya = K @ (y * alpha)
             w_norm2, aQa = float(beta @ Kb), float((y * alpha) @ Kya)

@@ -65,3 +65,15 @@ def assert_objectives_agree(solutions: dict, rtol: float, context=""):
             rel = abs(fa - fb) / max(1.0, abs(fa), abs(fb))
             assert rel <= rtol, (f"{context}: {a} and {b} disagree: objectives {fa!r} vs {fb!r} "
                                  f"(relative {rel:.2e} > {rtol:g})")
+
+
+def support_groups(X: np.ndarray, y: np.ndarray, support) -> set:
+    """Support vectors up to exact duplicates: the set of groups of identical (x, y) rows.
+
+    A multiplier can be split arbitrarily among identical samples (iris has such rows), so
+    the support *set* is only unique up to this grouping; each group is named by its
+    first index.
+    """
+    rows = np.column_stack([X, y])
+    _, first, inverse = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+    return {int(first[inverse[i]]) for i in support}

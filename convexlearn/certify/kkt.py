@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import lsq_linear
 
-__all__ = ["KKTReport", "svm_kkt", "reconstruct_multipliers", "CONDITIONS"]
+__all__ = ["KKTReport", "svm_kkt", "reconstruct_multipliers", "gram_factor", "CONDITIONS"]
 
 CONDITIONS = ("stationarity", "balance", "primal_feasibility", "slack_nonnegativity",
               "dual_feasibility", "complementary_margin", "complementary_slack", "duality_gap")
@@ -138,14 +138,17 @@ class KKTReport:
         return self.summary()
 
 
-def reconstruct_multipliers(X: np.ndarray, y: np.ndarray, C: float, intercept: bool,
+def reconstruct_multipliers(features: np.ndarray, y: np.ndarray, C: float, intercept: bool,
                             w: np.ndarray, margins: np.ndarray, band: float) -> np.ndarray:
-    """Multipliers for a primal-only linear solution (w, b), by bounded least squares.
+    """Multipliers for a solution that has none, by bounded least squares.
 
-    Complementary slackness fixes a_i = C where m_i < 1 - band and a_i = 0 where
-    m_i > 1 + band; on the margin band the a_i in [0, C] minimize
+    ``features`` is a factor Phi (n x r) of the Gram matrix, K = Phi Phi^T (X itself for
+    the linear kernel), and ``w`` the primal point in that feature space (for a kernel
+    expansion beta, w = Phi^T beta). Complementary slackness fixes a_i = C where
+    m_i < 1 - band and a_i = 0 where m_i > 1 + band; on the margin band the a_i in [0, C]
+    minimize
 
-        ||w - sum_i a_i y_i x_i||^2 + (sum_i a_i y_i)^2   (the last term with intercept)
+        ||w - sum_i a_i y_i phi_i||^2 + (sum_i a_i y_i)^2   (the last term with intercept)
 
     so that the stationarity and balance residuals of the report measure how well any
     admissible multiplier explains w.
@@ -155,9 +158,9 @@ def reconstruct_multipliers(X: np.ndarray, y: np.ndarray, C: float, intercept: b
     below = margins < 1 - band
     on = ~below & (margins <= 1 + band)
     alpha[below] = C if math.isfinite(C) else 0.0
-    rows = [X.T, ] if not intercept else [X.T, np.ones((1, X.shape[0]))]
-    A_full = np.vstack(rows) * y[None, :]                 # columns: y_i (x_i, 1)
-    target = np.concatenate([w, [0.0]]) if intercept else w.copy()
+    rows = [features.T] if not intercept else [features.T, np.ones((1, n))]
+    A_full = np.vstack(rows) * y[None, :]                 # columns: y_i (phi_i, 1)
+    target = np.concatenate([w, [0.0]]) if intercept else np.array(w, dtype=float)
     target = target - A_full[:, below] @ alpha[below]
     idx = np.flatnonzero(on)
     if idx.size:
@@ -165,6 +168,13 @@ def reconstruct_multipliers(X: np.ndarray, y: np.ndarray, C: float, intercept: b
         fit = lsq_linear(A_full[:, idx], target, bounds=(0.0, upper), method="bvls")
         alpha[idx] = fit.x
     return alpha
+
+
+def gram_factor(K: np.ndarray) -> np.ndarray:
+    """A factor Phi with Phi Phi^T = K (eigenvalues below zero from round-off dropped)."""
+    eigvals, eigvecs = np.linalg.eigh(K)
+    keep = eigvals > eigvals[-1] * 1e-13
+    return eigvecs[:, keep] * np.sqrt(eigvals[keep])
 
 
 def svm_kkt(y: np.ndarray, C: float, intercept: bool, alpha: np.ndarray, f: np.ndarray,

@@ -9,6 +9,7 @@ verdict by itself: callers run the matching optimality check afterwards.
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 
@@ -110,7 +111,10 @@ def solve_formulation(form: Formulation, solver: str | None = None, *,
         options = {**CLARABEL_OPTIONS, **options}
     start = time.perf_counter()
     try:
-        form.problem.solve(solver=solver, **options)
+        with warnings.catch_warnings():
+            # cvxpy warns on optimal_inaccurate; we report it through the status instead.
+            warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+            form.problem.solve(solver=solver, **options)
     except cp.error.SolverError as exc:
         raise SolverError(f"{solver} failed on the {form.name}: {exc}") from None
     elapsed = time.perf_counter() - start

@@ -1,0 +1,176 @@
+"""The SVM's exact formulations agree with each other and with LIBSVM."""
+
+import math
+
+import numpy as np
+import pytest
+from sklearn.svm import SVC
+
+import convexlearn as cl
+from helpers import assert_objectives_agree, binary_dataset, support_groups, svc_alpha
+
+RNG = np.random.default_rng(1)
+
+
+def _blobs(n=40, d=3, shift=1.0, seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.repeat([0, 1], n // 2)
+    X = rng.normal(size=(n, d)) + shift * (2 * y[:, None] - 1)
+    return X, y
+
+
+SEPARABLE = _blobs(shift=3.0)
+OVERLAPPING = _blobs(shift=0.6)
+KERNELS = [("linear", {}), ("rbf", dict(gamma=0.5)), ("poly", dict(gamma=0.5, coef0=1.0, degree=2))]
+
+
+@pytest.mark.parametrize("kernel, params", KERNELS, ids=[k for k, _ in KERNELS])
+@pytest.mark.parametrize("C", [None, 0.5, 10.0], ids=["hard", "C0.5", "C10"])
+@pytest.mark.parametrize("intercept", [True, False], ids=["affine", "homogeneous"])
+def test_primal_slack_hinge_and_dual_agree(kernel, params, C, intercept):
+    X, y = SEPARABLE if C is None else OVERLAPPING
+    svm = cl.SVM(X, y, C=C, kernel=kernel, intercept=intercept, **params)
+    methods = ["exact-primal", "exact-dual"] + ([] if C is None else ["exact-primal-hinge"])
+    solutions = {m: svm.solve(m) for m in methods}
+    for m, sol in solutions.items():
+        assert sol.status == "optimal", f"{m}: {sol.report.summary()}"
+        assert sol.report.relative_gap <= 1e-6, m
+        if not intercept:
+            assert sol.b == 0.0
+    assert_objectives_agree(solutions, rtol=1e-7, context=f"{kernel} C={C} intercept={intercept}")
+    ref = solutions["exact-dual"]
+    for m, sol in solutions.items():
+        np.testing.assert_allclose(svm.decision_function(sol), svm.decision_function(ref),
+                                   atol=1e-5, err_msg=f"{m} vs exact-dual")
+
+
+@pytest.mark.parametrize("C", [0.5, 10.0])
+def test_unpolished_interior_point_forms_agree_too(C):
+    # The formulations themselves, before the active-set polish, agree to the solver's accuracy.
+    X, y = OVERLAPPING
+    svm = cl.SVM(X, y, C=C)
+    sols = {m: svm.solve(m, polish=False) for m in ("exact-primal", "exact-primal-hinge", "exact-dual")}
+    assert all(not s.provenance["polished"] for s in sols.values())
+    assert_objectives_agree(sols, rtol=1e-7, context=f"unpolished C={C}")
+
+
+@pytest.mark.parametrize("C", [None, 1.0])
+def test_linear_w_from_dual_equals_w_from_primal(C):
+    X, y = SEPARABLE if C is None else OVERLAPPING
+    svm = cl.SVM(X, y, C=C)
+    primal, dual = svm.solve("exact-primal", polish=False), svm.solve("exact-dual", polish=False)
+    np.testing.assert_allclose(dual.w, primal.w, atol=1e-5)
+    np.testing.assert_allclose(dual.w, X.T @ (svm.y * dual.alpha), atol=1e-12)
+    assert dual.b == pytest.approx(primal.b, abs=1e-5)
+
+
+SVC_CASES = [("iris", (1, 2)), ("wine", (0, 1)), ("breast_cancer", (0, 1))]
+SVC_KERNELS = [("linear", {}), ("poly", dict(gamma=0.1, coef0=1.0, degree=3)), ("rbf", dict(gamma=0.1))]
+
+
+@pytest.mark.parametrize("name, classes", SVC_CASES, ids=[n for n, _ in SVC_CASES])
+@pytest.mark.parametrize("kernel, params", SVC_KERNELS, ids=[k for k, _ in SVC_KERNELS])
+@pytest.mark.parametrize("C", [0.1, 1.0, 10.0])
+def test_exact_svm_matches_libsvm(name, classes, kernel, params, C):
+    X, y = binary_dataset(name, classes, standardized=True)
+    svm = cl.SVM(X, y, C=C, kernel=kernel, **params)
+    sol = svm.solve()
+    assert sol.status == "optimal", sol.report.summary()
+    svc = SVC(C=C, kernel=kernel, tol=1e-8, **params).fit(X, y)
+    alpha = svc_alpha(svc, len(y))
+    libsvm_objective = svm.dual_objective(alpha)
+    rel = abs(sol.objective - libsvm_objective) / abs(libsvm_objective)
+    assert rel <= 1e-6, f"objective {sol.objective} vs LIBSVM {libsvm_objective}"
+    ours, theirs = (support_groups(X, y, sol.report.support), support_groups(X, y, svc.support_))
+    assert ours == theirs, (f"support vectors differ: only ours {ours - theirs}, "
+                            f"only LIBSVM {theirs - ours}")
+    assert sol.b == pytest.approx(svc.intercept_[0], abs=1e-4)
+    np.testing.assert_array_equal(svm.predict(sol, X), svc.predict(X))
+
+
+def test_hard_margin_on_non_separable_data_points_to_the_separability_check():
+    X, y = binary_dataset("iris", (1, 2))
+    for method in ("exact-primal", "exact-dual"):
+        with pytest.raises(cl.InfeasibleError, match=r"Halfspace\(X, y\)\.check\(\)"):
+            cl.SVM(X, y, C=None).solve(method)
+
+
+def test_hard_margin_on_raw_breast_cancer_is_never_falsely_optimal():
+    # cvxpy + Clarabel alone say optimal_inaccurate with margins of 0.59 here.
+    X, y = binary_dataset("breast_cancer", standardized=False)
+    for method in ("exact-primal", "exact-dual"):
+        sol = cl.SVM(X, y, C=None).solve(method)
+        report = sol.report
+        if sol.status == "optimal":
+            assert report.passed and report.margins.min() >= 1 - 1e-6
+        else:
+            assert sol.status == "inaccurate"
+            names = [name for name, _, _ in report.violations()]
+            assert names and not report.passed
+            assert report.max_violation > report.tol
+            assert "FAILED" in report.summary()
+
+
+def test_hinge_form_needs_finite_C():
+    X, y = SEPARABLE
+    with pytest.raises(cl.NotApplicableError, match="finite C"):
+        cl.SVM(X, y, C=None).primal(form="hinge")
+
+
+def test_problems_are_inspectable_and_dpp():
+    X, y = OVERLAPPING
+    svm = cl.SVM(X, y, C=1.0)
+    for problem in (svm.primal(), svm.primal("hinge"), svm.dual()):
+        assert problem.is_dcp(dpp=True)
+        assert [p.name() for p in problem.parameters()] == ["C"]
+    kernel_dual = cl.SVM(X, y, C=1.0, kernel="rbf", gamma=0.3).dual()
+    assert kernel_dual.is_dcp(dpp=True) and kernel_dual.is_qp()
+
+
+def test_default_exact_method_follows_the_shape():
+    X, y = OVERLAPPING
+    assert cl.SVM(X, y).default_exact_method() == "exact-primal"            # n > d
+    wide = RNG.normal(size=(10, 50))
+    assert cl.SVM(wide, np.arange(10) % 2).default_exact_method() == "exact-dual"  # n < d
+    assert cl.SVM(X, y, kernel="rbf").default_exact_method() == "exact-dual"
+
+
+def test_solution_carries_provenance_and_the_report():
+    X, y = OVERLAPPING
+    sol = cl.SVM(X, y, C=1.0).solve()
+    assert sol.provenance["solver"] == "CLARABEL"
+    assert sol.provenance["solver_version"] != "unknown"
+    assert sol.provenance["cvxpy_version"]
+    assert isinstance(sol.report, cl.KKTReport) and sol.report.passed
+    assert sol.time_s > 0 and sol.method == "exact-primal"
+
+
+def test_predictions_use_the_original_labels_and_new_data():
+    X, y = OVERLAPPING
+    labels = np.where(y == 1, "yes", "no")
+    svm = cl.SVM(X, labels, C=1.0, kernel="rbf", gamma=0.5)
+    sol = svm.solve()
+    X_new = RNG.normal(size=(7, X.shape[1]))
+    f = svm.decision_function(sol, X_new)
+    expected = svm.kernel(X_new, X) @ (svm.y * sol.alpha) + sol.b
+    np.testing.assert_allclose(f, expected, atol=1e-10)
+    assert set(svm.predict(sol, X_new)) <= {"yes", "no"}
+    with pytest.raises(cl.ParameterError, match="built with 3"):
+        svm.decision_function(sol, X_new[:, :2])
+
+
+def test_precomputed_test_kernel_gives_the_same_predictions():
+    X, y = OVERLAPPING
+    rbf = cl.SVM(X, y, C=1.0, kernel="rbf", gamma=0.5)
+    pre = cl.SVM(rbf.kernel(X), y, C=1.0, kernel="precomputed")
+    X_new = RNG.normal(size=(5, X.shape[1]))
+    f_rbf = rbf.decision_function(rbf.solve(), X_new)
+    f_pre = pre.decision_function(pre.solve(), rbf.kernel(X_new, X))
+    np.testing.assert_allclose(f_pre, f_rbf, atol=1e-7)
+
+
+def test_hard_margin_is_C_none_or_inf():
+    X, y = SEPARABLE
+    a, b = cl.SVM(X, y, C=None).solve(), cl.SVM(X, y, C=math.inf).solve()
+    assert a.objective == pytest.approx(b.objective, rel=1e-12)
+    assert cl.SVM(X, y, C=None).hard_margin
