@@ -14,6 +14,8 @@ from .solution import History, Solution
 # One line per problem family / feature module (keeps concurrent additions conflict-free).
 from .certify.kkt import KKTReport
 from .svm import SVM
+from .halfspace import Halfspace, SeparabilityResult
+from .shattering import shatters
 
 __version__ = "0.1.0"
 
@@ -23,4 +25,5 @@ __all__ = [
     "Kernel", "make_kernel", "polynomial_features",
     "History", "Solution",
     "KKTReport", "SVM",
+    "Halfspace", "SeparabilityResult", "shatters",
 ]

@@ -17,8 +17,9 @@ import math
 import numpy as np
 
 from .certify.kkt import KKTReport, gram_factor, reconstruct_multipliers, svm_kkt
-from .data import as_binary_labels, as_features, check_C
-from .errors import InfeasibleError, NotApplicableError, ParameterError, UnboundedError
+from .data import as_binary_labels, as_features, as_targets, check_C
+from .errors import (DataError, InfeasibleError, NotApplicableError, ParameterError,
+                     UnboundedError)
 from .formulations.base import solve_formulation
 from .formulations.svm import svm_dual, svm_primal
 from .kernels import DEFAULT_PSD_TOL, PSDCheck, check_gram, check_psd, make_kernel
@@ -40,13 +41,14 @@ _INFEASIBLE_HINT = ("the hard-margin SVM is infeasible: no hyperplane separates 
                     "returns a certificate; use a finite C for the soft margin")
 
 
-def intercept_from_alpha(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray,
+def intercept_from_alpha(y: np.ndarray, C, alpha: np.ndarray, g: np.ndarray,
                          sv_tol: float = 1e-6) -> tuple[float, str]:
     """The intercept b implied by optimal multipliers.
 
     With ``g_i = sum_j alpha_j y_j k(x_j, x_i)`` (f = g + b):
 
-    * free support vectors (sv_tol s < alpha_i < C - sv_tol s, s = C or max alpha) lie on
+    * free support vectors (sv_tol s < alpha_i < C_i - sv_tol s, s = max C_i or max alpha;
+      C may be a scalar or the per-sample bounds C_i) lie on
       the margin, y_i (g_i + b) = 1, so b = mean_i (y_i - g_i) over them;
     * with no free support vector, the KKT conditions only bound b:
       alpha_i = 0 needs y_i f_i >= 1 and alpha_i = C needs y_i f_i <= 1, an interval
@@ -58,8 +60,9 @@ def intercept_from_alpha(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarr
     rule : str
         "free support vectors" or "midpoint of the feasible interval".
     """
-    hard = math.isinf(C)
-    scale = max(1.0, float(np.max(alpha))) if hard else C
+    C = np.broadcast_to(np.asarray(C, dtype=float), alpha.shape)
+    hard = bool(np.all(np.isinf(C)))
+    scale = max(1.0, float(np.max(alpha))) if hard else float(np.max(C))
     lower = alpha > sv_tol * scale
     upper = (alpha < C - sv_tol * scale) if not hard else np.ones_like(lower)
     free = lower & upper
@@ -102,6 +105,10 @@ class SVM:
         For kernels that are not PSD by construction (sigmoid, precomputed, callables):
         clip negative eigenvalues instead of refusing an indefinite Gram matrix; the
         repair is reported in ``psd_check`` and in each solution's ``extra``.
+    sample_weight : array_like of shape (n,), optional
+        Nonnegative weights s_i (soft margin only): sample i costs C s_i, i.e. the box of
+        the dual becomes 0 <= alpha_i <= C s_i. Weight 0 removes a sample; an integer
+        weight k equals k copies of it.
     psd_tol : float
         Relative round-off tolerance of the PSD check (lambda_min >= -psd_tol ||K||_2).
 
@@ -118,8 +125,8 @@ class SVM:
     """
 
     def __init__(self, X, y, C=1.0, kernel="linear", intercept: bool = True, *,
-                 gamma="scale", degree=3, coef0=0.0, repair_psd: bool = False,
-                 psd_tol: float = DEFAULT_PSD_TOL):
+                 gamma="scale", degree=3, coef0=0.0, sample_weight=None,
+                 repair_psd: bool = False, psd_tol: float = DEFAULT_PSD_TOL):
         precomputed = isinstance(kernel, str) and kernel == "precomputed"
         y_arr = np.asarray(y)
         n = y_arr.shape[0] if y_arr.ndim >= 1 else None
@@ -133,11 +140,31 @@ class SVM:
         self.C = check_C(C)
         self.kernel = make_kernel(kernel, self.X, gamma=gamma, degree=degree, coef0=coef0)
         self.intercept = bool(intercept)
+        self.sample_weight = self._check_weights(sample_weight)
         self.repair_psd = bool(repair_psd)
         self.psd_tol = float(psd_tol)
         self.psd_check: PSDCheck | None = None
 
+    def _check_weights(self, sample_weight) -> np.ndarray | None:
+        if sample_weight is None:
+            return None
+        if self.hard_margin:
+            raise ParameterError("sample_weight needs a finite C: the hard-margin SVM has no "
+                                 "per-sample cost to weight")
+        s = as_targets(sample_weight, n=self.n_samples, name="sample_weight")
+        if np.any(s < 0):
+            raise DataError(f"sample_weight must be >= 0; got {s.min()!r} at position "
+                            f"{int(np.argmin(s))}")
+        if not np.any(s > 0):
+            raise DataError("sample_weight is zero everywhere: no sample is left to fit")
+        return s
+
     # ------------------------------------------------------------------ basics
+    @property
+    def C_bounds(self):
+        """Upper bounds of the multipliers: C, or the vector C s_i with sample weights."""
+        return self.C if self.sample_weight is None else self.C * self.sample_weight
+
     @property
     def n_samples(self) -> int:
         return self.y.shape[0]
@@ -166,6 +193,8 @@ class SVM:
 
     def describe(self) -> str:
         margin = "hard-margin" if self.hard_margin else f"C={self.C:g}"
+        if self.sample_weight is not None:
+            margin += ", weighted"
         return (f"SVM ({margin}, kernel={self.kernel.describe()}, "
                 f"{'with' if self.intercept else 'without'} intercept, n={self.n_samples})")
 
@@ -183,7 +212,8 @@ class SVM:
             raise NotApplicableError(
                 "the hinge form needs a finite C: the hard-margin SVM has no hinge penalty "
                 "(it is the slack form with xi = 0); use form='slack' or the dual")
-        return svm_primal(self.y, self.C, self.intercept, form, **self._data_args())
+        return svm_primal(self.y, self.C, self.intercept, form, weights=self.sample_weight,
+                          **self._data_args())
 
     def primal(self, form: str = "slack"):
         """The primal problem as a ``cvxpy.Problem`` (``form="slack"`` or ``"hinge"``).
@@ -195,7 +225,8 @@ class SVM:
 
     def dual(self):
         """The dual problem as a ``cvxpy.Problem`` (a QP in alpha)."""
-        return svm_dual(self.y, self.C, self.intercept, **self._data_args()).problem
+        return svm_dual(self.y, self.C, self.intercept, weights=self.sample_weight,
+                        **self._data_args()).problem
 
     # ----------------------------------------------------------------- solving
     def default_exact_method(self) -> str:
@@ -246,6 +277,10 @@ class SVM:
             solution = self._solve_exact(method, solver, polish=polish, kkt_tol=kkt_tol,
                                          **options)
         elif method in ITERATIVE_METHODS:
+            if self.sample_weight is not None:
+                raise NotApplicableError(
+                    f"method {method!r} does not take sample weights; the exact methods do "
+                    f"(per-sample cost C s_i)")
             module_name, func_name = ITERATIVE_METHODS[method].split(":")
             func = getattr(importlib.import_module(f"convexlearn.solvers.{module_name}"), func_name)
             solution = func(self, tol=tol, **options)
@@ -265,7 +300,8 @@ class SVM:
         if method == "exact":
             method = self.default_exact_method()
         if method == "exact-dual":
-            form = svm_dual(self.y, self.C, self.intercept, **self._data_args())
+            form = svm_dual(self.y, self.C, self.intercept, weights=self.sample_weight,
+                            **self._data_args())
         else:
             form = self._primal_formulation("hinge" if method.endswith("hinge") else "slack")
         try:
@@ -311,7 +347,8 @@ class SVM:
             starts += [self.kkt(solution, tol=band).alpha for band in (1e-4, 1e-3, 1e-2)]
         best, best_report = None, before
         for alpha0 in starts:
-            refined = polish_alpha(self.y, self.C, alpha0, self.intercept, self._kernel_block)
+            refined = polish_alpha(self.y, self.C_bounds, alpha0, self.intercept,
+                                   self._kernel_block)
             if refined is None:
                 continue
             candidate = self._from_dual(refined[0], b=refined[1])
@@ -341,7 +378,7 @@ class SVM:
         return Solution(w=None, b=b, alpha=alpha, xi=xi, dual_coef=beta)
 
     def _from_dual(self, alpha, b: float | None = None) -> Solution:
-        alpha = np.clip(np.asarray(alpha, float), 0.0, self.C)
+        alpha = np.clip(np.asarray(alpha, float), 0.0, self.C_bounds)
         beta = self.y * alpha
         if self.kernel.is_linear:
             w = self.X.T @ beta
@@ -354,7 +391,7 @@ class SVM:
         elif b is not None:
             rule = "active-set polish"
         else:
-            b, rule = intercept_from_alpha(self.y, self.C, alpha, g)
+            b, rule = intercept_from_alpha(self.y, self.C_bounds, alpha, g)
         xi = None if self.hard_margin else np.maximum(0.0, 1.0 - self.y * (g + b))
         sol = Solution(w=w, b=b, alpha=alpha, xi=xi, dual_coef=beta)
         sol.extra["intercept_rule"] = rule
@@ -380,7 +417,8 @@ class SVM:
                 notes.append("multipliers taken from the expansion: alpha = y * dual_coef")
             if alpha is None:
                 band = max(tol, 1e-9) * 10
-                alpha = reconstruct_multipliers(self.X, y, self.C, self.intercept, w, y * f, band)
+                alpha = reconstruct_multipliers(self.X, y, self.C_bounds, self.intercept, w, y * f,
+                                                band)
                 notes.append(f"multipliers reconstructed from (w, b) by bounded least squares "
                              f"(margin band +-{band:g})")
             v = self.X.T @ (y * alpha)
@@ -402,15 +440,15 @@ class SVM:
                 # factor Phi of K (w = Phi^T beta in feature space).
                 band = max(tol, 1e-9) * 10
                 Phi = gram_factor(K)
-                alpha = reconstruct_multipliers(Phi, y, self.C, self.intercept, Phi.T @ beta,
-                                                y * f, band)
+                alpha = reconstruct_multipliers(Phi, y, self.C_bounds, self.intercept,
+                                                Phi.T @ beta, y * f, band)
                 notes.append(f"multipliers reconstructed from the expansion by bounded least "
                              f"squares in a factor of K (margin band +-{band:g})")
             diff = beta - y * alpha
             Kya = K @ (y * alpha)
             w_norm2, aQa = float(beta @ Kb), float((y * alpha) @ Kya)
             stationarity = math.sqrt(max(float(diff @ (Kb - Kya)), 0.0))
-        return svm_kkt(y, self.C, self.intercept, alpha, f, w_norm2, aQa, stationarity,
+        return svm_kkt(y, self.C_bounds, self.intercept, alpha, f, w_norm2, aQa, stationarity,
                        xi=solution.xi, tol=tol, notes=notes)
 
     # -------------------------------------------------------------- evaluation
@@ -450,7 +488,7 @@ class SVM:
         raise NotApplicableError("this solution has neither w nor a kernel expansion")
 
     def primal_objective(self, solution: Solution) -> float:
-        """P(w, b) = 1/2 ||w||^2 + C sum_i max(0, 1 - m_i), recomputed from the data.
+        """P(w, b) = 1/2 ||w||^2 + sum_i C_i max(0, 1 - m_i), recomputed from the data.
 
         For the hard margin, 1/2 ||w||^2 (inf when a margin constraint is violated by
         more than 1e-9).
@@ -464,7 +502,7 @@ class SVM:
         hinge = np.maximum(0.0, 1.0 - self.y * f)
         if self.hard_margin:
             return 0.5 * w2 if hinge.max() <= 1e-9 else math.inf
-        return 0.5 * w2 + self.C * float(hinge.sum())
+        return 0.5 * w2 + float(np.sum(self.C_bounds * hinge))
 
     def dual_objective(self, alpha) -> float:
         """D(alpha) = sum_i alpha_i - 1/2 alpha^T Q alpha (no feasibility check)."""

@@ -172,3 +172,46 @@ def test_hard_margin_is_C_none_or_inf():
     a, b = cl.SVM(X, y, C=None).solve(), cl.SVM(X, y, C=math.inf).solve()
     assert a.objective == pytest.approx(b.objective, rel=1e-12)
     assert cl.SVM(X, y, C=None).hard_margin
+
+
+@pytest.mark.parametrize("kernel, params", KERNELS[:2], ids=["linear", "rbf"])
+def test_sample_weight_zero_removes_and_integer_repeats(kernel, params):
+    X, y = OVERLAPPING
+    weights = np.ones(len(y))
+    weights[[0, 5]] = 0.0
+    weights[[3, 30]] = 3.0
+    weighted = cl.SVM(X, y, C=0.7, kernel=kernel, sample_weight=weights, **params)
+    sol = weighted.solve()
+    assert sol.status == "optimal", sol.report.summary()
+    repeat = np.repeat(np.arange(len(y)), weights.astype(int))
+    expanded = cl.SVM(X[repeat], y[repeat], C=0.7, kernel=kernel, **params)
+    ref = expanded.solve()
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-8)
+    X_new = RNG.normal(size=(6, X.shape[1]))
+    np.testing.assert_allclose(weighted.decision_function(sol, X_new),
+                               expanded.decision_function(ref, X_new), atol=1e-6)
+    assert sol.alpha[[0, 5]].max() == 0.0
+    assert np.all(sol.alpha <= 0.7 * weights + 1e-12)
+
+
+def test_weighted_forms_agree_and_iterative_methods_refuse_weights():
+    X, y = OVERLAPPING
+    weights = np.linspace(0.2, 2.0, len(y))
+    svm = cl.SVM(X, y, C=1.0, sample_weight=weights)
+    sols = {m: svm.solve(m) for m in ("exact-primal", "exact-primal-hinge", "exact-dual")}
+    assert all(s.status == "optimal" for s in sols.values())
+    assert_objectives_agree(sols, rtol=1e-9, context="weighted")
+    with pytest.raises(cl.NotApplicableError, match="sample weights"):
+        svm.solve("smo")
+
+
+@pytest.mark.parametrize("weights, C, error, fragment", [
+    (-np.ones(40), 1.0, cl.DataError, "must be >= 0"),
+    (np.zeros(40), 1.0, cl.DataError, "zero everywhere"),
+    (np.ones(39), 1.0, cl.DataError, "40 samples but sample_weight has 39"),
+    (np.ones(40), None, cl.ParameterError, "finite C"),
+])
+def test_bad_sample_weights_are_named(weights, C, error, fragment):
+    X, y = OVERLAPPING
+    with pytest.raises(error, match=fragment):
+        cl.SVM(X, y, C=C, sample_weight=weights)

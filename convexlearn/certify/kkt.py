@@ -16,8 +16,9 @@ complementary_slack      (C - a_i) xi_i                          s_a
 duality_gap              |P(w, b) - D(a)|                        max(1, |P|)
 =======================  ======================================  ==========================
 
-``s_a`` is the scale of the multipliers: C for the soft margin, max(1, max_i a_i) for
-the hard margin, so every residual is dimensionless and a single ``tol`` applies.
+``s_a`` is the scale of the multipliers: C (max_i C_i with sample weights, where each
+sample has its own bound C_i = C s_i in place of C) for the soft margin, max(1, max_i a_i)
+for the hard margin, so every residual is dimensionless and a single ``tol`` applies.
 The stationarity norm is taken in feature space; for a kernel expansion
 f = sum_j beta_j k(x_j, .) + b it is sqrt((beta - y a)^T K (beta - y a)).
 
@@ -138,7 +139,7 @@ class KKTReport:
         return self.summary()
 
 
-def reconstruct_multipliers(features: np.ndarray, y: np.ndarray, C: float, intercept: bool,
+def reconstruct_multipliers(features: np.ndarray, y: np.ndarray, C, intercept: bool,
                             w: np.ndarray, margins: np.ndarray, band: float) -> np.ndarray:
     """Multipliers for a solution that has none, by bounded least squares.
 
@@ -154,18 +155,19 @@ def reconstruct_multipliers(features: np.ndarray, y: np.ndarray, C: float, inter
     admissible multiplier explains w.
     """
     n = y.shape[0]
+    upper = np.broadcast_to(np.asarray(C, dtype=float), (n,))
     alpha = np.zeros(n)
     below = margins < 1 - band
     on = ~below & (margins <= 1 + band)
-    alpha[below] = C if math.isfinite(C) else 0.0
+    alpha[below] = np.where(np.isfinite(upper[below]), upper[below], 0.0)
     rows = [features.T] if not intercept else [features.T, np.ones((1, n))]
     A_full = np.vstack(rows) * y[None, :]                 # columns: y_i (phi_i, 1)
     target = np.concatenate([w, [0.0]]) if intercept else np.array(w, dtype=float)
     target = target - A_full[:, below] @ alpha[below]
     idx = np.flatnonzero(on)
     if idx.size:
-        upper = C if math.isfinite(C) else np.inf
-        fit = lsq_linear(A_full[:, idx], target, bounds=(0.0, upper), method="bvls")
+        fit = lsq_linear(A_full[:, idx], target, bounds=(np.zeros(idx.size), upper[idx]),
+                         method="bvls")
         alpha[idx] = fit.x
     return alpha
 
@@ -177,7 +179,7 @@ def gram_factor(K: np.ndarray) -> np.ndarray:
     return eigvecs[:, keep] * np.sqrt(eigvals[keep])
 
 
-def svm_kkt(y: np.ndarray, C: float, intercept: bool, alpha: np.ndarray, f: np.ndarray,
+def svm_kkt(y: np.ndarray, C, intercept: bool, alpha: np.ndarray, f: np.ndarray,
             w_norm2: float, alpha_Q_alpha: float, stationarity: float,
             xi: np.ndarray | None = None, tol: float = 1e-6, notes=()) -> KKTReport:
     """Evaluate the KKT conditions from precomputed quantities.
@@ -185,8 +187,8 @@ def svm_kkt(y: np.ndarray, C: float, intercept: bool, alpha: np.ndarray, f: np.n
     Parameters
     ----------
     y : ndarray of {-1, +1}
-    C : float
-        ``inf`` for the hard margin.
+    C : float or ndarray
+        ``inf`` for the hard margin; per-sample bounds C_i = C s_i for weighted samples.
     intercept : bool
     alpha : ndarray
         Multipliers.
@@ -203,13 +205,14 @@ def svm_kkt(y: np.ndarray, C: float, intercept: bool, alpha: np.ndarray, f: np.n
     tol : float
     notes : iterable of str
     """
-    hard = math.isinf(C)
     alpha = np.asarray(alpha, dtype=float)
+    C = np.broadcast_to(np.asarray(C, dtype=float), alpha.shape)
+    hard = bool(np.all(np.isinf(C)))
     m = y * f
     xi_used = np.maximum(0.0, 1.0 - m) if (xi is None or hard) else np.asarray(xi, float)
     if hard:
         xi_used = np.zeros_like(m)
-    s_a = max(1.0, float(np.max(alpha))) if hard else C
+    s_a = max(1.0, float(np.max(alpha))) if hard else float(np.max(C))
     res = {"stationarity": stationarity / max(1.0, math.sqrt(max(w_norm2, 0.0)))}
     if intercept:
         res["balance"] = abs(float(alpha @ y)) / s_a
@@ -221,7 +224,7 @@ def svm_kkt(y: np.ndarray, C: float, intercept: bool, alpha: np.ndarray, f: np.n
     res["complementary_margin"] = np.abs(alpha) * np.abs(m - 1.0 + xi_used) / s_a
     if not hard:
         res["complementary_slack"] = np.abs(C - alpha) * np.abs(xi_used) / s_a
-    primal = 0.5 * w_norm2 + (0.0 if hard else C * float(np.sum(xi_used)))
+    primal = 0.5 * w_norm2 + (0.0 if hard else float(C @ xi_used))
     dual = float(np.sum(alpha)) - 0.5 * alpha_Q_alpha
     gap = primal - dual
     rel_gap = abs(gap) / max(1.0, abs(primal))

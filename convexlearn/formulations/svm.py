@@ -42,7 +42,8 @@ def _cost_parameter(C: float) -> cp.Parameter:
 
 
 def svm_primal(y: np.ndarray, C: float, intercept: bool, form: str = "slack", *,
-               X: np.ndarray | None = None, K: np.ndarray | None = None) -> Formulation:
+               X: np.ndarray | None = None, K: np.ndarray | None = None,
+               weights: np.ndarray | None = None) -> Formulation:
     """Build the primal SVM problem.
 
     Pass ``X`` for the linear kernel (variables w, b, xi) or the Gram matrix ``K`` for
@@ -50,7 +51,8 @@ def svm_primal(y: np.ndarray, C: float, intercept: bool, form: str = "slack", *,
 
     Variables: ``w`` or ``beta``, ``b`` (when ``intercept``), ``xi`` (soft margin,
     slack form). Constraints: ``margin`` (its dual values are alpha) and ``slack``
-    (xi >= 0; dual values C - alpha). Parameter: ``C`` (soft margin).
+    (xi >= 0; dual values C - alpha). Parameter: ``C`` (soft margin). ``weights`` s_i
+    give each sample its own cost C s_i (objective C sum_i s_i xi_i).
     """
     hard = math.isinf(C)
     n = y.shape[0]
@@ -82,23 +84,26 @@ def svm_primal(y: np.ndarray, C: float, intercept: bool, form: str = "slack", *,
             variables["xi"] = xi
             constraints["margin"] = margins >= 1 - xi
             constraints["slack"] = xi >= 0
-            objective = regularizer + C_par * cp.sum(xi)
+            slack = xi
         else:
-            objective = regularizer + C_par * cp.sum(cp.pos(1 - margins))
+            slack = cp.pos(1 - margins)
+        total = cp.sum(slack) if weights is None else weights @ slack
+        objective = regularizer + C_par * total
         label = f"soft-margin SVM primal ({form} form)"
     problem = cp.Problem(cp.Minimize(objective), list(constraints.values()))
     return Formulation(problem, variables, constraints, parameters, name=label, kind="qp")
 
 
 def svm_dual(y: np.ndarray, C: float, intercept: bool, *, X: np.ndarray | None = None,
-             K: np.ndarray | None = None) -> Formulation:
+             K: np.ndarray | None = None, weights: np.ndarray | None = None) -> Formulation:
     """Build the dual SVM problem (a QP in alpha).
 
     Pass ``X`` for the linear kernel (the factor form 1/2 ||X^T (y * alpha)||^2 is used
     when d < n) or the PSD Gram matrix ``K`` (``quad_form`` of ``Q = (y y^T) * K``
     wrapped in ``psd_wrap``: the caller must have checked K). Constraints: ``lower``
     (alpha >= 0), ``upper`` (alpha <= C, soft margin), ``balance`` (y^T alpha = 0, with
-    intercept; its dual value is the intercept b up to sign).
+    intercept; its dual value is the intercept b up to sign). With ``weights`` s_i the
+    box is 0 <= alpha_i <= C s_i.
     """
     hard = math.isinf(C)
     n = y.shape[0]
@@ -113,7 +118,7 @@ def svm_dual(y: np.ndarray, C: float, intercept: bool, *, X: np.ndarray | None =
     if not hard:
         C_par = _cost_parameter(C)
         parameters["C"] = C_par
-        constraints["upper"] = alpha <= C_par
+        constraints["upper"] = alpha <= (C_par if weights is None else C_par * weights)
     if intercept:
         constraints["balance"] = y @ alpha == 0
     problem = cp.Problem(cp.Maximize(cp.sum(alpha) - quadratic), list(constraints.values()))

@@ -22,7 +22,6 @@ and keeps the better one, so polishing can never make an answer worse.
 
 from __future__ import annotations
 
-import math
 from typing import Callable
 
 import numpy as np
@@ -34,8 +33,12 @@ MAX_FREE = 4000
 
 
 def _solve_on_active_set(y, C, intercept, kernel_block, free_idx, bound_idx):
-    """Solve the KKT system above for (alpha_F, b) given the free and bounded sets."""
+    """Solve the KKT system above for (alpha_F, b) given the free and bounded sets.
+
+    ``C`` is the vector of per-sample bounds.
+    """
     yF, yB = y[free_idx], y[bound_idx]
+    C = C[bound_idx]
     Q_FF = (yF[:, None] * yF[None, :]) * kernel_block(free_idx, free_idx)
     rhs = np.ones(free_idx.size)
     if bound_idx.size:
@@ -47,12 +50,12 @@ def _solve_on_active_set(y, C, intercept, kernel_block, free_idx, bound_idx):
     A[:k, :k] = Q_FF
     A[:k, k] = yF
     A[k, :k] = yF
-    rhs = np.append(rhs, -float(yB.sum() * C) if bound_idx.size else 0.0)
+    rhs = np.append(rhs, -float(yB @ C))
     sol = np.linalg.lstsq(A, rhs, rcond=None)[0]
     return sol[:k], float(sol[k])
 
 
-def polish_alpha(y: np.ndarray, C: float, alpha: np.ndarray, intercept: bool,
+def polish_alpha(y: np.ndarray, C, alpha: np.ndarray, intercept: bool,
                  kernel_block: Callable[[np.ndarray, np.ndarray], np.ndarray],
                  threshold: float = 1e-6, max_rounds: int = 25
                  ) -> tuple[np.ndarray, float | None] | None:
@@ -66,16 +69,16 @@ def polish_alpha(y: np.ndarray, C: float, alpha: np.ndarray, intercept: bool,
     Parameters
     ----------
     y : ndarray of {-1, +1}
-    C : float
-        ``inf`` for the hard margin.
+    C : float or ndarray
+        ``inf`` for the hard margin; per-sample bounds C_i for weighted samples.
     alpha : ndarray
         Multipliers from a solver (feasible up to its tolerance).
     intercept : bool
     kernel_block : callable
         ``kernel_block(rows, cols)`` -> K[rows][:, cols].
     threshold : float
-        Relative size (of C, or of max alpha for the hard margin) below which alpha_i is
-        taken as 0, and within which of C it is taken as bounded.
+        Relative size (of max C_i, or of max alpha for the hard margin) below which
+        alpha_i is taken as 0, and within which of C_i it is taken as bounded.
     max_rounds : int
 
     Returns
@@ -85,10 +88,10 @@ def polish_alpha(y: np.ndarray, C: float, alpha: np.ndarray, intercept: bool,
         midpoint of the feasible interval); None when no consistent active set was found
         or the free set is too large.
     """
-    hard = math.isinf(C)
-    scale = max(1.0, float(np.max(alpha))) if hard else C
+    C = np.broadcast_to(np.asarray(C, dtype=float), alpha.shape)
+    hard = bool(np.all(np.isinf(C)))
+    scale = max(1.0, float(np.max(alpha))) if hard else float(np.max(C))
     cut = threshold * scale
-    upper = np.inf if hard else C
     support = alpha > cut
     bounded = support & (alpha >= C - cut) if not hard else np.zeros_like(support)
     free = support & ~bounded
@@ -97,17 +100,17 @@ def polish_alpha(y: np.ndarray, C: float, alpha: np.ndarray, intercept: bool,
         if free_idx.size > MAX_FREE:
             return None
         new = np.zeros_like(alpha)
-        new[bound_idx] = C
+        new[bound_idx] = C[bound_idx]
         if free_idx.size == 0:
             return new, None
         alpha_F, b = _solve_on_active_set(y, C, intercept, kernel_block, free_idx, bound_idx)
-        too_low, too_high = alpha_F < 0.0, alpha_F > upper
-        if not (too_low.any() or too_high.any()):
+        upper = C[free_idx]
+        excess = np.maximum(-alpha_F, alpha_F - upper)
+        if not np.any(excess > 0):
             new[free_idx] = alpha_F
             return new, b
         # Move the worst offender only: several at once can overshoot the true set.
-        excess = np.maximum(-alpha_F, alpha_F - upper)
-        worst = free_idx[int(np.argmax(excess))]
-        free[worst] = False
-        bounded[worst] = bool(alpha_F[np.argmax(excess)] > upper)
+        k = int(np.argmax(excess))
+        free[free_idx[k]] = False
+        bounded[free_idx[k]] = bool(alpha_F[k] > upper[k])
     return None

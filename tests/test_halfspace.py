@@ -1,0 +1,234 @@
+"""Halfspace.check(): verdicts, certificates, agreement with scipy's HiGHS, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy.optimize import linprog
+
+import convexlearn as cl
+from convexlearn.certify.separability import verify, verify_result
+from convexlearn.errors import DataError, ParameterError
+from helpers import binary_dataset
+
+XOR_X = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
+XOR_Y = np.array([1, 1, -1, -1])
+
+
+def assert_verified(X, y, res, exact=True):
+    """Re-check the result's certificate from the data, independently of res.verified."""
+    checks = verify_result(X, y, res, exact="auto" if exact else False)
+    assert res.verified, res.summary()
+    assert all(c.passed for c in checks), "\n".join(map(str, checks))
+    if exact:
+        assert any(c.arithmetic == "exact" for c in checks), "expected an exact check"
+    return checks
+
+
+def linprog_consistency(X, y, homogeneous=False):
+    """scipy's HiGHS on the consistency LP: -y_i [x_i, 1] . (w, b) <= -1."""
+    A = X if homogeneous else np.hstack([X, np.ones((X.shape[0], 1))])
+    return linprog(np.zeros(A.shape[1]), A_ub=-(y[:, None] * A), b_ub=-np.ones(len(y)),
+                   bounds=(None, None), method="highs")
+
+
+def linprog_min_slack(X, y):
+    n, d = X.shape
+    A = np.hstack([X, np.ones((n, 1)), np.zeros((n, n))])
+    A = -(y[:, None] * A)
+    A[:, d + 1:] -= np.eye(n)
+    c = np.r_[np.zeros(d + 1), np.ones(n)]
+    return linprog(c, A_ub=A, b_ub=-np.ones(n), bounds=[(None, None)] * (d + 1) + [(0, None)] * n,
+                   method="highs")
+
+
+def signed(y, classes):
+    return np.where(y == classes[1], 1.0, -1.0)
+
+
+@pytest.mark.parametrize("standardized", [False, True])
+def test_iris_setosa_versicolor_separable_agrees_with_highs(standardized):
+    X, y = binary_dataset("iris", (0, 1), standardized=standardized)
+    res = cl.Halfspace(X, y).check()
+    assert res.separable
+    assert_verified(X, y, res)
+    ys = signed(y, res.label_map.classes)
+    assert np.min(ys * (X @ res.w + res.b)) >= 1 - 1e-7
+    ref = linprog_consistency(X, ys)
+    assert ref.status == 0, ref.message          # HiGHS also finds the LP feasible
+    # scipy's hyperplane passes our verifier too
+    assert all(c.passed for c in verify(X, ys, w=ref.x[:-1], b=ref.x[-1]))
+    # The maximal margin bounds the LP hyperplane's geometric margin, and matches LIBSVM.
+    geometric = np.min(ys * (X @ res.w + res.b)) / np.linalg.norm(res.w)
+    assert res.margin >= geometric * (1 - 1e-6)
+    from sklearn.svm import SVC
+    svc = SVC(kernel="linear", C=1e8, tol=1e-10).fit(X, y)
+    assert res.margin == pytest.approx(1 / np.linalg.norm(svc.coef_), rel=1e-4)
+
+
+@pytest.mark.parametrize("standardized", [False, True])
+def test_iris_versicolor_virginica_not_separable_agrees_with_highs(standardized):
+    X, y = binary_dataset("iris", (1, 2), standardized=standardized)
+    res = cl.Halfspace(X, y).check()
+    assert not res.separable
+    assert_verified(X, y, res)
+    ys = signed(y, res.label_map.classes)
+    lam = res.certificate
+    assert lam.min() >= 0
+    assert lam[ys > 0].sum() == pytest.approx(1) and lam[ys < 0].sum() == pytest.approx(1)
+    # the meeting point is in both hulls
+    assert np.allclose(X[ys > 0].T @ lam[ys > 0], res.meeting_point, atol=1e-9)
+    assert np.allclose(X[ys < 0].T @ lam[ys < 0], res.meeting_point, atol=1e-9)
+    assert linprog_consistency(X, ys).status == 2      # HiGHS: infeasible
+    slack = linprog_min_slack(X, ys)
+    assert slack.status == 0
+    assert res.min_total_slack == pytest.approx(slack.fun, rel=1e-7)
+    assert res.slack_samples.size >= 1
+
+
+def test_min_total_slack_matches_its_dual_bound():
+    """Weak duality: a lambda with 0 <= lambda <= 1 and the balance gives sum(lambda) <= slack."""
+    X, y = binary_dataset("iris", (1, 2), standardized=False)
+    res = cl.Halfspace(X, y).check()
+    ys = signed(y, res.label_map.classes)
+    lam = res.certificate / res.certificate.max()   # scaled into [0, 1], still balanced
+    assert np.allclose(X.T @ (ys * lam), 0, atol=1e-9) and abs(ys @ lam) < 1e-9
+    assert lam.sum() <= res.min_total_slack + 1e-9
+
+
+def test_xor_not_separable_then_separable_after_degree_2_map():
+    res = cl.Halfspace(XOR_X, XOR_Y).check()
+    assert not res.separable
+    assert_verified(XOR_X, XOR_Y, res)
+    assert np.allclose(res.meeting_point, [0.5, 0.5])
+    assert res.min_total_slack == pytest.approx(4.0)
+    exact_lam = [c for c in res.checks if c.arithmetic == "exact"][0].exact
+    assert exact_lam == [0.5, 0.5, 0.5, 0.5]
+    Phi = cl.polynomial_features(XOR_X, degree=2)
+    lifted = cl.Halfspace(Phi, XOR_Y).check()
+    assert lifted.separable
+    assert_verified(Phi, XOR_Y, lifted)
+    assert lifted.margin > 0
+
+
+def test_homogeneous_differs_from_affine():
+    # +1 at (1, 0) and (-1, 0), -1 at (0, 1): b separates them, no line through 0 does.
+    X = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0]])
+    y = np.array([1, 1, -1])
+    affine = cl.Halfspace(X, y).check()
+    assert affine.separable
+    assert_verified(X, y, affine)
+    hom = cl.Halfspace(X, y, homogeneous=True).check()
+    assert not hom.separable and hom.homogeneous
+    assert_verified(X, y, hom)
+    assert hom.certificate[2] == 0 and hom.certificate[0] == pytest.approx(0.5)
+
+
+def test_homogeneous_separable_has_zero_intercept():
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((40, 4))
+    y = np.where(X @ rng.standard_normal(4) >= 0, 1, -1)
+    res = cl.Halfspace(X, y, homogeneous=True).check()
+    assert res.separable and res.b == 0.0
+    assert_verified(X, y, res)
+    assert linprog_consistency(X, y.astype(float), homogeneous=True).status == 0
+
+
+def test_summary_and_problem():
+    res = cl.Halfspace(XOR_X, XOR_Y).check()
+    text = res.summary()
+    assert "NOT SEPARABLE" in text and "meeting point" in text and "verified: yes" in text
+    hs = cl.Halfspace(XOR_X, XOR_Y)
+    for which in ("consistency", "certificate", "min_slack"):
+        assert hs.problem(which).is_dcp()
+    with pytest.raises(ParameterError, match="which"):
+        hs.problem("dual")
+
+
+def test_bad_input_errors():
+    with pytest.raises(DataError, match="one class"):
+        cl.Halfspace([[0.0], [1.0]], [1, 1])
+    with pytest.raises(DataError, match="empty"):
+        cl.Halfspace(np.zeros((0, 2)), [])
+    with pytest.raises(DataError, match="non-finite"):
+        cl.Halfspace([[0.0, np.nan], [1.0, 1.0]], [0, 1])
+    with pytest.raises(DataError, match=r"zero vector.*homogeneous=False"):
+        cl.Halfspace(XOR_X, XOR_Y, homogeneous=True)
+    # the zero vector is no problem for affine halfspaces
+    assert not cl.Halfspace(XOR_X, XOR_Y).check(slack=False).separable
+
+
+# --------------------------------------------------------------- property tests
+def _labels(draw, n):
+    y = np.array(draw(st.lists(st.sampled_from([-1, 1]), min_size=n, max_size=n)))
+    y[0], y[1] = 1, -1              # both classes present
+    return y
+
+
+@st.composite
+def general_position(draw):
+    d = draw(st.integers(2, 6))
+    n = draw(st.integers(2, d))
+    seed = draw(st.integers(0, 2**32 - 1))
+    X = np.random.default_rng(seed).standard_normal((n, d))
+    return X, _labels(draw, n)
+
+
+@given(general_position(), st.booleans())
+def test_n_le_d_points_in_general_position_are_separable(data, homogeneous):
+    X, y = data
+    res = cl.Halfspace(X, y, homogeneous=homogeneous).check(margin=False)
+    assert res.separable
+    assert_verified(X, y, res)
+
+
+@given(st.integers(0, 2**32 - 1), st.integers(1, 4), st.integers(3, 12))
+def test_identical_points_with_opposite_labels_are_never_separable(seed, d, n):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    y = rng.choice([-1, 1], size=n)
+    i = rng.integers(n)
+    X = np.vstack([X, X[i]])
+    y = np.append(y, -y[i])
+    res = cl.Halfspace(X, y).check(slack=False)
+    assert not res.separable
+    assert_verified(X, y, res)
+
+
+@given(st.integers(0, 2**32 - 1), st.integers(1, 3), st.integers(4, 15),
+       st.floats(1e-3, 1e3), st.booleans(), st.booleans())
+def test_verdict_invariant_to_permutation_and_scaling(seed, d, n, scale, negate, homogeneous):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(-3, 4, size=(n, d)).astype(float) + rng.standard_normal((n, d)) * 0.5
+    X[np.all(X == 0, axis=1)] = 1.0       # homogeneous problems exclude the zero vector
+    y = rng.choice([-1, 1], size=n)
+    y[:2] = [1, -1]
+    c = -scale if negate else scale
+    perm = rng.permutation(n)
+    base = cl.Halfspace(X, y, homogeneous=homogeneous).check(margin=False, slack=False)
+    other = cl.Halfspace(c * X[perm], y[perm], homogeneous=homogeneous).check(margin=False,
+                                                                            slack=False)
+    assert base.separable == other.separable
+    assert_verified(X, y, base, exact=False)
+    assert_verified(c * X[perm], y[perm], other, exact=False)
+
+
+@pytest.mark.parametrize("classes, homogeneous", [((0, 1), False), ((1, 2), False),
+                                                  ((1, 2), True)])
+def test_highspy_and_cvxpy_backends_agree(classes, homogeneous):
+    X, y = binary_dataset("iris", classes, standardized=False)
+    by_cvxpy = cl.Halfspace(X, y, homogeneous=homogeneous).check(backend="cvxpy", margin=False)
+    by_highspy = cl.Halfspace(X, y, homogeneous=homogeneous).check(backend="highspy", margin=False)
+    assert by_cvxpy.separable == by_highspy.separable
+    assert by_cvxpy.provenance["backend"] == "cvxpy" and by_highspy.provenance["backend"] == "highspy"
+    for res in (by_cvxpy, by_highspy):
+        assert_verified(X, y, res)
+    if not by_cvxpy.separable:
+        assert by_cvxpy.provenance["certificate_source"] == "certificate LP"
+        assert by_highspy.provenance["certificate_source"] in (
+            "dual ray of the consistency LP", "certificate LP")
+        assert by_cvxpy.min_total_slack == pytest.approx(by_highspy.min_total_slack, rel=1e-7)
+    with pytest.raises(ParameterError, match="backend"):
+        cl.Halfspace(X, y).check(backend="glpk")
