@@ -16,6 +16,7 @@ from .certify.kkt import KKTReport
 from .svm import SVM
 from .halfspace import Halfspace, SeparabilityResult
 from .shattering import shatters
+from .compare import Comparison, compare
 
 __version__ = "0.1.0"
 
@@ -26,4 +27,5 @@ __all__ = [
     "History", "Solution",
     "KKTReport", "SVM",
     "Halfspace", "SeparabilityResult", "shatters",
+    "compare", "Comparison",
 ]

@@ -277,6 +277,12 @@ class SVM:
             solution = self._solve_exact(method, solver, polish=polish, kkt_tol=kkt_tol,
                                          **options)
         elif method in ITERATIVE_METHODS:
+            if options.get("loss", "hinge") != "hinge":
+                raise NotApplicableError(
+                    f"SVM.solve solves the hinge-loss SVM; loss={options['loss']!r} is another "
+                    f"problem, whose KKT conditions this report does not check. Use "
+                    f"cl.ERM(X, y, loss={options['loss']!r}, penalty='l2') or call "
+                    f"convexlearn.solvers.{ITERATIVE_METHODS[method].split(':')[0]} directly")
             if self.sample_weight is not None:
                 raise NotApplicableError(
                     f"method {method!r} does not take sample weights; the exact methods do "

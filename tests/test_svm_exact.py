@@ -215,3 +215,9 @@ def test_bad_sample_weights_are_named(weights, C, error, fragment):
     X, y = OVERLAPPING
     with pytest.raises(error, match=fragment):
         cl.SVM(X, y, C=C, sample_weight=weights)
+
+
+def test_solve_refuses_a_loss_other_than_the_hinge():
+    X, y = OVERLAPPING
+    with pytest.raises(cl.NotApplicableError, match="squared_hinge.*cl.ERM"):
+        cl.SVM(X, y).solve("dcd", loss="squared_hinge")

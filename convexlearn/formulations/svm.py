@@ -90,6 +90,8 @@ def svm_primal(y: np.ndarray, C: float, intercept: bool, form: str = "slack", *,
         total = cp.sum(slack) if weights is None else weights @ slack
         objective = regularizer + C_par * total
         label = f"soft-margin SVM primal ({form} form)"
+        if weights is not None:
+            label += " with per-sample costs C_i = C s_i"
     problem = cp.Problem(cp.Minimize(objective), list(constraints.values()))
     return Formulation(problem, variables, constraints, parameters, name=label, kind="qp")
 
@@ -123,4 +125,6 @@ def svm_dual(y: np.ndarray, C: float, intercept: bool, *, X: np.ndarray | None =
         constraints["balance"] = y @ alpha == 0
     problem = cp.Problem(cp.Maximize(cp.sum(alpha) - quadratic), list(constraints.values()))
     label = ("hard" if hard else "soft") + "-margin SVM dual"
+    if weights is not None:
+        label += " with per-sample costs C_i = C s_i"
     return Formulation(problem, {"alpha": alpha}, constraints, parameters, name=label, kind="qp")

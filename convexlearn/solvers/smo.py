@@ -1,0 +1,344 @@
+"""Sequential minimal optimization (SMO) for the SVM dual, as in LIBSVM.
+
+The dual (DESIGN.md section 1) written as a minimization::
+
+    min_a  F(a) = 1/2 a^T Q a - e^T a,   Q_ij = y_i y_j k(x_i, x_j)
+    s.t.   0 <= a_i <= C   (a_i >= 0 only, hard margin),   y^T a = 0   (with intercept)
+
+The method keeps ``v_t = -y_t grad_t F(a) = y_t - g_t`` with ``g_t = sum_j a_j y_j k(x_j, x_t)``
+(so the decision value is f_t = g_t + b), and the index sets
+
+    I_up  = {t : a_t < C, y_t = +1  or  a_t > 0, y_t = -1}   (a_t can move by +y_t)
+    I_low = {t : a_t < C, y_t = -1  or  a_t > 0, y_t = +1}   (a_t can move by -y_t)
+
+a is optimal iff m(a) = max_{I_up} v_t <= M(a) = min_{I_low} v_t; the method stops when the
+maximal KKT violation m(a) - M(a) <= tol (LIBSVM's ``-e``). Each iteration moves a pair
+(i, j) along a_i += y_i t, a_j -= y_j t (which keeps y^T a), with
+
+* i = argmax_{I_up} v_t, and j chosen by second-order working-set selection (Fan, Chen and
+  Lin 2005, "WSS 2"): among t in I_low with b_t = v_i - v_t > 0, the largest guaranteed
+  decrease b_t^2 / a_t, a_t = K_ii + K_tt - 2 K_it (floored at tau > 0);
+* the step t = min(b_j / a_j, room of a_i, room of a_j) (rooms are infinite in the hard
+  margin), which decreases F by t b_j - t^2 a_j / 2.
+
+Without intercept there is no equality constraint: one variable per iteration, the one
+with the largest exact decrease of F along its coordinate (clipped Newton step), stopping
+when the largest projected-gradient magnitude is <= tol.
+
+Shrinking (LIBSVM): every min(n, 1000) iterations, bounded variables that cannot be part
+of a violating pair at the current (m, M) are removed from the active set; the gradient of
+the removed ones is rebuilt, and optimality checked on all variables, before stopping.
+Kernel columns come from :class:`~convexlearn.solvers.kernel_cache.KernelColumns`, an LRU
+cache bounded by ``cache_size`` megabytes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..data import check_positive
+from ..errors import InfeasibleError, ParameterError
+from ..solution import History, Solution, Timer
+from .kernel_cache import KernelColumns
+
+__all__ = ["solve_svm", "smo", "SMOResult"]
+
+_TAU = 1e-12           # floor of the curvature a_ij (LIBSVM's TAU)
+_BLOCK = 256           # columns per block when rebuilding the gradient
+_DIVERGENCE = 1e12     # hard margin: dual unbounded (non-separable data) beyond this
+
+
+@dataclass
+class SMOResult:
+    """Raw output of :func:`smo`.
+
+    ``v = y - g`` with g_t = sum_j alpha_j y_j k(x_j, x_t) (so f = g + b); ``violation`` is
+    the last maximal KKT violation; ``n_shrink`` counts the shrinking steps.
+    """
+
+    alpha: np.ndarray
+    v: np.ndarray
+    n_iter: int
+    status: str
+    history: History
+    violation: float
+    n_shrink: int
+
+
+def _rebuild_v(cols: KernelColumns, y: np.ndarray, alpha: np.ndarray,
+               idx: np.ndarray) -> np.ndarray:
+    """v_t = y_t - sum_j a_j y_j K_jt for t in idx, from the columns of the support only."""
+    v = y[idx].astype(float, copy=True)
+    sv = np.flatnonzero(alpha)
+    for start in range(0, sv.size, _BLOCK):
+        chunk = sv[start:start + _BLOCK]
+        v -= (alpha[chunk] * y[chunk]) @ cols.columns(chunk)[:, idx]
+    return v
+
+
+def smo(cols: KernelColumns, y: np.ndarray, C: float, intercept: bool = True, tol: float = 1e-3,
+        max_iter: int | None = None, shrinking: bool = True, alpha0: np.ndarray | None = None,
+        callback=None) -> SMOResult:
+    """Run SMO on the dual of the SVM with kernel columns ``cols`` (see the module docstring).
+
+    Parameters
+    ----------
+    cols : KernelColumns
+    y : ndarray of {-1, +1}
+    C : float
+        ``inf`` for the hard margin.
+    intercept : bool
+        False: no equality constraint, single-variable updates.
+    tol : float
+        Stop when the maximal KKT violation (m - M, or max |projected gradient|) <= tol.
+    max_iter : int, optional
+        Default max(100 000, 100 n).
+    shrinking : bool
+    alpha0 : ndarray, optional
+        Feasible starting point (warm start).
+    callback : callable, optional
+        ``callback(t, alpha, dual_objective)`` each iteration (``alpha`` is live: copy it
+        to keep it); returning False stops.
+
+    Returns
+    -------
+    SMOResult
+        History columns: ``objective`` (the dual objective D(a) = e^T a - 1/2 a^T Q a),
+        ``violation`` (on the active set), ``time``.
+    """
+    timer = Timer()
+    n = y.shape[0]
+    max_iter = max(100_000, 100 * n) if max_iter is None else int(max_iter)
+    alpha = np.zeros(n) if alpha0 is None else np.array(alpha0, dtype=float)
+    v = _rebuild_v(cols, y, alpha, np.arange(n)) if alpha.any() else y.astype(float, copy=True)
+    dual = 0.5 * float(alpha @ (1.0 + y * v))   # e^T a - 1/2 a^T Q a, with g = y - v
+    history = History()
+    hard = math.isinf(C)
+
+    active = np.arange(n)
+    full = True
+    yA, vA, dA = y.copy(), v.copy(), cols.diagonal.copy()
+    shrink_every = min(n, 1000)
+    counter = shrink_every
+    unshrunk_once = False
+    status, it, violation, n_shrink = "max_iter", 0, math.inf, 0
+
+    def masks():
+        aA = alpha[active]
+        at_upper = aA >= C
+        at_lower = aA <= 0.0
+        up = np.where(yA > 0, ~at_upper, ~at_lower)
+        low = np.where(yA > 0, ~at_lower, ~at_upper)
+        return up, low
+
+    def unshrink():
+        nonlocal active, full, yA, vA, dA
+        v[active] = vA
+        inactive = np.setdiff1d(np.arange(n), active, assume_unique=True)
+        if inactive.size:
+            v[inactive] = _rebuild_v(cols, y, alpha, inactive)
+        active, full = np.arange(n), True
+        yA, vA, dA = y.copy(), v.copy(), cols.diagonal.copy()
+
+    up, low = masks()
+    scratch = np.empty(n)
+    while it < max_iter:
+        # ---------------------------------------------------------------- selection
+        if intercept:
+            i_loc = int(np.argmax(np.where(up, vA, -np.inf)))
+            m_val = vA[i_loc] if up[i_loc] else -math.inf
+            M_val = float(np.min(np.where(low, vA, np.inf)))
+            violation = m_val - M_val
+        else:
+            # gradient of F is -y v; projected gradient vanishes at a bound pointing out.
+            grad = -yA * vA
+            aA = alpha[active] if not full else alpha
+            pg = np.where((aA <= 0.0) & (grad > 0), 0.0, grad)
+            pg = np.where((aA >= C) & (pg < 0), 0.0, pg)
+            violation = float(np.max(np.abs(pg))) if pg.size else 0.0
+
+        if violation <= tol:
+            if not full:                       # optimal on the active set: check them all
+                unshrink()
+                up, low = masks()
+                continue
+            status = "converged"
+            break
+
+        if shrinking:
+            counter -= 1
+            if counter <= 0:
+                counter = shrink_every
+                if not unshrunk_once and violation <= 10 * tol:
+                    unshrunk_once = True       # LIBSVM: one full re-check near the end
+                    unshrink()
+                    up, low = masks()
+                    continue
+                if intercept:
+                    drop = (up & ~low & (vA < M_val)) | (low & ~up & (vA > m_val))
+                else:
+                    drop = ((aA <= 0.0) & (grad > violation)) | ((aA >= C) & (grad < -violation))
+                if drop.any() and not drop.all():
+                    keep = ~drop
+                    v[active] = vA
+                    active = active[keep]
+                    full = False
+                    yA, vA, dA = y[active], vA[keep], cols.diagonal[active]
+                    up, low = up[keep], low[keep]
+                    n_shrink += 1
+                    continue
+
+        it += 1
+        # ---------------------------------------------------------------------- step
+        if intercept:
+            i = int(active[i_loc])
+            Ki = cols.column(i)
+            KiA = Ki if full else Ki[active]
+            if scratch.size != vA.size:
+                scratch = np.empty(vA.size)
+            # second-order selection of j: maximal b^2 / a over I_low with b > 0
+            curv = np.subtract(dA, KiA, out=scratch)
+            curv -= KiA
+            curv += dA[i_loc]
+            np.maximum(curv, _TAU, out=curv)
+            gain = m_val - vA
+            cand = low & (gain > 0)
+            score = np.where(cand, gain * gain / curv, -np.inf)
+            j_loc = int(np.argmax(score))
+            j = int(active[j_loc])
+            Kj = cols.column(j)
+            KjA = Kj if full else Kj[active]
+            a_ij = curv[j_loc]
+            b_ij = m_val - vA[j_loc]
+            t = b_ij / a_ij
+            room_i = (C - alpha[i]) if y[i] > 0 else alpha[i]
+            room_j = alpha[j] if y[j] > 0 else (C - alpha[j])
+            t = min(t, room_i, room_j)
+            alpha[i] += y[i] * t
+            alpha[j] -= y[j] * t
+            # Snap to the bound that limited the step, so "at bound" is exact.
+            if t == room_i:
+                alpha[i] = C if y[i] > 0 else 0.0
+            if t == room_j:
+                alpha[j] = 0.0 if y[j] > 0 else C
+            vA += t * (KjA - KiA)
+            dual += t * b_ij - 0.5 * t * t * a_ij
+            for loc, glob in ((i_loc, i), (j_loc, j)):
+                a = alpha[glob]
+                up[loc] = (a < C) if yA[loc] > 0 else (a > 0.0)
+                low[loc] = (a > 0.0) if yA[loc] > 0 else (a < C)
+        else:
+            # exact coordinate minimization: decrease of F for the clipped Newton step
+            step = np.clip(aA - grad / np.maximum(dA, _TAU), 0.0, C) - aA
+            gain = -(grad * step + 0.5 * dA * step * step)
+            i_loc = int(np.argmax(gain))
+            i = int(active[i_loc])
+            delta = step[i_loc]
+            new = alpha[i] + delta
+            alpha[i] = 0.0 if new <= 0.0 else (C if new >= C else new)
+            Ki = cols.column(i)
+            vA -= (delta * y[i]) * (Ki if full else Ki[active])
+            dual += gain[i_loc]
+
+        if hard and alpha[i] > _DIVERGENCE:
+            raise InfeasibleError(
+                f"SMO: the hard-margin dual is unbounded (alpha_{i} = {alpha[i]:.3g} after "
+                f"{it} iterations): the classes are not linearly separable in the kernel's "
+                f"feature space; use a finite C, or cl.Halfspace(X, y).check() for a "
+                f"certificate (linear kernel)")
+        history.record(objective=dual, violation=violation, time=timer())
+        if callback is not None and callback(it, alpha, dual) is False:
+            status = "stopped"
+            break
+
+    if not full:
+        unshrink()
+    else:
+        v[:] = vA
+    return SMOResult(alpha, v, it, status, history, violation, n_shrink)
+
+
+def _columns_for(svm, cache_size: float) -> KernelColumns:
+    # Kernels not PSD by construction (sigmoid, callables, precomputed) go through the
+    # checked (possibly repaired) Gram matrix: SMO must not run on a non-convex problem.
+    if svm.X is None or not svm.kernel.known_psd:
+        return KernelColumns.from_gram(svm.gram)
+    return KernelColumns.from_kernel(svm.kernel, svm.X, cache_size)
+
+
+def _warm_alpha(warm_start, svm) -> np.ndarray | None:
+    if warm_start is None:
+        return None
+    alpha = warm_start.alpha if isinstance(warm_start, Solution) else warm_start
+    if alpha is None:
+        raise ParameterError("warm_start: the solution has no multipliers alpha to start SMO from")
+    alpha = np.asarray(alpha, dtype=float)
+    if alpha.shape != (svm.n_samples,):
+        raise ParameterError(f"warm_start: alpha must have shape ({svm.n_samples},); "
+                             f"got {alpha.shape}")
+    alpha = np.clip(alpha, 0.0, svm.C)
+    scale = max(1.0, float(alpha.max())) if svm.hard_margin else svm.C
+    if svm.intercept and abs(float(alpha @ svm.y)) > 1e-8 * scale * svm.n_samples:
+        raise ParameterError(f"warm_start: alpha violates y^T alpha = 0 "
+                             f"(y^T alpha = {float(alpha @ svm.y):.3g}); SMO keeps the "
+                             f"equality, so it must start feasible")
+    return alpha
+
+
+def solve_svm(svm, tol: float = 1e-3, max_iter: int | None = None, shrinking: bool = True,
+              cache_size: float = 200.0, callback=None, warm_start=None) -> Solution:
+    """SMO on ``svm`` (any kernel, hard or soft margin, with or without intercept).
+
+    Parameters
+    ----------
+    svm : convexlearn.SVM
+    tol : float
+        Maximal KKT violation m(a) - M(a) at which to stop (LIBSVM's ``-e``, default 1e-3).
+    max_iter : int, optional
+        Iteration budget (default max(100 000, 100 n)); status "max_iter" when reached.
+    shrinking : bool
+    cache_size : float
+        Kernel column cache, in MB.
+    callback : callable, optional
+        ``callback(t, alpha, dual_objective)``; returning False stops (status "stopped").
+    warm_start : Solution or ndarray, optional
+        Starting multipliers (feasible).
+
+    Returns
+    -------
+    Solution
+        ``alpha``, ``b`` (mean of y_i - g_i over free support vectors, else the midpoint
+        of the interval the KKT conditions allow), ``dual_coef = y * alpha``, ``w`` for the
+        linear kernel, ``objective`` = the primal objective P(w, b) of the returned point,
+        ``n_iter``, and ``extra`` with the final violation, shrink count and cache stats.
+    """
+    from ..svm import intercept_from_alpha
+    tol = check_positive("tol", tol)
+    timer = Timer()
+    cols = _columns_for(svm, cache_size)
+    y, C = svm.y, svm.C
+    res = smo(cols, y, C, svm.intercept, tol, max_iter, shrinking,
+              _warm_alpha(warm_start, svm), callback)
+    alpha = res.alpha
+    g = y - res.v
+    if svm.intercept:
+        b, rule = intercept_from_alpha(y, C, alpha, g)
+    else:
+        b, rule = 0.0, "no intercept"
+    beta = y * alpha
+    aQa = float(beta @ g)
+    hinge = np.maximum(0.0, 1.0 - y * (g + b))
+    objective = 0.5 * aQa + (0.0 if svm.hard_margin else C * float(hinge.sum()))
+    w = svm.X.T @ beta if svm.kernel.is_linear and svm.X is not None else None
+    xi = None if svm.hard_margin else hinge
+    sol = Solution(w=w, b=float(b), alpha=alpha, xi=xi, objective=objective, status=res.status,
+                   method="smo", n_iter=res.n_iter, history=res.history, time_s=timer(),
+                   provenance={"solver": "convexlearn.smo", "tol": tol,
+                               "working_set": "second order (WSS2)", "shrinking": shrinking},
+                   dual_coef=beta)
+    sol.extra.update(intercept_rule=rule, violation=res.violation, n_shrink=res.n_shrink,
+                     cache=cols.stats())
+    return sol

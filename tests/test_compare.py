@@ -1,0 +1,62 @@
+"""cl.compare: objective gap, ||w - w*||, decision-function difference, support sets."""
+
+import numpy as np
+import pytest
+from helpers import binary_dataset
+
+import convexlearn as cl
+
+
+@pytest.fixture(scope="module")
+def linear():
+    X, y = binary_dataset("wine", (0, 1))
+    svm = cl.SVM(X, y, C=1.0)
+    return svm, svm.solve()
+
+
+def test_identical_solutions_compare_equal(linear):
+    svm, exact = linear
+    cmp = cl.compare(exact, exact, svm)
+    assert cmp.objective_gap == 0.0 and cmp.relative_gap == 0.0
+    assert cmp.w_distance == 0.0 and cmp.decision_difference == 0.0
+    assert cmp.same_support and cmp.support_difference == 0
+
+
+def test_perturbed_solution_is_measured(linear):
+    svm, exact = linear
+    delta = np.zeros_like(exact.w)
+    delta[0] = 0.3
+    other = cl.Solution(w=exact.w + delta, b=exact.b - 0.2, method="perturbed")
+    other.objective = svm.primal_objective(other)
+    other.report = svm.kkt(other, tol=1e-6)
+    cmp = cl.compare(exact, other, svm)
+    assert cmp.objective_gap > 0 and cmp.relative_gap == pytest.approx(
+        (other.objective - exact.objective) / exact.objective)
+    assert cmp.w_distance == pytest.approx(0.3) and cmp.b_difference == pytest.approx(0.2)
+    f_diff = np.abs(svm.X @ delta - 0.2)
+    assert cmp.decision_difference == pytest.approx(f_diff.max())
+    assert not cmp.same_support
+    assert cmp.support_difference == cmp.only_in_reference.size + cmp.only_in_other.size > 0
+    assert "perturbed vs" in cmp.summary()
+
+
+def test_kernel_solutions_compare_by_decision_function():
+    X, y = binary_dataset("iris", (1, 2))
+    svm = cl.SVM(X, y, C=1.0, kernel="rbf")
+    exact = svm.solve()
+    smo = svm.solve(method="smo", tol=1e-3)
+    cmp = cl.compare(exact, smo, svm)
+    assert cmp.w_distance is None
+    f = svm.decision_function(smo) - svm.decision_function(exact)
+    assert cmp.decision_difference == pytest.approx(np.abs(f).max())
+    assert 0 < cmp.decision_difference < 0.05      # tol 1e-3 is close, not exact
+
+
+def test_missing_reports_without_problem(linear):
+    svm, exact = linear
+    bare = cl.Solution(w=exact.w, b=exact.b, objective=exact.objective, method="bare")
+    cmp = cl.compare(exact, bare)
+    assert cmp.same_support is None and cmp.decision_difference is None
+    assert any("no KKT report" in n for n in cmp.notes)
+    # with the problem, the missing report is computed
+    assert cl.compare(exact, bare, svm).same_support is not None
