@@ -17,6 +17,8 @@ from .svm import SVM
 from .halfspace import Halfspace, SeparabilityResult
 from .shattering import shatters
 from .compare import Comparison, compare
+from .erm import ERM
+from .certify.optimality import OptimalityReport
 
 __version__ = "0.1.0"
 
@@ -28,4 +30,5 @@ __all__ = [
     "KKTReport", "SVM",
     "Halfspace", "SeparabilityResult", "shatters",
     "compare", "Comparison",
+    "ERM", "OptimalityReport",
 ]

@@ -16,7 +16,7 @@ def load():
         from sklearn.datasets import load_breast_cancer
     except ImportError:
         raise SystemExit("this example reads scikit-learn's copy of the breast cancer data: "
-                         "pip install 'convexlearn[sklearn]'")
+                         "pip install 'convexlearn[sklearn]'") from None
     X, y = load_breast_cancer(return_X_y=True)
     return (X - X.mean(0)) / X.std(0), y
 

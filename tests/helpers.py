@@ -77,3 +77,17 @@ def support_groups(X: np.ndarray, y: np.ndarray, support) -> set:
     rows = np.column_stack([X, y])
     _, first, inverse = np.unique(rows, axis=0, return_index=True, return_inverse=True)
     return {int(first[inverse[i]]) for i in support}
+
+
+def erm_grid_data(n: int = 60, d: int = 5, seed: int = 0):
+    """Small ERM data: breast_cancer rows/columns (standardized), labels with 10% flipped so
+    the classes overlap (unregularized logistic/exponential then have a finite minimizer),
+    and real regression targets y_reg = X w0 + noise. Returns (X, y_labels, y_reg)."""
+    X, y = binary_dataset("breast_cancer")
+    rng = np.random.default_rng(seed)
+    idx = rng.choice(len(y), n, replace=False)
+    X, y = X[idx, :d].copy(), y[idx].copy()
+    flip = rng.choice(n, n // 10, replace=False)
+    y[flip] = 1 - y[flip]
+    y_reg = X @ rng.normal(size=d) + 0.5 * rng.normal(size=n)
+    return X, y, y_reg

@@ -129,7 +129,7 @@ class KKTReport:
         for name, value in self.worst().items():
             flag = "  <-- violated" if value > self.tol else ""
             lines.append(f"  {name:22s} {value:.2e}{flag}")
-        for name, worst, samples in self.violations():
+        for name, _, samples in self.violations():
             if samples:
                 lines.append(f"  {name} violated at samples {samples}")
         lines.extend(f"  note: {note}" for note in self.notes)

@@ -248,7 +248,7 @@ def _solve_rational(M: np.ndarray, rhs: np.ndarray) -> tuple[list[int], int] | N
     when a column has no pivot (dependent over Q) or the system is inconsistent.
     """
     M = np.column_stack([M, rhs]).astype(object)
-    m, r = M.shape[0], M.shape[1] - 1
+    r = M.shape[1] - 1
     prev = 1
     for j in range(r):
         nonzero = np.flatnonzero(M[j:, j] != 0)

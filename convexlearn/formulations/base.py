@@ -8,6 +8,7 @@ verdict by itself: callers run the matching optimality check afterwards.
 
 from __future__ import annotations
 
+import functools
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -74,6 +75,13 @@ class SolveInfo:
                 "solver_options": dict(self.options)}
 
 
+@functools.lru_cache(maxsize=None)
+def _installed() -> frozenset:
+    # cp.installed_solvers() probes imports (~1 ms): once per process is enough.
+    return frozenset(cp.installed_solvers())
+
+
+@functools.lru_cache(maxsize=None)
 def solver_version(solver: str) -> str:
     """Installed version of a solver's Python package ("unknown" when not found)."""
     package = {"CLARABEL": "clarabel", "HIGHS": "highspy", "OSQP": "osqp", "SCS": "scs",
@@ -86,7 +94,7 @@ def solver_version(solver: str) -> str:
 
 def default_solver(kind: str) -> str:
     """The solver used when none is named: HiGHS for LPs, Clarabel otherwise."""
-    return "HIGHS" if kind == "lp" and "HIGHS" in cp.installed_solvers() else "CLARABEL"
+    return "HIGHS" if kind == "lp" and "HIGHS" in _installed() else "CLARABEL"
 
 
 def solve_formulation(form: Formulation, solver: str | None = None, *,
@@ -104,7 +112,7 @@ def solve_formulation(form: Formulation, solver: str | None = None, *,
         When the named solver is not installed.
     """
     solver = (solver or default_solver(form.kind)).upper()
-    if solver not in cp.installed_solvers():
+    if solver not in _installed():
         raise ParameterError(f"solver {solver!r} is not installed; installed: "
                              f"{', '.join(cp.installed_solvers())}")
     if solver == "CLARABEL":
@@ -115,7 +123,8 @@ def solve_formulation(form: Formulation, solver: str | None = None, *,
             # cvxpy warns on optimal_inaccurate; we report it through the status instead.
             warnings.filterwarnings("ignore", message="Solution may be inaccurate")
             form.problem.solve(solver=solver, **options)
-    except cp.error.SolverError as exc:
+    except (cp.error.SolverError, ValueError) as exc:
+        # cvxpy can also fail with a bare ValueError while unpacking a solver's bad point.
         raise SolverError(f"{solver} failed on the {form.name}: {exc}") from None
     elapsed = time.perf_counter() - start
     status = form.problem.status

@@ -1,0 +1,392 @@
+"""One small adapter per model kind: how its problem is built, solved and summarized.
+
+An adapter declares the keys its ``[model]`` and ``[expect]`` tables accept (validated by
+:mod:`convexlearn.catalogue`), the methods it offers, and ``run``, which builds the problem
+object from the data, solves it with each method and returns one :class:`MethodRow` per
+method plus the *facts* the expectations are checked against (:mod:`convexlearn.runner`).
+Adapters import their model module lazily, so a kind whose module is absent from this
+installation is reported as such and the rest of the catalogue still runs.
+
+Gap to exact: ``(F - F*) / max(1, |F*|)`` with F* the objective of the exact reference
+(the first exact method asked for, else the model's default exact method), which must
+pass its own optimality check or the run is a solver failure.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from .catalogue import Key, Problem
+from .errors import ParameterError, SolverError
+
+__all__ = ["MethodRow", "RunResult", "Adapter", "SVMAdapter", "ERMAdapter", "HalfspaceAdapter",
+           "ShatteringAdapter", "ADAPTERS", "adapter_for"]
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class MethodRow:
+    """One method's outcome: the columns of the report table, and its history."""
+
+    method: str
+    status: str
+    objective: float
+    gap: float | None = None
+    violation: float | None = None      # KKT max violation, or distance to the subdifferential
+    n_free: int | None = None
+    n_bounded: int | None = None
+    n_iter: int | None = None
+    time_s: float = 0.0
+    reference: bool = False
+    history: dict = field(default_factory=dict)
+
+
+@dataclass
+class RunResult:
+    """Everything ``convexlearn solve`` prints, writes and plots about one problem."""
+
+    problem: Problem
+    rows: list[MethodRow]
+    facts: dict
+    checks: list                         # of runner.Check, filled by run_problem
+    model: Any = None
+    solutions: dict = field(default_factory=dict)
+    separability: Any = None
+    tol: float = 1e-6
+    decision: Callable | None = None     # f(Z) of the exact reference, for plots
+    margin_lines: bool = False           # f = +-1 are the SVM's margins
+    support_sets: tuple = (None, None)   # (free, bounded) sample indices
+
+    @property
+    def label_map(self):
+        return getattr(self.model, "label_map", None)
+
+    @property
+    def signed_y(self) -> np.ndarray:
+        return self.label_map.to_signed(self.problem.data.y)
+
+    @property
+    def class_names(self) -> list:
+        return self.label_map.classes.tolist()
+
+    @property
+    def passed(self) -> bool:
+        return all(check.passed for check in self.checks)
+
+    @property
+    def reference(self) -> MethodRow | None:
+        return next((row for row in self.rows if row.reference), None)
+
+
+def _rel_gap(value: float, ref: float) -> float:
+    return (value - ref) / max(1.0, abs(ref))
+
+
+def _history(solution) -> dict:
+    h = solution.history
+    return {k: h[k] for k in ("objective", "best", "iteration", "time") if k in h} \
+        if len(h) else {}
+
+
+_COMMON_EXPECT = {
+    "objective": Key("number", None, "optimal objective of the exact reference"),
+    "objective_rtol": Key("number", 1e-6, "relative tolerance on 'objective'"),
+    "max_gap": Key("table of numbers", {}, "method -> largest relative gap to exact"),
+}
+
+
+class Adapter:
+    """How one model kind is built, solved and checked. Subclasses fill in the blanks."""
+
+    kind = ""
+    module = ""                         # the convexlearn module this kind needs
+    model_keys: dict[str, Key] = {}
+    expect_keys: dict[str, Key] = {}
+    default_methods: tuple[str, ...] = ()
+
+    def available(self) -> bool:
+        return importlib.util.find_spec(self.module) is not None
+
+    def task(self, model: dict) -> str:
+        """What the data must hold: "classification", "regression" or "points"."""
+        return "classification"
+
+    def methods(self) -> list[str]:
+        return list(self.default_methods)
+
+    def run(self, problem: Problem, methods: list[str], tol: float,
+            progress: Progress | None) -> RunResult:
+        raise NotImplementedError
+
+    def check_methods(self, methods: list[str]) -> list[str]:
+        valid = self.methods()
+        unknown = [m for m in methods if m not in valid]
+        if unknown:
+            raise ParameterError(f"unknown {self.kind} method(s) {', '.join(map(repr, unknown))}; "
+                                 f"valid: {', '.join(valid)}")
+        return list(dict.fromkeys(methods))
+
+
+def _method_options(problem: Problem, method: str, registry: dict) -> dict:
+    """``[run.options.<method>]``, checked against the solver's signature so that a typo
+    is a ParameterError naming the valid options, not a TypeError deep in a solver."""
+    options = dict(problem.options.get(method, {}))
+    if not options:
+        return options
+    if method not in registry:
+        raise ParameterError(f"[run.options.{method}]: method {method!r} takes no options")
+    module, func = registry[method].split(":")
+    params = inspect.signature(getattr(importlib.import_module(
+        f"convexlearn.solvers.{module}"), func)).parameters
+    if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        valid = [name for name in list(params)[1:] if name not in ("callback", "tol")]
+        unknown = sorted(set(options) - set(valid))
+        if unknown:
+            raise ParameterError(f"[run.options.{method}]: unknown option(s) {unknown}; "
+                                 f"valid: {', '.join(valid)}")
+    return options
+
+
+def _iterative_callback(method: str, progress: Progress | None):
+    if progress is None:
+        return None
+
+    def callback(t, *state):         # the state is method-specific; only t is shown
+        progress(f"{method}: iteration {t}")
+    return callback
+
+
+class SVMAdapter(Adapter):
+    """The C-form SVM (``convexlearn.svm.SVM``): exact formulations and iterative methods."""
+
+    kind, module = "svm", "convexlearn.svm"
+    model_keys = {
+        "C": Key("number", 1.0, "cost of the slack; inf for the hard margin"),
+        "kernel": Key("string", "linear"), "gamma": Key("number or string", "scale"),
+        "degree": Key("integer", 3), "coef0": Key("number", 0.0),
+        "intercept": Key("boolean", True),
+    }
+    expect_keys = {
+        **_COMMON_EXPECT,
+        "n_support": Key("integer", None), "n_free": Key("integer", None),
+        "n_bounded": Key("integer", None),
+        "training_errors": Key("integer", None, "samples with sign(f(x_i)) != y_i"),
+        "separable": Key("boolean", None, "verdict of the separability LP (linear kernel)"),
+    }
+    default_methods = ("exact-primal", "exact-dual")
+
+    def methods(self) -> list[str]:
+        from .svm import EXACT_METHODS, ITERATIVE_METHODS
+        return list(EXACT_METHODS) + list(ITERATIVE_METHODS)
+
+    def run(self, problem, methods, tol, progress):
+        from .svm import EXACT_METHODS, ITERATIVE_METHODS, SVM
+        m = problem.model
+        svm = SVM(problem.data.X, problem.data.y, C=m["C"], kernel=m["kernel"],
+                  intercept=m["intercept"], gamma=m["gamma"], degree=m["degree"],
+                  coef0=m["coef0"])
+        exact = [x for x in methods if x in EXACT_METHODS]
+        ref_method = exact[0] if exact else "exact"
+        order = [ref_method] + [x for x in methods if x != ref_method]
+        solutions, rows = {}, []
+        for method in order:
+            if progress:
+                progress(f"{problem.name}: {method}")
+            if method in EXACT_METHODS:
+                sol = svm.solve(method, solver=problem.solver, kkt_tol=tol,
+                                **problem.solver_options)
+            else:
+                opts = _method_options(problem, method, ITERATIVE_METHODS)
+                sol = svm.solve(method, tol=tol, kkt_tol=tol,
+                                callback=_iterative_callback(method, progress), **opts)
+            solutions[method] = sol
+            rep = sol.report
+            rows.append(MethodRow(method, sol.status, sol.objective,
+                                  violation=rep.max_violation, n_free=rep.free.size,
+                                  n_bounded=rep.bounded.size, n_iter=sol.n_iter,
+                                  time_s=sol.time_s, reference=method == ref_method,
+                                  history=_history(sol)))
+        ref = solutions[ref_method]
+        if ref.status != "optimal":
+            raise SolverError(f"the exact reference ({ref_method}) is not certified: status "
+                              f"{ref.status!r}, KKT max violation {ref.report.max_violation:.2e} "
+                              f"> tol {tol:g}\n{ref.report.summary()}")
+        for row in rows:
+            row.gap = _rel_gap(row.objective, ref.objective)
+        f = svm.decision_function(ref)
+        facts = {"objective": ref.objective, "n_support": int(ref.report.support.size),
+                 "n_free": int(ref.report.free.size), "n_bounded": int(ref.report.bounded.size),
+                 "training_errors": int(np.sum(np.where(f >= 0, 1.0, -1.0) != svm.y))}
+        result = RunResult(problem, rows, facts, [], model=svm, solutions=solutions, tol=tol,
+                           decision=lambda Z: svm.decision_function(ref, Z), margin_lines=True,
+                           support_sets=(ref.report.free, ref.report.bounded))
+        if problem.expect.get("separable") is not None:
+            if not svm.kernel.is_linear:
+                raise ParameterError(f"{problem.path}: 'expect.separable' is decided for the "
+                                     f"linear kernel only (use a feature map in [data])")
+            if progress:
+                progress(f"{problem.name}: separability LP")
+            result.separability = _halfspace(problem.data.X, problem.data.y, not m["intercept"])
+            facts["separable"] = result.separability.separable
+        return result
+
+
+def _halfspace(X, y, homogeneous: bool):
+    from .halfspace import Halfspace
+    return Halfspace(X, y, homogeneous=homogeneous).check()
+
+
+class HalfspaceAdapter(Adapter):
+    """Linear separability with a verified certificate either way (``Halfspace.check``)."""
+
+    kind, module = "halfspace", "convexlearn.halfspace"
+    model_keys = {"homogeneous": Key("boolean", False, "hyperplanes through the origin")}
+    expect_keys = {
+        "separable": Key("boolean", None), "margin": Key("number", None),
+        "margin_rtol": Key("number", 1e-6), "min_total_slack": Key("number", None),
+        "min_total_slack_rtol": Key("number", 1e-6),
+    }
+    default_methods = ("lp",)
+
+    def run(self, problem, methods, tol, progress):
+        if progress:
+            progress(f"{problem.name}: separability LP")
+        res = _halfspace(problem.data.X, problem.data.y, problem.model["homogeneous"])
+        status = ("separable" if res.separable else "not separable") + \
+                 ("" if res.verified else " (UNVERIFIED)")
+        row = MethodRow("lp", status, math.nan, time_s=res.time_s, reference=True)
+        facts = {"separable": res.separable, "verified": res.verified,
+                 "margin": res.margin, "min_total_slack": res.min_total_slack}
+        if not res.verified:
+            raise SolverError(f"{problem.path}: the separability certificate failed its "
+                              f"independent check\n{res.summary()}")
+        decision = (lambda Z: Z @ res.w + res.b) if res.separable else None
+        return RunResult(problem, [row], facts, [], model=res, separability=res, tol=tol,
+                         decision=decision)
+
+
+class ERMAdapter(Adapter):
+    """Regularized ERM in lambda-form (``convexlearn.erm.ERM``): exact, closed form,
+    first- and second-order methods; checked by the distance of 0 to dF."""
+
+    kind, module = "erm", "convexlearn.erm"
+    model_keys = {
+        "loss": Key("string", doc="hinge, logistic, squared, ..."),
+        "penalty": Key("string", "l2", "none, l1, l2, lp, elastic_net"),
+        "lam": Key("number", 0.1, "regularization weight (>= 0)"),
+        "intercept": Key("boolean", True),
+        "p": Key("number", None, "exponent of the lp penalty"),
+        "l1_ratio": Key("number", None, "mixing of the elastic net"),
+    }
+    expect_keys = {
+        **_COMMON_EXPECT,
+        "nonzeros": Key("integer", None, "|w_j| > 1e-6 max(1, ||w||_inf)"),
+        "training_errors": Key("integer", None, "classification: sign(f(x_i)) != y_i"),
+    }
+    default_methods = ("exact",)
+
+    def task(self, model: dict) -> str:
+        from .losses import make_loss
+        return make_loss(model["loss"]).task
+
+    def methods(self) -> list[str]:
+        from .erm import METHODS
+        return list(METHODS)
+
+    def run(self, problem, methods, tol, progress):
+        from .erm import ERM, ITERATIVE_METHODS
+        m = problem.model
+        extra = {k: m[k] for k in ("p", "l1_ratio") if m[k] is not None}
+        erm = ERM(problem.data.X, problem.data.y, loss=m["loss"], penalty=m["penalty"],
+                  lam=m["lam"], intercept=m["intercept"], **extra)
+        order = ["exact"] + [x for x in methods if x != "exact"]
+        solutions, rows = {}, []
+        for method in order:
+            if progress:
+                progress(f"{problem.name}: {method}")
+            if method == "exact":
+                sol = erm.solve("exact", cert_tol=tol, solver=problem.solver,
+                                **problem.solver_options)
+            else:
+                opts = _method_options(problem, method, ITERATIVE_METHODS)
+                if method != "closed-form":
+                    opts = {"callback": _iterative_callback(method, progress), "tol": tol,
+                            **opts}
+                sol = erm.solve(method, cert_tol=tol, **opts)
+            solutions[method] = sol
+            rows.append(MethodRow(method, sol.status, sol.objective,
+                                  violation=sol.report.distance, n_iter=sol.n_iter,
+                                  time_s=sol.time_s, reference=method == "exact",
+                                  history=_history(sol)))
+        ref = solutions["exact"]
+        if ref.status != "optimal":
+            raise SolverError(f"the exact reference is not certified: status {ref.status!r}; "
+                              f"{ref.report.summary()}")
+        for row in rows:
+            row.gap = _rel_gap(row.objective, ref.objective)
+        w = np.asarray(ref.w, float)
+        facts = {"objective": ref.objective,
+                 "nonzeros": int(np.sum(np.abs(w) > 1e-6 * max(1.0, np.abs(w).max())))}
+        result = RunResult(problem, rows, facts, [], model=erm, solutions=solutions, tol=tol)
+        if erm.label_map is not None:
+            f = erm.decision_function(ref)
+            facts["training_errors"] = int(np.sum(np.where(f >= 0, 1.0, -1.0) != erm.y))
+            result.decision = lambda Z: erm.decision_function(ref, Z)
+        return result
+
+
+class ShatteringAdapter(Adapter):
+    """Do halfspaces shatter a point set? Decided by the LP over all labelings and by the
+    rank test; the two deciders must agree."""
+
+    kind, module = "shattering", "convexlearn.shattering"
+    model_keys = {"homogeneous": Key("boolean", False, "halfspaces through the origin")}
+    expect_keys = {"shattered": Key("boolean", None)}
+    default_methods = ("lp", "algebra")
+
+    def task(self, model: dict) -> str:
+        return "points"
+
+    def run(self, problem, methods, tol, progress):
+        from .shattering import unrealizable_labeling
+        rows, verdicts = [], {}
+        for method in methods:
+            start = time.perf_counter()
+            witness = unrealizable_labeling(problem.data.X, problem.model["homogeneous"],
+                                            method=method)
+            verdicts[method] = witness
+            status = "shattered" if witness is None else \
+                f"not shattered (y = {np.asarray(witness, int).tolist()})"
+            rows.append(MethodRow(method, status, math.nan, time_s=time.perf_counter() - start,
+                                  reference=method == methods[0]))
+        answers = {m: w is None for m, w in verdicts.items()}
+        if len(set(answers.values())) > 1:
+            raise SolverError(f"the shattering deciders disagree: {answers}")
+        facts = {"shattered": answers[methods[0]]}
+        return RunResult(problem, rows, facts, [], tol=tol)
+
+
+ADAPTERS: dict[str, Adapter] = {a.kind: a for a in (SVMAdapter(), ERMAdapter(),
+                                                    HalfspaceAdapter(), ShatteringAdapter())}
+
+
+def adapter_for(kind: str, where: str = "") -> Adapter:
+    """The adapter of a model kind; ParameterError when unknown or not installed."""
+    prefix = f"{where}: " if where else ""
+    if kind not in ADAPTERS:
+        raise ParameterError(f"{prefix}unknown model kind {kind!r}; valid: "
+                             f"{', '.join(sorted(ADAPTERS))}")
+    adapter = ADAPTERS[kind]
+    if not adapter.available():
+        raise ParameterError(f"{prefix}model kind {kind!r} needs {adapter.module}, which this "
+                             f"installation of convexlearn does not have")
+    return adapter

@@ -1,0 +1,463 @@
+"""Problem files: one TOML file per reference problem, validated, with its data loaded.
+
+A problem file has five tables::
+
+    name = "iris-setosa-versicolor"           # required
+    description = "..."
+    [data]      # path = "data/iris.csv" (relative to the file), label, classes, features,
+                # standardize, feature_map = {kind = "poly", degree, gamma, coef0}
+                # - or [data.generator] with kind = "xor" | "blobs" | "regression" | ...
+    [model]     # kind = "svm" | "erm" | "halfspace" | "shattering" and its parameters
+    [run]       # methods, tol, solver, solver_options, [run.options.<method>]
+    [expect]    # facts established by the exact solver (see each model's adapter)
+
+The keys of ``[model]`` and ``[expect]`` depend on the model kind and are declared by
+its adapter in :mod:`convexlearn.runner`. Every error names the file and, where it can,
+the line: a TOML syntax error its line and column, an unknown key the valid ones, a
+wrong type the key and the expected type, a bad CSV cell its line and column.
+
+Data pipeline, in order: read (CSV or seeded generator) -> select the two classes ->
+standardize (z = (x - mean) / std, population std; constant columns only centred) ->
+explicit feature map. ``Dataset.sha256`` is a checksum of the arrays actually solved.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import math
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import ConvexLearnError, DataError
+from .generators import GENERATORS
+
+__all__ = ["Key", "Problem", "Dataset", "ProblemFileError", "load_problem", "read_csv",
+           "standardize", "find_problem_files", "load_dataset"]
+
+_REQUIRED = object()
+
+
+class ProblemFileError(DataError):
+    """A problem file (or the data it names) is unusable; the message names file and line."""
+
+
+@dataclass(frozen=True)
+class Key:
+    """One key of a problem-file table: its type (see ``_TYPES``), default and meaning."""
+
+    type: str
+    default: Any = _REQUIRED
+    doc: str = ""
+
+    @property
+    def required(self) -> bool:
+        return self.default is _REQUIRED
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _is_label(v) -> bool:
+    return isinstance(v, str) or _is_number(v)
+
+
+_TYPES = {
+    "number": _is_number,
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "string": lambda v: isinstance(v, str),
+    "boolean": lambda v: isinstance(v, bool),
+    "number or string": lambda v: _is_number(v) or isinstance(v, str),
+    "list of strings": lambda v: isinstance(v, list) and all(isinstance(s, str) for s in v),
+    "list of numbers": lambda v: isinstance(v, list) and all(map(_is_number, v)),
+    "list of labels": lambda v: isinstance(v, list) and all(map(_is_label, v)),
+    "list of lists of numbers": lambda v: isinstance(v, list) and all(
+        isinstance(r, list) and all(map(_is_number, r)) for r in v),
+    "table": lambda v: isinstance(v, dict),
+    "table of numbers": lambda v: isinstance(v, dict) and all(map(_is_number, v.values())),
+}
+
+TOP_KEYS = {
+    "name": Key("string", doc="short identifier"),
+    "description": Key("string", "", "one or two sentences"),
+    "data": Key("table", doc="where the samples come from"),
+    "model": Key("table", doc="the problem to solve"),
+    "run": Key("table", {}, doc="methods and tolerances"),
+    "expect": Key("table", {}, doc="facts the solution must reproduce"),
+}
+DATA_KEYS = {
+    "path": Key("string", None, "CSV file, relative to the problem file"),
+    "label": Key("string", None, "label (or regression target) column"),
+    "classes": Key("list of labels", None, "the two classes to keep"),
+    "features": Key("list of strings", None, "feature columns (default: all but the label)"),
+    "standardize": Key("boolean", False, "z-score every feature"),
+    "feature_map": Key("table", None, "explicit polynomial feature map"),
+    "generator": Key("table", None, "seeded synthetic data instead of a file"),
+}
+FEATURE_MAP_KEYS = {
+    "kind": Key("string", "poly"), "degree": Key("integer", 2),
+    "gamma": Key("number", 1.0), "coef0": Key("number", 1.0),
+}
+RUN_KEYS = {
+    "methods": Key("list of strings", None, "methods to run (default: the model's)"),
+    "tol": Key("number", 1e-6, "tolerance of iterative methods and of the optimality check"),
+    "solver": Key("string", None, "cvxpy solver of the exact methods"),
+    "solver_options": Key("table", {}, "options passed to the cvxpy solver"),
+    "options": Key("table", {}, "per-method options, e.g. [run.options.pegasos]"),
+}
+
+
+@dataclass
+class Dataset:
+    """The samples of a problem, after selection, standardization and feature map.
+
+    ``y`` holds the original labels (classification), real targets (regression) or is
+    None (point sets). ``sha256`` is computed over the shapes and float64 bytes of X and
+    y as solved; ``source_sha256`` over the CSV file's bytes.
+    """
+
+    X: np.ndarray
+    y: np.ndarray | None
+    feature_names: list[str]
+    label: str | None = None
+    classes: list | None = None
+    source: str = ""
+    source_sha256: str | None = None
+    seed: int | None = None
+    transforms: list[str] = field(default_factory=list)
+
+    @property
+    def sha256(self) -> str:
+        h = hashlib.sha256(repr(self.X.shape).encode())
+        h.update(np.ascontiguousarray(self.X, dtype="<f8").tobytes())
+        if self.y is not None:
+            if self.y.dtype.kind in "biuf":
+                h.update(np.ascontiguousarray(self.y, dtype="<f8").tobytes())
+            else:
+                h.update("\n".join(map(str, self.y)).encode())
+        return h.hexdigest()
+
+
+@dataclass
+class Problem:
+    """A validated problem file with its data loaded (see the module docstring)."""
+
+    path: Path
+    name: str
+    description: str
+    kind: str
+    model: dict
+    data: Dataset
+    methods: list[str] | None
+    tol: float
+    solver: str | None
+    solver_options: dict
+    options: dict
+    expect: dict
+
+
+# --------------------------------------------------------------------------- TOML layer
+class _Context:
+    """The file being read: turns a dotted key into 'file, line N' for messages."""
+
+    def __init__(self, path: Path, text: str):
+        self.path, self.lines = path, text.splitlines()
+
+    def line_of(self, dotted: str) -> int | None:
+        *section, key = dotted.split(".")
+        header, pattern = None, re.compile(rf'^\s*"?{re.escape(key)}"?\s*=')
+        for number, line in enumerate(self.lines, start=1):
+            stripped = line.strip()
+            if stripped.startswith("["):
+                header = stripped.strip("[] ").split("]")[0]
+            elif pattern.match(line) and (header or "") == ".".join(section):
+                return number
+        return None
+
+    def error(self, dotted: str | None, message: str) -> ProblemFileError:
+        line = self.line_of(dotted) if dotted else None
+        where = f"{self.path}, line {line}" if line else f"{self.path}"
+        return ProblemFileError(f"{where}: {message}")
+
+
+def validate(table: dict, schema: dict[str, Key], where: str, ctx: _Context) -> dict:
+    """Check a TOML table against ``schema``; return it with defaults filled in.
+
+    Raises ProblemFileError naming the key for an unknown key (listing the valid ones), a
+    wrong type (naming the expected type) or a missing required key.
+    """
+    prefix = f"{where}." if where else ""
+    for key, value in table.items():
+        if key not in schema:
+            raise ctx.error(prefix + key, f"unknown key {prefix + key!r}; valid keys in "
+                            f"[{where or 'top level'}]: {', '.join(sorted(schema))}")
+        spec = schema[key]
+        if not _TYPES[spec.type](value):
+            raise ctx.error(prefix + key, f"key {prefix + key!r} must be {_article(spec.type)}; "
+                            f"got {type(value).__name__} {value!r}")
+    missing = [k for k, spec in schema.items() if spec.required and k not in table]
+    if missing:
+        raise ctx.error(None, f"missing required key(s) in [{where or 'top level'}]: "
+                        f"{', '.join(prefix + k for k in missing)}")
+    return {k: table.get(k, spec.default) for k, spec in schema.items()
+            if k in table or not spec.required}
+
+
+def _article(type_name: str) -> str:
+    return ("an " if type_name[0] in "aeiou" else "a ") + type_name
+
+
+def read_toml(path: Path) -> tuple[dict, _Context]:
+    """Parse a TOML file; a syntax error names the file, line and column."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ProblemFileError(f"{path}: no such problem file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProblemFileError(f"{path}: cannot read the problem file: {exc}") from None
+    try:
+        return tomllib.loads(text), _Context(path, text)
+    except tomllib.TOMLDecodeError as exc:
+        found = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
+        message = re.sub(r"\s*\(at .*\)$", "", str(exc))
+        where = f"line {found.group(1)}, column {found.group(2)}" if found else "end of file"
+        raise ProblemFileError(f"{path}, {where}: TOML syntax error: {message}") from None
+
+
+# --------------------------------------------------------------------------- CSV layer
+def read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of a CSV file (strings); ragged rows are an error naming the line."""
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            rows = list(csv.reader(handle))
+    except FileNotFoundError:
+        raise ProblemFileError(f"{path}: no such data file") from None
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise ProblemFileError(f"{path}: cannot read the CSV file: {exc}") from None
+    while rows and not any(cell.strip() for cell in rows[-1]):
+        rows.pop()                                   # trailing blank lines
+    if len(rows) < 2:
+        raise ProblemFileError(f"{path}: needs a header line and at least one data row")
+    header = [name.strip() for name in rows[0]]
+    duplicated = sorted({h for h in header if header.count(h) > 1})
+    if duplicated:
+        raise ProblemFileError(f"{path}, line 1: duplicated column name(s) {duplicated}")
+    for line, row in enumerate(rows[1:], start=2):
+        if len(row) != len(header):
+            raise ProblemFileError(f"{path}, line {line}: {len(row)} cells, but the header "
+                                   f"has {len(header)} columns")
+    return header, [[cell.strip() for cell in row] for row in rows[1:]]
+
+
+def _numeric_column(path: Path, name: str, cells: list[str], lines: np.ndarray) -> np.ndarray:
+    """Parse one column as floats; a missing, NaN, infinite or non-numeric cell is an error
+    naming its line (the header is line 1) and column."""
+    out = np.empty(len(cells))
+    for i, cell in enumerate(cells):
+        where = f"{path}, line {lines[i]}, column {name!r}"
+        if cell == "":
+            raise ProblemFileError(f"{where}: missing value")
+        try:
+            value = float(cell)
+        except ValueError:
+            raise ProblemFileError(f"{where}: non-numeric value {cell!r}") from None
+        if math.isnan(value):
+            raise ProblemFileError(f"{where}: missing value ({cell!r})")
+        if math.isinf(value):
+            raise ProblemFileError(f"{where}: infinite value ({cell!r})")
+        out[i] = value
+    return out
+
+
+def _labels(path: Path, name: str, cells: list[str], lines: np.ndarray) -> np.ndarray:
+    """A label column: numbers when every cell is one, else strings."""
+    try:
+        return _numeric_column(path, name, cells, lines)
+    except ProblemFileError:
+        for i, cell in enumerate(cells):
+            if cell == "" or cell.lower() == "nan":
+                raise ProblemFileError(f"{path}, line {lines[i]}, column {name!r}: "
+                                       f"missing label") from None
+        return np.asarray(cells, dtype=object)
+
+
+def _select_classes(y: np.ndarray, wanted: list, where: str) -> np.ndarray:
+    """Boolean mask of the rows in the two ``wanted`` classes (matched by value)."""
+    found = sorted(set(y.tolist()), key=str)
+    if len(wanted) != 2 or wanted[0] == wanted[1]:
+        raise ProblemFileError(f"{where}: 'data.classes' must name two distinct classes; "
+                               f"got {wanted!r}")
+    as_found = [float(c) if y.dtype.kind == "f" and _is_number(c) else c for c in wanted]
+    missing = [c for c in as_found if c not in found]
+    if missing:
+        raise ProblemFileError(f"{where}: class(es) {missing} not found in the label column; "
+                               f"classes found: {found}")
+    return np.isin(y, as_found)
+
+
+def standardize(X: np.ndarray) -> np.ndarray:
+    """z_ij = (x_ij - mean_j) / std_j with the population std; constant columns are only
+    centred (dividing by zero would invent a scale)."""
+    sd = X.std(axis=0)
+    return (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+
+
+def _load_data(spec: dict, task: str, ctx: _Context, classes_hint: str) -> Dataset:
+    """Read or generate the samples, then select, standardize and map them."""
+    if (spec["path"] is None) == (spec["generator"] is None):
+        raise ctx.error(None, "[data] needs exactly one of 'path' (a CSV file) or "
+                        "[data.generator]")
+    if spec["generator"] is not None:
+        data = _generate(spec["generator"], ctx)
+        if spec["label"] or spec["features"] or spec["classes"]:
+            raise ctx.error(None, "'label', 'features' and 'classes' apply to CSV files, "
+                            "not to generated data")
+    else:
+        data = _from_csv(spec, task, ctx)
+    if spec["classes"] is not None:
+        keep = _select_classes(data.y, spec["classes"], f"{ctx.path}")
+        data.X, data.y = data.X[keep], data.y[keep]
+        data.classes = list(spec["classes"])
+        data.transforms.append(f"classes {data.classes}")
+    if task == "classification":
+        if data.y is None:
+            raise ctx.error(None, "this model needs labels: give the generator 'labels'")
+        found = sorted(set(data.y.tolist()), key=str)
+        if len(found) == 1:
+            raise ctx.error(None, f"the label column {data.label!r} has one class only "
+                            f"({found[0]!r}); a binary model needs two")
+        if len(found) > 2:
+            raise ctx.error(None, f"the label column {data.label!r} has {len(found)} classes "
+                            f"{found[:8]}; this model is binary: choose two with {classes_hint}")
+    if spec["standardize"]:
+        data.X = standardize(data.X)
+        data.transforms.append("standardized (z-score, population std)")
+    if spec["feature_map"] is not None:
+        fm = validate(spec["feature_map"], FEATURE_MAP_KEYS, "data.feature_map", ctx)
+        if fm["kind"] != "poly":
+            raise ctx.error("data.feature_map.kind", f"unknown feature map {fm['kind']!r}; "
+                            "valid: 'poly'")
+        from .kernels import polynomial_features      # scipy: only when asked for
+        data.X = polynomial_features(data.X, degree=fm["degree"], gamma=fm["gamma"],
+                                     coef0=fm["coef0"])
+        data.transforms.append(f"polynomial feature map (degree={fm['degree']}, "
+                               f"gamma={fm['gamma']:g}, coef0={fm['coef0']:g})")
+        data.feature_names = [f"phi{j}" for j in range(data.X.shape[1])]
+    return data
+
+
+def _from_csv(spec: dict, task: str, ctx: _Context) -> Dataset:
+    path = ctx.path.parent / spec["path"]
+    header, rows = read_csv(path)
+    lines = np.arange(2, len(rows) + 2)
+    label = spec["label"]
+    if task != "points" and label is None:
+        raise ctx.error(None, "[data] needs 'label': the column holding the labels or targets")
+    for name in [label] * (label is not None) + (spec["features"] or []):
+        if name not in header:
+            raise ctx.error("data.features" if name != label else "data.label",
+                            f"column {name!r} not in {path.name}; columns: {', '.join(header)}")
+    features = spec["features"] or [h for h in header if h != label]
+    if not features:
+        raise ctx.error(None, f"{path.name} has no feature column besides {label!r}")
+    columns = list(zip(*rows))
+    X = np.column_stack([_numeric_column(path, f, list(columns[header.index(f)]), lines)
+                         for f in features])
+    y = None
+    if label is not None:
+        cells = list(columns[header.index(label)])
+        y = (_numeric_column(path, label, cells, lines) if task == "regression"
+             else _labels(path, label, cells, lines))
+    return Dataset(X=X, y=y, feature_names=features, label=label, source=str(path),
+                   source_sha256=hashlib.sha256(path.read_bytes()).hexdigest())
+
+
+def _generate(table: dict, ctx: _Context) -> Dataset:
+    kind = table.get("kind")
+    if kind not in GENERATORS:
+        raise ctx.error("data.generator.kind", f"unknown generator {kind!r}; valid: "
+                        f"{', '.join(sorted(GENERATORS))}")
+    func, keys = GENERATORS[kind]
+    schema = {"kind": Key("string"), **{k: Key(t, d) for k, (t, d) in keys.items()}}
+    params = validate(table, schema, "data.generator", ctx)
+    params.pop("kind")
+    X, y = func(**params)
+    return Dataset(X=X, y=y, feature_names=[f"x{j}" for j in range(X.shape[1])],
+                   label="y" if y is not None else None, seed=params.get("seed"),
+                   source=f"generator {kind}({', '.join(f'{k}={v!r}' for k, v in params.items())})")
+
+
+# ------------------------------------------------------------------------------ entry
+def load_problem(path) -> Problem:
+    """Read, validate and load one problem file.
+
+    Raises
+    ------
+    ProblemFileError
+        Missing or unreadable file, TOML syntax, unknown key, wrong type, bad data file
+        (each naming the file and, where known, the line).
+    """
+    from .adapters import adapter_for     # adapters declare [model] and [expect] keys
+
+    path = Path(path)
+    raw, ctx = read_toml(path)
+    top = validate(raw, TOP_KEYS, "", ctx)
+    model_table = dict(top["model"])
+    kind = model_table.pop("kind", None)
+    if kind is None:
+        raise ctx.error(None, "[model] needs 'kind' (svm, erm, halfspace or shattering)")
+    adapter = adapter_for(kind, where=f"{path}, line {ctx.line_of('model.kind')}")
+    model = validate(model_table, adapter.model_keys, "model", ctx)
+    expect = validate(top["expect"], adapter.expect_keys, "expect", ctx)
+    run = validate(top["run"], RUN_KEYS, "run", ctx)
+    if not run["tol"] > 0:
+        raise ctx.error("run.tol", f"'run.tol' must be > 0; got {run['tol']!r}")
+    for method, options in run["options"].items():
+        if not isinstance(options, dict):
+            raise ctx.error(f"run.options.{method}", f"'run.options.{method}' must be a table")
+    methods = run["methods"] or list(adapter.default_methods)
+    stray = sorted(set(expect.get("max_gap") or {}) - set(methods))
+    if stray:
+        raise ctx.error("expect.max_gap", f"'expect.max_gap' names method(s) {stray} that "
+                        f"[run] does not run (methods: {', '.join(methods)})")
+    data_spec = validate(top["data"], DATA_KEYS, "data", ctx)
+    try:
+        task = adapter.task(model)
+    except ConvexLearnError as exc:
+        raise ctx.error("model.loss", str(exc)) from None
+    dataset = _load_data(data_spec, task, ctx, "'classes = [a, b]' in [data]")
+    return Problem(path=path, name=top["name"], description=top["description"], kind=kind,
+                   model=model, data=dataset, methods=run["methods"], tol=float(run["tol"]),
+                   solver=run["solver"], solver_options=run["solver_options"],
+                   options=run["options"], expect=expect)
+
+
+def load_dataset(path, label: str, classes=None, features=None, standardize: bool = False,
+                 task: str = "classification") -> Dataset:
+    """A user's CSV file as a Dataset (the ``convexlearn separable`` command)."""
+    path = Path(path)
+    spec = {**{k: key.default for k, key in DATA_KEYS.items()}, "path": path.name,
+            "label": label, "classes": classes, "features": features,
+            "standardize": standardize}
+    return _load_data(spec, task, _Context(path, ""), "--classes A B")
+
+
+def find_problem_files(paths) -> list[Path]:
+    """The ``*.toml`` files named by ``paths`` (files, or directories searched one level)."""
+    found = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            found.extend(sorted(p.glob("*.toml")))
+        elif p.exists():
+            found.append(p)
+        else:
+            raise ProblemFileError(f"{p}: no such file or directory")
+    if not found:
+        raise ProblemFileError(f"no problem files (*.toml) in {', '.join(map(str, paths))}")
+    return found

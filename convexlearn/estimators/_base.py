@@ -1,0 +1,132 @@
+"""What every convexlearn estimator shares: input checks at the scikit-learn edge and one-vs-rest.
+
+Input: scikit-learn's ``validate_data`` is used at the edge because its checks (and users'
+pipelines) rely on its exact behaviour: ``n_features_in_``, ``feature_names_in_``, the
+messages for complex, sparse, empty or NaN input. The numerical core still validates the
+arrays it receives through :mod:`convexlearn.data`.
+
+Multiclass: one-vs-rest. With classes c_1 < ... < c_K (K > 2), problem k separates c_k
+(+1) from the rest (-1); the decision function has one column per class and the
+prediction is the class of the largest column. For K = 2 there is one problem with
+classes_[0] -> -1 and classes_[1] -> +1 (DESIGN.md section 1), a 1-D decision function and
+prediction classes_[1] where f(x) >= 0 (sign(0) = +1).
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..data import as_targets
+from ..errors import DataError
+
+__all__ = ["check_sample_weight", "ovr_targets", "seed_from", "warn_if_not_optimal",
+           "fit_classes", "predict_from_decision", "validated_X"]
+
+
+def check_sample_weight(sample_weight, n: int) -> np.ndarray | None:
+    """Validate ``sample_weight``: None, a scalar, or n finite values >= 0, not all zero."""
+    if sample_weight is None:
+        return None
+    if isinstance(sample_weight, numbers.Real) and not isinstance(sample_weight, bool):
+        sample_weight = np.full(n, float(sample_weight))
+    s = as_targets(sample_weight, n=n, name="sample_weight")
+    if np.any(s < 0):
+        i = int(np.flatnonzero(s < 0)[0])
+        raise DataError(f"sample_weight must be >= 0; sample_weight[{i}] = {s[i]!r}")
+    if not np.any(s > 0):
+        raise DataError("sample_weight is zero for every sample: there is nothing to fit "
+                        "(a weight of zero removes the sample)")
+    return s
+
+
+def fit_classes(y: np.ndarray, sample_weight: np.ndarray | None) -> np.ndarray:
+    """The classes of a classifier: labels of the samples with positive weight, sorted.
+
+    A zero weight removes a sample, so a class whose samples all weigh zero is not a class
+    of the fit. Fewer than two classes is an error.
+    """
+    check_classification_targets(y)
+    present = y if sample_weight is None else y[sample_weight > 0]
+    classes = np.unique(present)
+    if classes.size < 2:
+        dropped = "" if sample_weight is None else " among the samples with sample_weight > 0"
+        raise DataError(f"y has one class only{dropped} ({classes[0]!r}); a classifier "
+                        f"needs at least two classes")
+    return classes
+
+
+def ovr_targets(y: np.ndarray, classes: np.ndarray):
+    """Yield the binary targets of the one-vs-rest problems, in classes_ order.
+
+    Binary: the labels themselves (the core maps classes[0] -> -1, classes[1] -> +1).
+    K > 2 classes: y_k = +1 where y == classes[k], else -1.
+    """
+    if classes.size == 2:
+        yield y
+        return
+    for c in classes:
+        yield np.where(y == c, 1.0, -1.0)
+
+
+def predict_from_decision(decision: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """classes[1] where f >= 0 (binary), else the class of the largest column."""
+    if decision.ndim == 1:
+        return np.where(decision >= 0, classes[1], classes[0])
+    return classes[np.argmax(decision, axis=1)]
+
+
+def seed_from(random_state) -> int | None:
+    """An integer seed for the core's ``seed`` option (None stays None)."""
+    if random_state is None or isinstance(random_state, numbers.Integral):
+        return random_state
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+def _check_summary(report) -> str:
+    """One clause on the optimality check of a solution (KKT or ERM report, or none)."""
+    if hasattr(report, "max_violation"):
+        return f"; KKT check: max violation {report.max_violation:.2e} at tol {report.tol:g}"
+    if hasattr(report, "distance"):
+        return (f"; optimality check: distance of 0 to the subdifferential "
+                f"{report.distance:.2e}, F - F* = {report.suboptimality:.2e} at tol "
+                f"{report.tol:g}")
+    return ""
+
+
+def warn_if_not_optimal(estimator, solutions) -> None:
+    """ConvergenceWarning for each solution whose status is not "optimal"."""
+    for k, sol in enumerate(solutions):
+        if sol.status != "optimal":
+            which = f" (one-vs-rest problem {k})" if len(solutions) > 1 else ""
+            solver = sol.provenance.get("cvxpy_status")
+            solver = f" (cvxpy status {solver!r})" if solver not in (None, "optimal") else ""
+            warnings.warn(f"{type(estimator).__name__}{which}: method {sol.method!r} ended "
+                          f"with status {sol.status!r}{solver}{_check_summary(sol.report)} "
+                          f"(see solution_)", ConvergenceWarning, stacklevel=3)
+
+
+def validated_X(estimator, X) -> np.ndarray:
+    """X at prediction time: fitted check, then the same validation as in fit."""
+    check_is_fitted(estimator)
+    return validate_data(estimator, X, reset=False, dtype=np.float64)
+
+
+class LinearDecisionMixin:
+    """decision_function and predict of a fitted linear model (coef_, intercept_, classes_)."""
+
+    def decision_function(self, X):
+        """f(x) = <w, x> + b: shape (n,) for two classes, else (n, n_classes)."""
+        X = validated_X(self, X)
+        D = X @ self.coef_.T + self.intercept_
+        return D.ravel() if self.classes_.size == 2 else D
+
+    def predict(self, X):
+        """classes_[1] where f(x) >= 0 (binary), else the class of the largest f_k(x)."""
+        return predict_from_decision(self.decision_function(X), self.classes_)

@@ -1,0 +1,157 @@
+"""Regularized ERM estimators: :class:`convexlearn.ERM` behind fit/predict.
+
+Problem solved (DESIGN.md section 1; one-vs-rest for more than two classes)::
+
+    F(w, b) = (1/n) sum_i loss(y_i, <w, x_i> + b) + lam * R(w),    b unpenalized
+
+Conversions (see :mod:`convexlearn.erm`): scikit-learn's ``LogisticRegression(C)`` with an
+l2 penalty is loss="logistic", penalty="l2", lam = 1/(n C); ``Ridge(alpha)`` is
+loss="squared", penalty="l2", lam = 2 alpha / n; ``Lasso(alpha)`` is loss="squared",
+penalty="l1", lam = 2 alpha.
+
+``sample_weight`` is not offered: the lambda-form averages the losses with equal weights,
+and the core ERM has no per-sample weights yet.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.validation import validate_data
+
+from ..data import check_nonnegative
+from ..erm import ERM
+from ._base import (LinearDecisionMixin, fit_classes, ovr_targets, validated_X,
+                    warn_if_not_optimal)
+
+__all__ = ["ERMClassifier", "ERMRegressor"]
+
+_COMMON_DOC = """
+    Parameters
+    ----------
+    loss : str, default={loss!r}
+        See :mod:`convexlearn.losses`.
+    penalty : str, default="l2"
+        "none", "l1", "l2" (1/2 ||w||^2), "lp", "elastic_net"; see :mod:`convexlearn.penalties`.
+    lam : float >= 0, default=0.01
+        Regularization strength in the lambda-form (losses averaged over the samples).
+    fit_intercept : bool, default=True
+        Fit an unpenalized intercept b.
+    method : str, default="exact"
+        "exact" (cvxpy), "closed-form", "gd", "newton", "prox", "fista", "subgradient"
+        (where they apply: the core raises NotApplicableError naming what is missing).
+    tol : float, default=1e-8
+        Stopping tolerance of the iterative methods.
+    max_iter : int or None, default=None
+        Iteration budget of the iterative methods (None: the method's default).
+    p : float, default=2.0
+        Exponent of penalty="lp".
+    l1_ratio : float, default=0.5
+        Mixing of penalty="elastic_net".
+
+    Attributes
+    ----------
+    coef_ : ndarray
+        w; shape {coef_shape}.
+    intercept_ : {intercept_type}
+        b.
+    n_iter_ : ndarray of int
+        Iterations of each problem.
+    solution_ : Solution (list of them for one-vs-rest)
+    optimality_ : OptimalityReport (list of them for one-vs-rest)
+        Distance of 0 to the subdifferential of F and F - F*, recomputed from the data.
+    n_features_in_, feature_names_in_ : as in scikit-learn
+"""
+
+
+class _ERMBase(BaseEstimator):
+    _default_loss = "logistic"
+
+    def _penalty_params(self) -> dict:
+        if self.penalty == "lp":
+            return {"p": self.p}
+        if self.penalty == "elastic_net":
+            return {"l1_ratio": self.l1_ratio}
+        return {}
+
+    def _solve(self, X, y):
+        check_nonnegative("lam", self.lam)
+        if self.max_iter is not None and (isinstance(self.max_iter, bool) or not
+                                          isinstance(self.max_iter, numbers.Integral)
+                                          or self.max_iter < 1):
+            raise ValueError(f"max_iter must be a positive integer or None; got "
+                             f"max_iter={self.max_iter!r}")
+        options = {} if self.max_iter is None or self.method in ("exact", "closed-form") \
+            else {"max_iter": int(self.max_iter)}
+        erm = ERM(X, y, loss=self.loss, penalty=self.penalty, lam=self.lam,
+                  intercept=self.fit_intercept, **self._penalty_params())
+        return erm.solve(method=self.method, tol=self.tol, **options)
+
+    def _store(self, solutions) -> None:
+        warn_if_not_optimal(self, solutions)
+        self.n_iter_ = np.array([s.n_iter or 0 for s in solutions], dtype=int)
+        one = len(solutions) == 1
+        self.solution_ = solutions[0] if one else solutions
+        self.optimality_ = solutions[0].report if one else [s.report for s in solutions]
+
+
+class ERMClassifier(LinearDecisionMixin, ClassifierMixin, _ERMBase):
+    __doc__ = ("Linear classifier by regularized ERM (binary, or one-vs-rest).\n" +
+               _COMMON_DOC.format(loss="logistic", coef_shape="(n_problems, n_features)",
+                                  intercept_type="ndarray of shape (n_problems,)"))
+
+    def __init__(self, loss="logistic", penalty="l2", lam=0.01, *, fit_intercept=True,
+                 method="exact", tol=1e-8, max_iter=None, p=2.0, l1_ratio=0.5):
+        self.loss = loss
+        self.penalty = penalty
+        self.lam = lam
+        self.fit_intercept = fit_intercept
+        self.method = method
+        self.tol = tol
+        self.max_iter = max_iter
+        self.p = p
+        self.l1_ratio = l1_ratio
+
+    def fit(self, X, y):
+        """Fit one problem (two classes, classes_[1] -> +1) or one per class; returns self."""
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        self.classes_ = fit_classes(y, None)
+        solutions = [self._solve(X, yk) for yk in ovr_targets(y, self.classes_)]
+        self.coef_ = np.vstack([s.w for s in solutions])
+        self.intercept_ = np.array([s.b for s in solutions], dtype=float)
+        self._store(solutions)
+        return self
+
+
+class ERMRegressor(RegressorMixin, _ERMBase):
+    __doc__ = ("Linear regressor by regularized ERM.\n" +
+               _COMMON_DOC.format(loss="squared", coef_shape="(n_features,)",
+                                  intercept_type="float"))
+
+    def __init__(self, loss="squared", penalty="l2", lam=0.01, *, fit_intercept=True,
+                 method="exact", tol=1e-8, max_iter=None, p=2.0, l1_ratio=0.5):
+        self.loss = loss
+        self.penalty = penalty
+        self.lam = lam
+        self.fit_intercept = fit_intercept
+        self.method = method
+        self.tol = tol
+        self.max_iter = max_iter
+        self.p = p
+        self.l1_ratio = l1_ratio
+
+    def fit(self, X, y):
+        """Fit w, b to real targets; returns self."""
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        solution = self._solve(X, y)
+        self.coef_ = np.asarray(solution.w, dtype=float)
+        self.intercept_ = float(solution.b)
+        self._store([solution])
+        return self
+
+    def predict(self, X):
+        """f(x) = <w, x> + b."""
+        X = validated_X(self, X)
+        return X @ self.coef_ + self.intercept_

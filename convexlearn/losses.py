@@ -1,0 +1,221 @@
+"""The loss catalogue of regularized ERM.
+
+Classification losses are functions of the margin m = y f (labels y in {-1, +1},
+decision value f = <w, x> + b); regression losses are functions of (y, f) with real
+targets y (DESIGN.md section 1):
+
+======================  ==============================  ==========  ==========  ===========
+name                    loss                            task        smooth      curvature
+======================  ==============================  ==========  ==========  ===========
+hinge                   max(0, 1 - m)                   classif.    no (m = 1)  -
+squared_hinge           max(0, 1 - m)^2                 classif.    C^1         2
+logistic                log(1 + exp(-m))                classif.    C^inf       1/4
+logistic_log2           log2(1 + exp(-m))               classif.    C^inf       1/(4 log 2)
+exponential             exp(-m)                         classif.    C^inf       unbounded
+perceptron              max(0, -m)                      classif.    no (m = 0)  -
+squared_classification  (1 - m)^2 = (y - f)^2           classif.    C^inf       2
+squared                 (y - f)^2                       regression  C^inf       2
+zero_one                1[y != sign(f)], sign(0) = +1   classif.    not convex  -
+======================  ==============================  ==========  ==========  ===========
+
+"curvature" is sup_f d^2 loss / df^2, the Lipschitz constant of the derivative in f
+(step sizes of first-order methods); the exponential loss has none, so its solvers
+use a line search. The logistic loss is evaluated with ``np.logaddexp(0, -m)`` (never
+``log1p(exp(-m))``, which overflows) and written ``cp.logistic(-m)`` in cvxpy.
+"logistic_log2" is the lectures' variant: the natural logistic divided by log 2.
+
+Adding a loss touches this file only: write one :class:`Loss` and register it in
+:data:`LOSSES`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import cvxpy as cp
+import numpy as np
+from scipy.special import expit
+
+from .data import check_choice
+from .errors import NotApplicableError
+
+__all__ = ["Loss", "LOSSES", "make_loss"]
+
+_LN2 = math.log(2.0)
+
+
+@dataclass(frozen=True)
+class Loss:
+    """One loss function ``loss(y, f)`` with what solvers need from it.
+
+    For a margin loss ``loss(y, f) = phi(y f)``, derivatives in f follow from the chain
+    rule: ``d/df = y phi'(m)`` and ``d^2/df^2 = phi''(m)`` (y^2 = 1).
+
+    Attributes
+    ----------
+    name : str
+    task : str
+        "classification" (labels mapped to {-1, +1}) or "regression" (real targets).
+    formula : str
+        The loss as text, for messages and reports.
+    convex, differentiable, twice_differentiable : bool
+        What first- and second-order methods may assume. The squared hinge is C^1 with a
+        generalized second derivative 2 * 1[m < 1] (LIBLINEAR's), so Newton is allowed on
+        it (semismooth Newton) although it is not twice differentiable at m = 1.
+    curvature : float or None
+        sup_f d^2 loss / df^2 (None: unbounded or not differentiable).
+    kink : float or None
+        The margin at which a piecewise loss is not differentiable.
+    """
+
+    name: str
+    task: str
+    formula: str
+    convex: bool
+    differentiable: bool
+    twice_differentiable: bool
+    curvature: float | None
+    kink: float | None
+    _value: Callable
+    _dphi: Callable | None = None           # derivative in the margin (or in f for regression)
+    _d2phi: Callable | None = None          # second derivative
+    _kink_slopes: tuple | None = None       # (left, right) derivative in m at the kink
+    _cvx: Callable | None = None            # cvxpy expression of the margin (or of y, f)
+    _value_yf: Callable | None = None       # value as a function of (y, f), when not of m
+    #: loss > 0 everywhere but -> 0 as m -> +inf: without a penalty, separable data leave
+    #: F without a minimizer (ERM checks this with a separability LP).
+    zero_only_at_infinity: bool = False
+
+    @property
+    def margin_based(self) -> bool:
+        return self.task == "classification"
+
+    @property
+    def has_hessian(self) -> bool:
+        return self._d2phi is not None
+
+    def _arg(self, y, f):
+        return y * f if self.margin_based else f - y
+
+    def value(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
+        """Per-sample loss values ``loss(y_i, f_i)``."""
+        if self._value_yf is not None:
+            return self._value_yf(y, f)
+        return self._value(self._arg(y, f))
+
+    def derivative(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
+        """A subgradient of ``loss(y_i, .)`` at f_i, per sample (the gradient where smooth).
+
+        At a kink the right derivative in the margin is used (0 for the hinge at m = 1).
+        """
+        self._require(self._dphi is not None, "a subgradient")
+        d = self._dphi(self._arg(y, f))
+        return y * d if self.margin_based else d
+
+    def subdifferential(self, y: np.ndarray, f: np.ndarray, kink_tol: float = 0.0):
+        """Interval ``[lo_i, hi_i]`` = the subdifferential of ``loss(y_i, .)`` at f_i.
+
+        Margins within ``kink_tol`` of the kink are treated as lying on it (a floating-point
+        solution never lands exactly there), so their interval is the full one.
+        """
+        self._require(self._dphi is not None, "a subdifferential")
+        d = self.derivative(y, f)
+        lo, hi = d.copy(), d.copy()
+        if self.kink is not None:
+            on_kink = np.abs(self._arg(y, f) - self.kink) <= kink_tol
+            left, right = self._kink_slopes
+            a, b = y[on_kink] * left, y[on_kink] * right
+            lo[on_kink], hi[on_kink] = np.minimum(a, b), np.maximum(a, b)
+        return lo, hi
+
+    def hessian(self, y: np.ndarray, f: np.ndarray) -> np.ndarray:
+        """d^2 loss(y_i, f) / df^2 at f_i, per sample (generalized for the squared hinge)."""
+        self._require(self._d2phi is not None, "a second derivative (Newton)")
+        return self._d2phi(self._arg(y, f))
+
+    def cvxpy(self, y: np.ndarray, f) -> cp.Expression:
+        """The per-sample losses as a convex cvxpy expression of the decision values ``f``."""
+        self._require(self._cvx is not None, "a convex cvxpy expression (exact solver)")
+        if self.margin_based:
+            return self._cvx(cp.multiply(y, f))
+        return self._cvx(f - y)
+
+    def _require(self, ok: bool, what: str) -> None:
+        if ok:
+            return
+        if not self.convex:
+            why = "it is for evaluation only (not convex)"
+        elif self.kink is not None:
+            why = f"it is not differentiable at m = {self.kink:g}"
+        else:
+            why = "it is not implemented for this loss"
+        raise NotApplicableError(f"the {self.name} loss ({self.formula}) has no {what}: {why}")
+
+    def __repr__(self) -> str:
+        return f"Loss({self.name!r}: {self.formula})"
+
+
+def _exp_neg(m):
+    # exp(-m) overflows to inf for m < -709: that is the true value in floating point,
+    # and line searches reject such steps; silence the warning.
+    with np.errstate(over="ignore"):
+        return np.exp(-m)
+
+
+LOSSES: dict[str, Loss] = {loss.name: loss for loss in [
+    Loss("hinge", "classification", "max(0, 1 - m)", True, False, False, None, 1.0,
+         lambda m: np.maximum(0.0, 1.0 - m),
+         _dphi=lambda m: np.where(m < 1.0, -1.0, 0.0), _kink_slopes=(-1.0, 0.0),
+         _cvx=lambda m: cp.pos(1 - m)),
+    Loss("squared_hinge", "classification", "max(0, 1 - m)^2", True, True, False, 2.0, None,
+         lambda m: np.maximum(0.0, 1.0 - m) ** 2,
+         _dphi=lambda m: -2.0 * np.maximum(0.0, 1.0 - m),
+         _d2phi=lambda m: np.where(m < 1.0, 2.0, 0.0),
+         _cvx=lambda m: cp.square(cp.pos(1 - m))),
+    Loss("logistic", "classification", "log(1 + exp(-m))", True, True, True, 0.25, None,
+         lambda m: np.logaddexp(0.0, -m),
+         _dphi=lambda m: -expit(-m),
+         _d2phi=lambda m: expit(m) * expit(-m),
+         _cvx=lambda m: cp.logistic(-m), zero_only_at_infinity=True),
+    Loss("logistic_log2", "classification", "log2(1 + exp(-m))", True, True, True,
+         0.25 / _LN2, None,
+         lambda m: np.logaddexp(0.0, -m) / _LN2,
+         _dphi=lambda m: -expit(-m) / _LN2,
+         _d2phi=lambda m: expit(m) * expit(-m) / _LN2,
+         _cvx=lambda m: cp.logistic(-m) / _LN2, zero_only_at_infinity=True),
+    Loss("exponential", "classification", "exp(-m)", True, True, True, None, None,
+         _exp_neg, _dphi=lambda m: -_exp_neg(m), _d2phi=_exp_neg,
+         _cvx=lambda m: cp.exp(-m), zero_only_at_infinity=True),
+    Loss("perceptron", "classification", "max(0, -m)", True, False, False, None, 0.0,
+         lambda m: np.maximum(0.0, -m),
+         _dphi=lambda m: np.where(m < 0.0, -1.0, 0.0), _kink_slopes=(-1.0, 0.0),
+         _cvx=lambda m: cp.pos(-m)),
+    Loss("squared_classification", "classification", "(1 - m)^2", True, True, True, 2.0, None,
+         lambda m: (1.0 - m) ** 2,
+         _dphi=lambda m: -2.0 * (1.0 - m), _d2phi=lambda m: np.full_like(m, 2.0),
+         _cvx=lambda m: cp.square(1 - m)),
+    # Regression: the argument is the residual r = f - y.
+    Loss("squared", "regression", "(y - f)^2", True, True, True, 2.0, None,
+         lambda r: r ** 2,
+         _dphi=lambda r: 2.0 * r, _d2phi=lambda r: np.full_like(r, 2.0),
+         _cvx=lambda r: cp.square(r)),
+    # sign(0) = +1 cannot be read off the margin alone (m = 0 is an error for y = -1 only).
+    Loss("zero_one", "classification", "1[y != sign(f)], sign(0) = +1", False, False, False,
+         None, None, None,
+         _value_yf=lambda y, f: np.where(np.where(f >= 0.0, 1.0, -1.0) != y, 1.0, 0.0)),
+]}
+
+
+def make_loss(loss) -> Loss:
+    """A :class:`Loss` from its name (or pass a Loss through).
+
+    Raises
+    ------
+    ParameterError
+        For an unknown name; the message lists the valid ones.
+    """
+    if isinstance(loss, Loss):
+        return loss
+    return LOSSES[check_choice("loss", loss, LOSSES)]

@@ -1,0 +1,348 @@
+"""The penalty (regularizer) catalogue of regularized ERM.
+
+=============  ============================================  =========================
+name           R(w)                                          prox of t R
+=============  ============================================  =========================
+none           0                                             identity
+l1             ||w||_1                                       soft threshold at t
+l2             1/2 ||w||_2^2                                 v / (1 + t)
+lp (p >= 1)    ||w||_p  (not raised to the power p)          p = 1: l1; p = 2: block
+                                                             shrinkage; else numerical
+elastic_net    r ||w||_1 + (1 - r)/2 ||w||_2^2, r=l1_ratio    soft(v, t r) / (1 + t (1 - r))
+l0             #{j : w_j != 0}   (evaluation only)           -
+=============  ============================================  =========================
+
+The elastic-net convention is scikit-learn's (``ElasticNet(alpha, l1_ratio)`` penalizes
+``alpha * R(w)`` with this R), so with the squared loss our lam = 2 alpha.
+
+Each penalty also describes its subdifferential, for the optimality certificate:
+``subdifferential(w, tol)`` returns a box ``{c + r : lo <= r <= hi}`` (coordinates with
+|w_j| <= tol count as zero), or for ||w||_p (p > 1) at w = 0 the dual-norm ball
+``{r : ||r||_q <= 1}``, 1/p + 1/q = 1.
+
+Adding a penalty touches this file only: subclass :class:`Penalty` and register it in
+:data:`PENALTIES`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import cvxpy as cp
+import numpy as np
+
+from .data import check_choice
+from .errors import NotApplicableError, ParameterError
+
+__all__ = ["Penalty", "PENALTIES", "make_penalty", "soft_threshold"]
+
+
+def soft_threshold(v: np.ndarray, t) -> np.ndarray:
+    """sign(v) max(|v| - t, 0), the prox of t ||.||_1."""
+    return np.sign(v) * np.maximum(np.abs(v) - t, 0.0)
+
+
+class Penalty:
+    """A regularizer R(w) with what solvers and the certificate need from it.
+
+    Class attributes: ``name``, ``formula``, ``convex``, ``differentiable`` (everywhere),
+    ``strong_convexity`` (mu such that R is mu-strongly convex) and ``smoothness``
+    (Lipschitz constant of the gradient, None when not differentiable).
+    """
+
+    name = ""
+    formula = ""
+    convex = True
+    differentiable = False
+    strong_convexity = 0.0
+    smoothness: float | None = None
+    has_prox = True
+
+    params: dict = {}
+
+    def value(self, w: np.ndarray) -> float:
+        raise NotImplementedError
+
+    def subgradient(self, w: np.ndarray) -> np.ndarray:
+        """One element of the subdifferential (the gradient where differentiable)."""
+        raise NotImplementedError
+
+    def hessian_diag(self, w: np.ndarray) -> np.ndarray:
+        """Diagonal of the Hessian (only for twice-differentiable separable penalties)."""
+        raise NotApplicableError(f"the {self.name} penalty ({self.formula}) is not twice "
+                                 f"differentiable: Newton needs penalty 'l2' or 'none'")
+
+    def prox(self, v: np.ndarray, t: float) -> np.ndarray:
+        """argmin_w 1/2 ||w - v||^2 + t R(w)."""
+        raise NotApplicableError(f"the {self.name} penalty ({self.formula}) has no prox")
+
+    def subdifferential(self, w: np.ndarray, tol: float = 0.0):
+        """("box", c, lo, hi) with dR(w) = c + [lo, hi], or ("ball", q) for ||r||_q <= 1."""
+        g = self.subgradient(w)
+        return "box", g, np.zeros_like(w), np.zeros_like(w)
+
+    def cvxpy(self, w) -> cp.Expression:
+        """R(w) as a convex cvxpy expression of the variable ``w``."""
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        extra = ", ".join(f"{k}={v:g}" for k, v in self.params.items())
+        return self.name + (f"({extra})" if extra else "")
+
+    def __repr__(self) -> str:
+        return f"Penalty({self.describe()}: {self.formula})"
+
+
+class NoPenalty(Penalty):
+    name, formula, differentiable, smoothness = "none", "0", True, 0.0
+
+    def value(self, w):
+        return 0.0
+
+    def subgradient(self, w):
+        return np.zeros_like(w)
+
+    def hessian_diag(self, w):
+        return np.zeros_like(w)
+
+    def prox(self, v, t):
+        return np.array(v, dtype=float, copy=True)
+
+    def cvxpy(self, w):
+        return cp.Constant(0.0)
+
+
+class L1(Penalty):
+    name, formula = "l1", "||w||_1"
+
+    def value(self, w):
+        return float(np.abs(w).sum())
+
+    def subgradient(self, w):
+        return np.sign(w)
+
+    def prox(self, v, t):
+        return soft_threshold(v, t)
+
+    def subdifferential(self, w, tol=0.0):
+        zero = np.abs(w) <= tol
+        c = np.where(zero, 0.0, np.sign(w))
+        return "box", c, np.where(zero, -1.0, 0.0), np.where(zero, 1.0, 0.0)
+
+    def cvxpy(self, w):
+        return cp.norm1(w)
+
+
+class L2(Penalty):
+    name, formula, differentiable = "l2", "1/2 ||w||_2^2", True
+    strong_convexity, smoothness = 1.0, 1.0
+
+    def value(self, w):
+        return 0.5 * float(w @ w)
+
+    def subgradient(self, w):
+        return np.array(w, dtype=float, copy=True)
+
+    def hessian_diag(self, w):
+        return np.ones_like(w)
+
+    def prox(self, v, t):
+        return v / (1.0 + t)
+
+    def cvxpy(self, w):
+        return 0.5 * cp.sum_squares(w)
+
+
+class ElasticNet(Penalty):
+    name, formula = "elastic_net", "l1_ratio ||w||_1 + (1 - l1_ratio)/2 ||w||_2^2"
+
+    def __init__(self, l1_ratio: float = 0.5):
+        if isinstance(l1_ratio, bool) or not isinstance(l1_ratio, (int, float)) \
+                or not 0.0 <= l1_ratio <= 1.0:
+            raise ParameterError(f"l1_ratio must be a number in [0, 1]; got l1_ratio={l1_ratio!r}")
+        self.l1_ratio = float(l1_ratio)
+        self.params = {"l1_ratio": self.l1_ratio}
+        self.strong_convexity = 1.0 - self.l1_ratio
+
+    def value(self, w):
+        return self.l1_ratio * float(np.abs(w).sum()) + 0.5 * (1.0 - self.l1_ratio) * float(w @ w)
+
+    def subgradient(self, w):
+        return self.l1_ratio * np.sign(w) + (1.0 - self.l1_ratio) * w
+
+    def prox(self, v, t):
+        return soft_threshold(v, t * self.l1_ratio) / (1.0 + t * (1.0 - self.l1_ratio))
+
+    def subdifferential(self, w, tol=0.0):
+        zero = np.abs(w) <= tol
+        r = self.l1_ratio
+        c = np.where(zero, 0.0, r * np.sign(w)) + (1.0 - r) * w
+        return "box", c, np.where(zero, -r, 0.0), np.where(zero, r, 0.0)
+
+    def cvxpy(self, w):
+        return self.l1_ratio * cp.norm1(w) + 0.5 * (1.0 - self.l1_ratio) * cp.sum_squares(w)
+
+
+class Lp(Penalty):
+    """||w||_p for p >= 1 (the norm itself, not its p-th power).
+
+    Gradient away from w = 0: ``sign(w_j) |w_j|^(p-1) / ||w||_p^(p-1)``; at w = 0 the
+    subdifferential is the unit ball of the dual norm q = p / (p - 1).
+    """
+
+    name, formula = "lp", "||w||_p"
+
+    def __init__(self, p: float = 2.0):
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 1.0 <= p < math.inf:
+            raise ParameterError(f"p must be a finite number >= 1 for the lp penalty; got p={p!r}")
+        self.p = float(p)
+        self.params = {"p": self.p}
+        self.formula = f"||w||_{self.p:g}"
+
+    @property
+    def q(self) -> float:
+        return math.inf if self.p == 1.0 else self.p / (self.p - 1.0)
+
+    def value(self, w):
+        return float(np.linalg.norm(w, ord=self.p))
+
+    def subgradient(self, w):
+        if self.p == 1.0:
+            return np.sign(w)
+        norm = np.linalg.norm(w, ord=self.p)
+        if norm == 0.0:
+            return np.zeros_like(w)
+        a = np.abs(w) / norm         # scale first: |w_j|^(p-1) may overflow for large p
+        return np.sign(w) * a ** (self.p - 1.0)
+
+    def subdifferential(self, w, tol=0.0):
+        if self.p == 1.0:
+            return L1().subdifferential(w, tol)
+        if np.linalg.norm(w, ord=self.p) <= tol:
+            return ("ball", self.q)
+        return super().subdifferential(w, tol)
+
+    def prox(self, v, t):
+        # Moreau: prox_{t ||.||_p}(v) = v - t P_q(v / t), P_q the projection on the q-ball.
+        if self.p == 1.0:
+            return soft_threshold(v, t)
+        if self.p == 2.0:
+            norm = np.linalg.norm(v)
+            return np.zeros_like(v) if norm <= t else (1.0 - t / norm) * v
+        u, self._mu = _project_lq_ball(v / t, self.q, mu0=getattr(self, "_mu", 1.0))
+        return v - t * u
+
+    def cvxpy(self, w):
+        return cp.pnorm(w, self.p)
+
+
+def _solve_shrink(a: np.ndarray, c: float, q: float, iters: int = 100) -> np.ndarray:
+    """Per coordinate, the root s in [0, a_j] of s + c s^(q-1) = a_j (c >= 0, q > 1).
+
+    The left side increases in s, so the root is unique; Newton steps are kept inside
+    the bracket [lo, hi] (bisection otherwise), vectorized over coordinates.
+    """
+    lo, hi = np.zeros_like(a), a.copy()
+    s = 0.5 * a
+    for _ in range(iters):
+        phi = s + c * s ** (q - 1.0) - a
+        lo = np.where(phi < 0, s, lo)
+        hi = np.where(phi > 0, s, hi)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step = phi / (1.0 + c * (q - 1.0) * s ** (q - 2.0))
+        s_new = s - step
+        bad = ~np.isfinite(s_new) | (s_new <= lo) | (s_new >= hi)
+        s_new = np.where(bad, 0.5 * (lo + hi), s_new)
+        if np.all(np.abs(s_new - s) <= 4e-16 * np.maximum(a, 1e-300) + 1e-300):
+            return s_new
+        s = s_new
+    return s
+
+
+def _project_lq_ball(a: np.ndarray, q: float, iters: int = 100, mu0: float = 1.0):
+    """Euclidean projection of ``a`` on {u : ||u||_q <= 1}, 1 < q < inf.
+
+    KKT: u_j = sign(a_j) s_j with s_j + mu q s_j^(q-1) = |a_j| and sum_j s_j^q = 1
+    (mu > 0 when a lies outside the ball). For fixed mu each s_j is a monotone scalar
+    root (:func:`_solve_shrink`); h(mu) = sum_j s_j(mu)^q - 1 decreases in mu, with
+    ds_j/dmu = -q s_j^(q-1) / (1 + mu q (q-1) s_j^(q-2)); its root is found by Newton's
+    method kept inside a bracket (bisection otherwise), from ``mu0`` (the previous call's
+    multiplier: proximal methods call this with slowly changing arguments). Both to
+    machine precision.
+
+    Returns
+    -------
+    u : ndarray
+        The projection.
+    mu : float
+        The multiplier (mu0 when ``a`` is inside the ball).
+    """
+    if np.sum(np.abs(a) ** q) <= 1.0:
+        return a.copy(), mu0
+    abs_a = np.abs(a)
+    lo, hi, mu = 0.0, math.inf, (mu0 if mu0 > 0 else 1.0)
+    for _ in range(iters):
+        s = _solve_shrink(abs_a, mu * q, q)
+        h = float(np.sum(s ** q)) - 1.0
+        if abs(h) <= 4 * np.finfo(float).eps:
+            break
+        if h > 0:
+            lo = mu
+        else:
+            hi = mu
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ds = -q * s ** (q - 1.0) / (1.0 + mu * q * (q - 1.0) * s ** (q - 2.0))
+        dh = float(np.sum(np.where(s > 0, q * s ** (q - 1.0) * ds, 0.0)))
+        mu_new = mu - h / dh if dh < 0 else math.nan
+        if not (lo < mu_new < hi):
+            mu_new = 0.5 * (lo + hi) if math.isfinite(hi) else 4.0 * mu
+        if abs(mu_new - mu) <= 1e-16 * mu:
+            break
+        mu = mu_new
+    return np.sign(a) * _solve_shrink(abs_a, mu * q, q), mu
+
+
+class L0(Penalty):
+    name, formula, convex, has_prox = "l0", "#{j : w_j != 0}", False, False
+
+    def value(self, w):
+        return float(np.count_nonzero(w))
+
+    def _refuse(self, what):
+        raise NotApplicableError(f"the l0 penalty ({self.formula}) is for evaluation only: it is "
+                                 f"not convex, so it has no {what}")
+
+    def subgradient(self, w):
+        self._refuse("subgradient")
+
+    def subdifferential(self, w, tol=0.0):
+        self._refuse("subdifferential")
+
+    def cvxpy(self, w):
+        self._refuse("convex cvxpy expression (the exact solver refuses it)")
+
+
+PENALTIES: dict[str, type] = {cls.name: cls for cls in (NoPenalty, L1, L2, Lp, ElasticNet, L0)}
+
+
+def make_penalty(penalty="l2", **params) -> Penalty:
+    """A :class:`Penalty` from its name and parameters (``p`` for lp, ``l1_ratio`` for
+    elastic_net), or pass a Penalty through.
+
+    Raises
+    ------
+    ParameterError
+        Unknown name, unknown parameter for that penalty, or a parameter out of range.
+    """
+    if isinstance(penalty, Penalty):
+        if params:
+            raise ParameterError(f"penalty parameters {sorted(params)} given with a ready-made "
+                                 f"{penalty.describe()} penalty")
+        return penalty
+    cls = PENALTIES[check_choice("penalty", penalty, PENALTIES)]
+    accepted = {"lp": {"p"}, "elastic_net": {"l1_ratio"}}.get(penalty, set())
+    unknown = set(params) - accepted
+    if unknown:
+        raise ParameterError(f"unknown parameter(s) {sorted(unknown)} for penalty {penalty!r}; "
+                             f"it accepts {sorted(accepted) or 'none'}")
+    return cls(**params)

@@ -1,0 +1,245 @@
+"""What ``convexlearn solve`` prints and writes: the table, the JSON record, atomic files.
+
+The table has one line per method: status, objective, relative gap to the exact
+reference ``(F - F*) / max(1, |F*|)``, the largest scaled KKT residual (SVM) or the
+distance of 0 to the subdifferential (ERM), support vectors free/bounded, iterations and
+time. The JSON record holds the same facts plus provenance: package, Python, numpy,
+cvxpy and solver versions, tolerances, seeds and sha256 checksums of the data.
+
+Every file is written atomically: to a temporary file in the target directory, then
+``os.replace`` - a failed run never leaves a partial file behind.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import tempfile
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from .errors import DataError
+
+__all__ = ["format_table", "format_report", "result_record", "provenance", "write_atomic",
+           "check_writable", "dumps", "provenance_of_data",
+           "separability_record"]
+
+
+def _fmt(value, spec: str = ".6g") -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return format(value, spec)
+
+
+def format_table(rows) -> str:
+    """The per-method table, aligned; the exact reference is marked with '*'."""
+    header = ["method", "status", "objective", "gap", "violation", "SV free/bnd", "iters",
+              "time (s)"]
+    lines = [header]
+    mark = any(r.gap is not None for r in rows)       # a reference only where gaps exist
+    for r in rows:
+        sv = "-" if r.n_free is None else f"{r.n_free}/{r.n_bounded}"
+        lines.append([r.method + (" *" if r.reference and mark else ""), r.status,
+                      _fmt(r.objective, ".10g"), _fmt(r.gap, ".1e"), _fmt(r.violation, ".1e"),
+                      sv, _fmt(r.n_iter, "d"), _fmt(r.time_s, ".3f")])
+    # Columns no method fills (gaps of a decision problem, SVs of ERM) are left out.
+    keep = [j for j in range(len(header)) if j < 2 or any(line[j] != "-" for line in lines[1:])]
+    lines = [[line[j] for j in keep] for line in lines]
+    header = lines[0]
+    widths = [max(len(line[j]) for line in lines) for j in range(len(header))]
+    out = ["  ".join(cell.ljust(w) if j < 2 else cell.rjust(w)
+                     for j, (cell, w) in enumerate(zip(line, widths))).rstrip()
+           for line in lines]
+    out.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(out)
+
+
+def format_report(result) -> str:
+    """The full text report of one run: header, table, separability, expectations."""
+    p, d = result.problem, result.problem.data
+    classes = ""
+    if getattr(result.model, "label_map", None) is not None:
+        classes = f", labels {result.model.label_map.describe()}"
+    lines = [f"{p.name}: {p.description}".rstrip(": "),
+             f"  data: {d.X.shape[0]} samples x {d.X.shape[1]} features from "
+             f"{d.source}{classes}",
+             *(f"  transform: {t}" for t in d.transforms),
+             f"  model: {_model_text(result)}; tolerance {result.tol:g}",
+             "", format_table(result.rows)]
+    if any(r.gap is not None for r in result.rows):
+        lines.append("  * exact reference F*; gap = (F - F*) / max(1, |F*|)")
+    if any(r.violation is not None for r in result.rows):
+        lines.append("  violation = largest scaled KKT residual (SVM) or distance of 0 to dF "
+                     "(ERM)")
+    if result.facts:
+        lines += ["", "facts: " + ", ".join(f"{k}={_value(v)}" for k, v in result.facts.items())]
+    if result.separability is not None:
+        lines += ["", "separability:",
+                  *("  " + s for s in result.separability.summary().splitlines())]
+    if result.checks:
+        failed = [c for c in result.checks if not c.passed]
+        lines += ["", f"expectations: {len(result.checks) - len(failed)}/{len(result.checks)} met"]
+        for c in result.checks:
+            lines.append(f"  {'ok  ' if c.passed else 'FAIL'} {c.name}: expected "
+                         f"{_value(c.expected)}, got {_value(c.actual)}")
+    return "\n".join(lines)
+
+
+def _model_text(result) -> str:
+    """The model's own description where it has one (SVM, ERM), else the file's keys."""
+    describe = getattr(result.model, "describe", None)
+    if callable(describe):
+        return describe()
+    p = result.problem
+    return f"{p.kind} " + ", ".join(f"{k}={v}" for k, v in p.model.items())
+
+
+def _value(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.10g}"
+    return str(v)
+
+
+def _package_version(name: str) -> str:
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def provenance(result) -> dict:
+    """Versions, tolerances, seeds and checksums: enough to reproduce the run."""
+    import cvxpy
+    solvers = sorted({str(sol.provenance.get("solver")) for sol in result.solutions.values()
+                      if getattr(sol, "provenance", {}).get("solver")})
+    d = result.problem.data
+    return {
+        "convexlearn": _package_version("convexlearn"),
+        "python": platform.python_version(), "numpy": np.__version__,
+        "cvxpy": cvxpy.__version__,
+        "solvers": {s: _solver_version(s) for s in solvers},
+        "tolerance": result.tol,
+        "solver_options": result.problem.solver_options,
+        "method_options": result.problem.options,
+        "seed": d.seed,
+        "data_sha256": d.sha256, "source": d.source, "source_sha256": d.source_sha256,
+        "problem_file": str(result.problem.path),
+    }
+
+
+def provenance_of_data(data) -> dict:
+    """Where a Dataset came from and its checksums, with the package versions."""
+    import cvxpy
+    return {"n_samples": data.X.shape[0], "n_features": data.X.shape[1],
+            "features": data.feature_names, "label": data.label, "source": data.source,
+            "transforms": data.transforms, "data_sha256": data.sha256,
+            "source_sha256": data.source_sha256,
+            "convexlearn": _package_version("convexlearn"), "cvxpy": cvxpy.__version__,
+            "numpy": np.__version__, "python": platform.python_version()}
+
+
+def _solver_version(solver: str) -> str:
+    from .formulations.base import solver_version
+    return solver_version(solver)
+
+
+def _jsonable(value):
+    """numpy scalars/arrays, infinities and NaN into strict JSON values."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        return _jsonable(value.item())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return value
+
+
+def result_record(result) -> dict:
+    """The JSON record of one run (the table's facts, the checks and provenance)."""
+    p = result.problem
+    record = {
+        "problem": {"name": p.name, "description": p.description, "file": str(p.path),
+                    "kind": p.kind, "model": p.model},
+        "data": {"n_samples": p.data.X.shape[0], "n_features": p.data.X.shape[1],
+                 "classes": (result.model.label_map.classes.tolist()
+                             if getattr(result.model, "label_map", None) is not None else None),
+                 "transforms": p.data.transforms},
+        "results": [{k: v for k, v in vars(row).items() if k != "history"}
+                    for row in result.rows],
+        "facts": result.facts,
+        "expectations": [vars(c) for c in result.checks],
+        "passed": result.passed,
+        "provenance": provenance(result),
+    }
+    if result.separability is not None:
+        record["separability"] = separability_record(result.separability)
+    return _jsonable(record)
+
+
+def separability_record(res) -> dict:
+    """The facts of a SeparabilityResult (verdict and certificate)."""
+    return _jsonable({
+        "separable": res.separable, "verified": res.verified, "homogeneous": res.homogeneous,
+        "w": res.w, "b": res.b, "margin": res.margin, "certificate": res.certificate,
+        "meeting_point": res.meeting_point, "min_total_slack": res.min_total_slack,
+        "checks": [str(c) for c in res.checks], "provenance": res.provenance})
+
+
+def dumps(record: dict) -> str:
+    return json.dumps(_jsonable(record), indent=2, allow_nan=False) + "\n"
+
+
+def check_writable(path) -> Path:
+    """Fail early (DataError) when ``path`` cannot be written: missing or read-only
+    directory, or a directory in its place."""
+    path = Path(path)
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise DataError(f"cannot write {path}: it is a directory")
+    if not parent.is_dir():
+        raise DataError(f"cannot write {path}: directory {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise DataError(f"cannot write {path}: directory {parent} is not writable")
+    return path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_atomic(path, write: Callable[[str], None] | str | bytes) -> None:
+    """Write ``path`` atomically: ``write(tmp_name)`` (or the given text/bytes) into a
+    temporary file next to it, then ``os.replace``; on any error the temporary file is
+    removed and ``path`` is left as it was."""
+    path = check_writable(path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise DataError(f"cannot write {path}: {exc}") from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            if isinstance(write, (str, bytes)):
+                handle.write(write.encode() if isinstance(write, str) else write)
+        if callable(write):
+            write(tmp)
+        os.chmod(tmp, 0o666 & ~_umask())       # mkstemp makes 0600; match a plain open()
+        os.replace(tmp, path)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        if isinstance(exc, OSError):
+            raise DataError(f"cannot write {path}: {exc}") from None
+        raise

@@ -1,0 +1,125 @@
+"""The ERM optimality certificate: ~0 at exact solutions, clearly positive elsewhere."""
+
+import numpy as np
+import pytest
+
+import convexlearn as cl
+from convexlearn.certify.optimality import recession_direction
+from convexlearn.errors import UnboundedError
+from convexlearn.losses import LOSSES
+from helpers import binary_dataset, erm_grid_data
+
+X, Y, Y_REG = erm_grid_data(seed=1)
+PAIRS = [(loss, pen, params) for loss in [n for n, l in LOSSES.items() if l.convex]
+         for pen, params in [("none", {}), ("l1", {}), ("l2", {}), ("lp", {"p": 2}),
+                             ("elastic_net", {"l1_ratio": 0.5})]]
+
+
+def _problem(loss, penalty, params, lam=0.1):
+    y = Y_REG if LOSSES[loss].task == "regression" else Y
+    return cl.ERM(X, y, loss=loss, penalty=penalty, lam=lam, **params)
+
+
+@pytest.mark.parametrize("loss,penalty,params", PAIRS, ids=[f"{a}-{b}" for a, b, _ in PAIRS])
+def test_certificate_passes_at_exact_and_fails_when_perturbed(loss, penalty, params):
+    erm = _problem(loss, penalty, params)
+    sol = erm.solve("exact")
+    rep = erm.optimality(sol)
+    assert isinstance(rep, cl.OptimalityReport)
+    assert rep.distance <= 1e-6 and rep.passed, rep.summary()
+    assert rep.suboptimality == 0.0
+    # Perturb w and b by 1e-2 in a random direction: no longer optimal.
+    rng = np.random.default_rng(0)
+    bad = cl.Solution(w=sol.w + 1e-2 * rng.normal(size=sol.w.shape), b=sol.b + 1e-2)
+    rep_bad = erm.optimality(bad)
+    assert not rep_bad.passed
+    assert rep_bad.distance > 1e-4 or rep_bad.suboptimality > 1e-6, rep_bad.summary()
+
+
+def test_distance_is_the_gradient_norm_for_smooth_problems():
+    erm = _problem("logistic", "l2", {})
+    w, b = np.linspace(-1, 1, X.shape[1]), 0.3
+    rep = erm.optimality(cl.Solution(w=w, b=b))
+    _, grad = erm.oracle().value_grad(np.append(w, b))
+    assert rep.distance == pytest.approx(np.linalg.norm(grad), rel=1e-12)
+    assert rep.suboptimality > 0
+
+
+def test_hinge_multipliers_are_the_svm_dual_variables():
+    # hinge + l2 = soft-margin SVM with lam = 1/(nC); at the optimum, the minimum-norm
+    # subgradient picks g_i = -y_i alpha_i / C in the loss term's derivative, i.e. the
+    # multipliers alpha_i = -C y_i g_i of the SVM (unique here: the exact SVM dual).
+    Xb, yb = binary_dataset("iris", (1, 2))
+    n, C = len(yb), 0.5
+    erm = cl.ERM(Xb, yb, loss="hinge", penalty="l2", lam=1.0 / (n * C))
+    sol = erm.solve("exact")
+    rep = sol.report
+    assert rep.passed, rep.summary()
+    s = np.where(yb == 2, 1.0, -1.0)
+    alpha = -C * s * rep.details["multipliers"]
+    svm = cl.SVM(Xb, yb, C=C).solve(method="exact-dual")
+    assert np.all((alpha >= -1e-9) & (alpha <= C + 1e-9))
+    np.testing.assert_allclose(Xb.T @ (s * alpha), svm.w, atol=1e-5)
+
+
+def test_l1_zero_coordinates_are_reported():
+    erm = _problem("squared", "l1", {}, lam=0.5)
+    sol = erm.solve("exact")
+    zeros = sol.report.details["zero_coordinates"]
+    assert zeros.size > 0 and np.all(np.abs(sol.w[zeros]) <= 1e-6)
+    # Moving a zero coordinate off zero costs a subgradient of size >= lam - |grad_j|.
+    w = sol.w.copy()
+    w[zeros[0]] = 1e-3
+    assert not erm.optimality(cl.Solution(w=w, b=sol.b)).passed
+
+
+def test_lp_at_zero_uses_the_dual_norm_ball():
+    erm = _problem("logistic", "lp", {"p": 2}, lam=50.0)     # lam large: w* = 0
+    sol = erm.solve("exact")
+    assert np.linalg.norm(sol.w) <= 1e-6
+    assert "dual-norm ball" in sol.report.details["method"]
+    assert sol.report.passed, sol.report.summary()
+
+
+def test_iterative_point_suboptimality_against_reference():
+    erm = _problem("hinge", "l2", {})
+    sub = erm.solve("subgradient", step="sqrt", max_iter=50)
+    assert sub.report.suboptimality > 0
+    assert sub.status != "optimal"
+
+
+def test_unregularized_logistic_on_separable_data_has_no_minimizer():
+    Xs, ys = binary_dataset("iris", (0, 1))                 # setosa vs versicolor: separable
+    assert cl.Halfspace(Xs, ys).check(margin=False, slack=False).separable
+    for loss in ("logistic", "logistic_log2", "exponential"):
+        for penalty, lam in (("none", 0.1), ("l2", 0.0)):
+            erm = cl.ERM(Xs, ys, loss=loss, penalty=penalty, lam=lam)
+            with pytest.raises(UnboundedError, match="no finite minimizer.*separable"):
+                erm.solve("exact")
+            with pytest.raises(UnboundedError):
+                erm.solve("gd")
+    # With a penalty (lam > 0) the minimizer exists.
+    assert cl.ERM(Xs, ys, loss="logistic", penalty="l2", lam=0.01).solve("newton").ok
+
+
+def test_recession_lp_detects_quasi_separation_that_strict_separability_misses():
+    # Two points of opposite labels at the same location, the rest separable: not strictly
+    # separable (Halfspace says so), but the logistic loss still has no minimizer.
+    Xq = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 0.0], [2.0, 1.0], [-1.0, 0.5], [-2.0, 0.0]])
+    yq = np.array([1, -1, 1, 1, -1, -1])
+    assert not cl.Halfspace(Xq, yq).check(margin=False, slack=False).separable
+    found, v, c, strict = recession_direction(Xq, np.where(yq > 0, 1.0, -1.0))
+    assert found and strict == 4
+    with pytest.raises(UnboundedError):
+        cl.ERM(Xq, yq, loss="logistic", penalty="none").solve()
+    # Overlapping classes: no direction, and the unregularized problem is solvable.
+    found, *_ = recession_direction(X, np.where(Y == 1, 1.0, -1.0))
+    assert not found
+    erm = cl.ERM(X, Y, loss="logistic", penalty="none")
+    assert erm.solve("newton").objective == pytest.approx(erm.solve("exact").objective, rel=1e-8)
+
+
+def test_report_summary_names_the_numbers():
+    erm = _problem("logistic", "l1", {})
+    text = erm.solve("exact").report.summary()
+    assert "passed" in text and "distance" in text and "F - F*" in text

@@ -1,0 +1,94 @@
+"""The penalty catalogue: values, subgradients, proxes (against cvxpy), subdifferentials."""
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+from hypothesis.extra.numpy import arrays
+
+from convexlearn.errors import NotApplicableError, ParameterError
+from convexlearn.penalties import make_penalty
+
+W = np.array([1.5, -0.5, 0.0, 2.0, -3.0])
+SPECS = [("none", {}), ("l1", {}), ("l2", {}), ("lp", {"p": 1}), ("lp", {"p": 1.5}),
+         ("lp", {"p": 2}), ("lp", {"p": 3}), ("elastic_net", {"l1_ratio": 0.3})]
+IDS = [f"{n}{v}" for n, v in SPECS]
+
+
+def test_values():
+    expect = {"none": 0.0, "l1": 7.0, "l2": 0.5 * (W @ W),
+              "elastic_net": 0.3 * 7.0 + 0.35 * (W @ W)}
+    for name, value in expect.items():
+        params = {"l1_ratio": 0.3} if name == "elastic_net" else {}
+        assert make_penalty(name, **params).value(W) == pytest.approx(value)
+    for p in (1, 1.5, 2, 3):
+        assert make_penalty("lp", p=p).value(W) == pytest.approx(np.sum(np.abs(W) ** p) ** (1 / p))
+    assert make_penalty("l0").value(W) == 4.0
+
+
+@pytest.mark.parametrize("name,params", SPECS, ids=IDS)
+def test_cvxpy_expression(name, params):
+    pen = make_penalty(name, **params)
+    assert float(pen.cvxpy(cp.Constant(W)).value) == pytest.approx(pen.value(W), rel=1e-9)
+
+
+@pytest.mark.parametrize("name,params", SPECS, ids=IDS)
+@pytest.mark.parametrize("t", [0.1, 2.0])
+def test_prox_against_cvxpy(name, params, t):
+    pen = make_penalty(name, **params)
+    v = np.array([0.3, -2.0, 0.05, 1.2, -0.7])
+    u = pen.prox(v, t)
+    x = cp.Variable(5)
+    obj = 0.5 * cp.sum_squares(x - v) + t * pen.cvxpy(x)
+    cp.Problem(cp.Minimize(obj)).solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10,
+                                       tol_feas=1e-10)
+
+    def F(z):
+        return 0.5 * np.sum((z - v) ** 2) + t * pen.value(z)
+    assert F(u) <= F(x.value) + 1e-9        # at least as good as the interior-point answer
+    np.testing.assert_allclose(u, x.value, atol=1e-5)
+
+
+@given(arrays(float, 4, elements=st.floats(-3, 3)), arrays(float, 4, elements=st.floats(-3, 3)),
+       st.sampled_from(SPECS))
+def test_subgradient_inequality(w, z, spec):
+    pen = make_penalty(spec[0], **spec[1])
+    g = pen.subgradient(w)
+    assert pen.value(z) >= pen.value(w) + g @ (z - w) - 1e-9
+
+
+def test_subdifferential_boxes_and_ball():
+    lo_c = make_penalty("l1").subdifferential(W, tol=1e-9)
+    kind, c, lo, hi = lo_c
+    assert kind == "box" and c[2] == 0.0 and (lo[2], hi[2]) == (-1.0, 1.0)
+    np.testing.assert_array_equal(c[[0, 1, 3, 4]], [1, -1, 1, -1])
+    kind, c, lo, hi = make_penalty("elastic_net", l1_ratio=0.3).subdifferential(W)
+    assert (lo[2], hi[2]) == (-0.3, 0.3)
+    assert make_penalty("lp", p=3).subdifferential(np.zeros(3)) == ("ball", 1.5)
+    assert make_penalty("lp", p=2).subdifferential(np.zeros(3)) == ("ball", 2.0)
+
+
+def test_lp_with_p_one_is_l1():
+    l1, lp1 = make_penalty("l1"), make_penalty("lp", p=1)
+    v = np.array([0.3, -2.0, 0.05])
+    np.testing.assert_array_equal(l1.prox(v, 0.5), lp1.prox(v, 0.5))
+    assert l1.value(W) == lp1.value(W)
+
+
+def test_bad_parameters_and_l0():
+    with pytest.raises(ParameterError, match="unknown penalty 'l3'"):
+        make_penalty("l3")
+    with pytest.raises(ParameterError, match=r"p must be .*>= 1.*p=0.5"):
+        make_penalty("lp", p=0.5)
+    with pytest.raises(ParameterError, match="p=inf"):
+        make_penalty("lp", p=float("inf"))
+    with pytest.raises(ParameterError, match="l1_ratio"):
+        make_penalty("elastic_net", l1_ratio=-0.1)
+    with pytest.raises(ParameterError, match=r"unknown parameter.*'q'"):
+        make_penalty("lp", q=2)
+    l0 = make_penalty("l0")
+    assert not l0.convex
+    with pytest.raises(NotApplicableError, match="l0.*not convex"):
+        l0.cvxpy(cp.Variable(3))
+    with pytest.raises(NotApplicableError, match="l0"):
+        l0.subgradient(W)
