@@ -23,9 +23,7 @@ explicit feature map. ``Dataset.sha256`` is a checksum of the arrays actually so
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import math
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -34,17 +32,14 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ConvexLearnError, DataError
+from .csvfile import label_column, numeric_column, read_csv
+from .errors import ConvexLearnError, ProblemFileError
 from .generators import GENERATORS
 
 __all__ = ["Key", "Problem", "Dataset", "ProblemFileError", "load_problem", "read_csv",
            "standardize", "find_problem_files", "load_dataset"]
 
 _REQUIRED = object()
-
-
-class ProblemFileError(DataError):
-    """A problem file (or the data it names) is unusable; the message names file and line."""
 
 
 @dataclass(frozen=True)
@@ -230,63 +225,6 @@ def read_toml(path: Path) -> tuple[dict, _Context]:
         raise ProblemFileError(f"{path}, {where}: TOML syntax error: {message}") from None
 
 
-# --------------------------------------------------------------------------- CSV layer
-def read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of a CSV file (strings); ragged rows are an error naming the line."""
-    try:
-        with open(path, newline="", encoding="utf-8") as handle:
-            rows = list(csv.reader(handle))
-    except FileNotFoundError:
-        raise ProblemFileError(f"{path}: no such data file") from None
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise ProblemFileError(f"{path}: cannot read the CSV file: {exc}") from None
-    while rows and not any(cell.strip() for cell in rows[-1]):
-        rows.pop()                                   # trailing blank lines
-    if len(rows) < 2:
-        raise ProblemFileError(f"{path}: needs a header line and at least one data row")
-    header = [name.strip() for name in rows[0]]
-    duplicated = sorted({h for h in header if header.count(h) > 1})
-    if duplicated:
-        raise ProblemFileError(f"{path}, line 1: duplicated column name(s) {duplicated}")
-    for line, row in enumerate(rows[1:], start=2):
-        if len(row) != len(header):
-            raise ProblemFileError(f"{path}, line {line}: {len(row)} cells, but the header "
-                                   f"has {len(header)} columns")
-    return header, [[cell.strip() for cell in row] for row in rows[1:]]
-
-
-def _numeric_column(path: Path, name: str, cells: list[str], lines: np.ndarray) -> np.ndarray:
-    """Parse one column as floats; a missing, NaN, infinite or non-numeric cell is an error
-    naming its line (the header is line 1) and column."""
-    out = np.empty(len(cells))
-    for i, cell in enumerate(cells):
-        where = f"{path}, line {lines[i]}, column {name!r}"
-        if cell == "":
-            raise ProblemFileError(f"{where}: missing value")
-        try:
-            value = float(cell)
-        except ValueError:
-            raise ProblemFileError(f"{where}: non-numeric value {cell!r}") from None
-        if math.isnan(value):
-            raise ProblemFileError(f"{where}: missing value ({cell!r})")
-        if math.isinf(value):
-            raise ProblemFileError(f"{where}: infinite value ({cell!r})")
-        out[i] = value
-    return out
-
-
-def _labels(path: Path, name: str, cells: list[str], lines: np.ndarray) -> np.ndarray:
-    """A label column: numbers when every cell is one, else strings."""
-    try:
-        return _numeric_column(path, name, cells, lines)
-    except ProblemFileError:
-        for i, cell in enumerate(cells):
-            if cell == "" or cell.lower() == "nan":
-                raise ProblemFileError(f"{path}, line {lines[i]}, column {name!r}: "
-                                       f"missing label") from None
-        return np.asarray(cells, dtype=object)
-
-
 def _select_classes(y: np.ndarray, wanted: list, where: str) -> np.ndarray:
     """Boolean mask of the rows in the two ``wanted`` classes (matched by value)."""
     found = sorted(set(y.tolist()), key=str)
@@ -367,13 +305,13 @@ def _from_csv(spec: dict, task: str, ctx: _Context) -> Dataset:
     if not features:
         raise ctx.error(None, f"{path.name} has no feature column besides {label!r}")
     columns = list(zip(*rows))
-    X = np.column_stack([_numeric_column(path, f, list(columns[header.index(f)]), lines)
+    X = np.column_stack([numeric_column(path, f, list(columns[header.index(f)]), lines)
                          for f in features])
     y = None
     if label is not None:
         cells = list(columns[header.index(label)])
-        y = (_numeric_column(path, label, cells, lines) if task == "regression"
-             else _labels(path, label, cells, lines))
+        y = (numeric_column(path, label, cells, lines) if task == "regression"
+             else label_column(path, label, cells, lines))
     return Dataset(X=X, y=y, feature_names=features, label=label, source=str(path),
                    source_sha256=hashlib.sha256(path.read_bytes()).hexdigest())
 

@@ -8,6 +8,7 @@ scikit-learn style ``except ValueError`` keeps working.
 class                 raised when
 ====================  =========================================================
 DataError             the data are unusable (NaN, wrong shape, one class, ...)
+ProblemFileError      a problem file or its CSV data is malformed (names file and line)
 ParameterError        a parameter is out of range or unknown (C <= 0, kernel=...)
 NotPSDError           a kernel matrix is clearly indefinite (not convex)
 InfeasibleError       the problem has no feasible point (hard margin, non-separable)
@@ -25,6 +26,7 @@ from __future__ import annotations
 __all__ = [
     "ConvexLearnError",
     "DataError",
+    "ProblemFileError",
     "ParameterError",
     "NotPSDError",
     "InfeasibleError",
@@ -40,6 +42,10 @@ class ConvexLearnError(ValueError):
 
 class DataError(ConvexLearnError):
     """The input data cannot be used as given (shape, values, labels)."""
+
+
+class ProblemFileError(DataError):
+    """A problem file (or the data it names) is unusable; the message names file and line."""
 
 
 class ParameterError(ConvexLearnError):

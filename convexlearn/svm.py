@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from .certify.kkt import KKTReport, gram_factor, reconstruct_multipliers, svm_kkt
+from .certify.kkt import KKTReport, kkt_report
 from .data import as_binary_labels, as_features, as_targets, check_C
 from .errors import (DataError, InfeasibleError, NotApplicableError, ParameterError,
                      UnboundedError)
@@ -24,9 +24,9 @@ from .formulations.base import solve_formulation
 from .formulations.svm import svm_dual, svm_primal
 from .kernels import DEFAULT_PSD_TOL, PSDCheck, check_gram, check_psd, make_kernel
 from .solution import Solution, Timer
-from .solvers.polish import polish_alpha
+from .solvers.polish import intercept_from_alpha, polish_alpha
 
-__all__ = ["SVM", "intercept_from_alpha", "EXACT_METHODS", "ITERATIVE_METHODS"]
+__all__ = ["SVM", "EXACT_METHODS", "ITERATIVE_METHODS"]
 
 EXACT_METHODS = ("exact", "exact-primal", "exact-primal-hinge", "exact-dual")
 
@@ -39,50 +39,6 @@ ITERATIVE_METHODS: dict[str, str] = {"subgradient": "svm_subgradient:solve_svm",
 _INFEASIBLE_HINT = ("the hard-margin SVM is infeasible: no hyperplane separates the two classes "
                     "with margin. cl.Halfspace(X, y).check() decides linear separability and "
                     "returns a certificate; use a finite C for the soft margin")
-
-
-def intercept_from_alpha(y: np.ndarray, C, alpha: np.ndarray, g: np.ndarray,
-                         sv_tol: float = 1e-6) -> tuple[float, str]:
-    """The intercept b implied by optimal multipliers.
-
-    With ``g_i = sum_j alpha_j y_j k(x_j, x_i)`` (f = g + b):
-
-    * free support vectors (sv_tol s < alpha_i < C_i - sv_tol s, s = max C_i or max alpha;
-      C may be a scalar or the per-sample bounds C_i) lie on
-      the margin, y_i (g_i + b) = 1, so b = mean_i (y_i - g_i) over them;
-    * with no free support vector, the KKT conditions only bound b:
-      alpha_i = 0 needs y_i f_i >= 1 and alpha_i = C needs y_i f_i <= 1, an interval
-      [lo, hi]; its midpoint is returned (LIBSVM's rule).
-
-    Returns
-    -------
-    b : float
-    rule : str
-        "free support vectors" or "midpoint of the feasible interval".
-    """
-    C = np.broadcast_to(np.asarray(C, dtype=float), alpha.shape)
-    hard = bool(np.all(np.isinf(C)))
-    scale = max(1.0, float(np.max(alpha))) if hard else float(np.max(C))
-    lower = alpha > sv_tol * scale
-    upper = (alpha < C - sv_tol * scale) if not hard else np.ones_like(lower)
-    free = lower & upper
-    if np.any(free):
-        return float(np.mean(y[free] - g[free])), "free support vectors"
-    # y_i (g_i + b) >= 1 for alpha_i = 0; <= 1 for alpha_i = C.
-    needs_ge = ~lower
-    needs_le = ~upper
-    r = y - g      # y_i f_i >= 1  <=>  b >= r_i (y_i = +1) or b <= r_i (y_i = -1)
-    lo = np.concatenate([r[needs_ge & (y > 0)], r[needs_le & (y < 0)]])
-    hi = np.concatenate([r[needs_ge & (y < 0)], r[needs_le & (y > 0)]])
-    lo_v = float(lo.max()) if lo.size else -math.inf
-    hi_v = float(hi.min()) if hi.size else math.inf
-    if math.isinf(lo_v) and math.isinf(hi_v):
-        return 0.0, "midpoint of the feasible interval"
-    if math.isinf(lo_v):
-        return hi_v, "midpoint of the feasible interval"
-    if math.isinf(hi_v):
-        return lo_v, "midpoint of the feasible interval"
-    return 0.5 * (lo_v + hi_v), "midpoint of the feasible interval"
 
 
 class SVM:
@@ -136,7 +92,8 @@ class SVM:
         else:
             self.X = as_features(X)
             self._K = None
-        self.y, self.label_map = as_binary_labels(y, n=(self._K if precomputed else self.X).shape[0])
+        n_rows = (self._K if precomputed else self.X).shape[0]
+        self.y, self.label_map = as_binary_labels(y, n=n_rows)
         self.C = check_C(C)
         self.kernel = make_kernel(kernel, self.X, gamma=gamma, degree=degree, coef0=coef0)
         self.intercept = bool(intercept)
@@ -413,49 +370,7 @@ class SVM:
         bounded least squares (:func:`~convexlearn.certify.kkt.reconstruct_multipliers`);
         the report's ``notes`` say which. Tolerances: see :mod:`convexlearn.certify.kkt`.
         """
-        y, b, notes = self.y, float(solution.b), []
-        alpha = None if solution.alpha is None else np.asarray(solution.alpha, float)
-        if self.kernel.is_linear and solution.w is not None:
-            w = np.asarray(solution.w, float)
-            f = self.X @ w + b
-            if alpha is None and solution.dual_coef is not None:
-                alpha = y * np.asarray(solution.dual_coef, float)
-                notes.append("multipliers taken from the expansion: alpha = y * dual_coef")
-            if alpha is None:
-                band = max(tol, 1e-9) * 10
-                alpha = reconstruct_multipliers(self.X, y, self.C_bounds, self.intercept, w, y * f,
-                                                band)
-                notes.append(f"multipliers reconstructed from (w, b) by bounded least squares "
-                             f"(margin band +-{band:g})")
-            v = self.X.T @ (y * alpha)
-            w_norm2, aQa = float(w @ w), float(v @ v)
-            stationarity = float(np.linalg.norm(w - v))
-        else:
-            K = self.gram
-            if solution.dual_coef is not None:
-                beta = np.asarray(solution.dual_coef, float)
-            elif alpha is not None:
-                beta = y * alpha
-            else:
-                raise NotApplicableError("a kernel SVM solution needs dual_coef or alpha; "
-                                         "this one has neither")
-            Kb = K @ beta
-            f = Kb + b
-            if alpha is None:
-                # beta need not equal y * alpha when K is singular: rebuild alpha in a
-                # factor Phi of K (w = Phi^T beta in feature space).
-                band = max(tol, 1e-9) * 10
-                Phi = gram_factor(K)
-                alpha = reconstruct_multipliers(Phi, y, self.C_bounds, self.intercept,
-                                                Phi.T @ beta, y * f, band)
-                notes.append(f"multipliers reconstructed from the expansion by bounded least "
-                             f"squares in a factor of K (margin band +-{band:g})")
-            diff = beta - y * alpha
-            Kya = K @ (y * alpha)
-            w_norm2, aQa = float(beta @ Kb), float((y * alpha) @ Kya)
-            stationarity = math.sqrt(max(float(diff @ (Kb - Kya)), 0.0))
-        return svm_kkt(y, self.C_bounds, self.intercept, alpha, f, w_norm2, aQa, stationarity,
-                       xi=solution.xi, tol=tol, notes=notes)
+        return kkt_report(self, solution, tol)
 
     # -------------------------------------------------------------- evaluation
     def decision_function(self, solution: Solution, X=None) -> np.ndarray:

@@ -41,7 +41,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import lsq_linear
 
-__all__ = ["KKTReport", "svm_kkt", "reconstruct_multipliers", "gram_factor", "CONDITIONS"]
+from ..errors import NotApplicableError
+
+__all__ = ["KKTReport", "kkt_report", "svm_kkt", "reconstruct_multipliers", "gram_factor",
+           "CONDITIONS"]
 
 CONDITIONS = ("stationarity", "balance", "primal_feasibility", "slack_nonnegativity",
               "dual_feasibility", "complementary_margin", "complementary_slack", "duality_gap")
@@ -245,3 +248,57 @@ def svm_kkt(y: np.ndarray, C, intercept: bool, alpha: np.ndarray, f: np.ndarray,
         residuals=res, support=np.flatnonzero(support), free=np.flatnonzero(free),
         bounded=np.flatnonzero(bounded), margin_support=np.flatnonzero(margin_support),
         disagreements=np.flatnonzero(disagree), margins=m, alpha=alpha, notes=list(notes))
+
+
+def kkt_report(svm, solution, tol: float = 1e-6) -> KKTReport:
+    """The KKT report of ``solution`` for the SVM problem ``svm``, recomputed from the data.
+
+    Works for any solution: with w (linear kernel) or a kernel expansion (``dual_coef``),
+    with or without multipliers. Missing multipliers are taken from the expansion
+    (alpha = y beta) or rebuilt by bounded least squares
+    (:func:`reconstruct_multipliers`, in X for a linear w, in a factor of K for an
+    expansion); the report's ``notes`` say which.
+    """
+    y, b, notes = svm.y, float(solution.b), []
+    alpha = None if solution.alpha is None else np.asarray(solution.alpha, float)
+    if svm.kernel.is_linear and solution.w is not None:
+        w = np.asarray(solution.w, float)
+        f = svm.X @ w + b
+        if alpha is None and solution.dual_coef is not None:
+            alpha = y * np.asarray(solution.dual_coef, float)
+            notes.append("multipliers taken from the expansion: alpha = y * dual_coef")
+        if alpha is None:
+            band = max(tol, 1e-9) * 10
+            alpha = reconstruct_multipliers(svm.X, y, svm.C_bounds, svm.intercept, w, y * f,
+                                            band)
+            notes.append(f"multipliers reconstructed from (w, b) by bounded least squares "
+                         f"(margin band +-{band:g})")
+        v = svm.X.T @ (y * alpha)
+        w_norm2, aQa = float(w @ w), float(v @ v)
+        stationarity = float(np.linalg.norm(w - v))
+    else:
+        K = svm.gram
+        if solution.dual_coef is not None:
+            beta = np.asarray(solution.dual_coef, float)
+        elif alpha is not None:
+            beta = y * alpha
+        else:
+            raise NotApplicableError("a kernel SVM solution needs dual_coef or alpha; "
+                                     "this one has neither")
+        Kb = K @ beta
+        f = Kb + b
+        if alpha is None:
+            # beta need not equal y * alpha when K is singular: rebuild alpha in a
+            # factor Phi of K (w = Phi^T beta in feature space).
+            band = max(tol, 1e-9) * 10
+            Phi = gram_factor(K)
+            alpha = reconstruct_multipliers(Phi, y, svm.C_bounds, svm.intercept,
+                                            Phi.T @ beta, y * f, band)
+            notes.append(f"multipliers reconstructed from the expansion by bounded least "
+                         f"squares in a factor of K (margin band +-{band:g})")
+        diff = beta - y * alpha
+        Kya = K @ (y * alpha)
+        w_norm2, aQa = float(beta @ Kb), float((y * alpha) @ Kya)
+        stationarity = math.sqrt(max(float(diff @ (Kb - Kya)), 0.0))
+    return svm_kkt(y, svm.C_bounds, svm.intercept, alpha, f, w_norm2, aQa, stationarity,
+                   xi=solution.xi, tol=tol, notes=notes)

@@ -22,11 +22,12 @@ and keeps the better one, so polishing can never make an answer worse.
 
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 import numpy as np
 
-__all__ = ["polish_alpha", "MAX_FREE"]
+__all__ = ["polish_alpha", "intercept_from_alpha", "MAX_FREE"]
 
 #: Above this many free support vectors the dense solve is not worth it; skip.
 MAX_FREE = 4000
@@ -114,3 +115,47 @@ def polish_alpha(y: np.ndarray, C, alpha: np.ndarray, intercept: bool,
         free[free_idx[k]] = False
         bounded[free_idx[k]] = bool(alpha_F[k] > upper[k])
     return None
+
+
+def intercept_from_alpha(y: np.ndarray, C, alpha: np.ndarray, g: np.ndarray,
+                         sv_tol: float = 1e-6) -> tuple[float, str]:
+    """The intercept b implied by optimal multipliers.
+
+    With ``g_i = sum_j alpha_j y_j k(x_j, x_i)`` (f = g + b):
+
+    * free support vectors (sv_tol s < alpha_i < C_i - sv_tol s, s = max C_i or max alpha;
+      C may be a scalar or the per-sample bounds C_i) lie on
+      the margin, y_i (g_i + b) = 1, so b = mean_i (y_i - g_i) over them;
+    * with no free support vector, the KKT conditions only bound b:
+      alpha_i = 0 needs y_i f_i >= 1 and alpha_i = C needs y_i f_i <= 1, an interval
+      [lo, hi]; its midpoint is returned (LIBSVM's rule).
+
+    Returns
+    -------
+    b : float
+    rule : str
+        "free support vectors" or "midpoint of the feasible interval".
+    """
+    C = np.broadcast_to(np.asarray(C, dtype=float), alpha.shape)
+    hard = bool(np.all(np.isinf(C)))
+    scale = max(1.0, float(np.max(alpha))) if hard else float(np.max(C))
+    lower = alpha > sv_tol * scale
+    upper = (alpha < C - sv_tol * scale) if not hard else np.ones_like(lower)
+    free = lower & upper
+    if np.any(free):
+        return float(np.mean(y[free] - g[free])), "free support vectors"
+    # y_i (g_i + b) >= 1 for alpha_i = 0; <= 1 for alpha_i = C.
+    needs_ge = ~lower
+    needs_le = ~upper
+    r = y - g      # y_i f_i >= 1  <=>  b >= r_i (y_i = +1) or b <= r_i (y_i = -1)
+    lo = np.concatenate([r[needs_ge & (y > 0)], r[needs_le & (y < 0)]])
+    hi = np.concatenate([r[needs_ge & (y < 0)], r[needs_le & (y > 0)]])
+    lo_v = float(lo.max()) if lo.size else -math.inf
+    hi_v = float(hi.min()) if hi.size else math.inf
+    if math.isinf(lo_v) and math.isinf(hi_v):
+        return 0.0, "midpoint of the feasible interval"
+    if math.isinf(lo_v):
+        return hi_v, "midpoint of the feasible interval"
+    if math.isinf(hi_v):
+        return lo_v, "midpoint of the feasible interval"
+    return 0.5 * (lo_v + hi_v), "midpoint of the feasible interval"

@@ -315,7 +315,7 @@ def solve_svm(svm, tol: float = 1e-3, max_iter: int | None = None, shrinking: bo
         linear kernel, ``objective`` = the primal objective P(w, b) of the returned point,
         ``n_iter``, and ``extra`` with the final violation, shrink count and cache stats.
     """
-    from ..svm import intercept_from_alpha
+    from .polish import intercept_from_alpha
     tol = check_positive("tol", tol)
     timer = Timer()
     cols = _columns_for(svm, cache_size)
