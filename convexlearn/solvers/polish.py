@@ -58,14 +58,17 @@ def _solve_on_active_set(y, C, intercept, kernel_block, free_idx, bound_idx):
 
 def polish_alpha(y: np.ndarray, C, alpha: np.ndarray, intercept: bool,
                  kernel_block: Callable[[np.ndarray, np.ndarray], np.ndarray],
-                 threshold: float = 1e-6, max_rounds: int = 25
+                 threshold: float = 1e-6, max_rounds: int = 50, margin_tol: float = 1e-7
                  ) -> tuple[np.ndarray, float | None] | None:
     """Refine ``alpha`` (and b) by solving the KKT system on its active set.
 
     The active set is first read off ``alpha`` (relative ``threshold``), then corrected
-    for up to ``max_rounds`` rounds: a free multiplier that leaves the box moves to the
-    bound it crossed (0 or C). The refined point is returned only if it is inside the box;
-    the caller judges it by its KKT report.
+    for up to ``max_rounds`` rounds, one sample per round (a primal-dual active-set
+    method): a free multiplier that leaves the box moves to the bound it crossed (0 or C);
+    a sample at alpha = 0 with margin m_i < 1 - margin_tol, or at alpha = C with
+    m_i > 1 + margin_tol, joins the free set. The refined point is returned only if it is
+    inside the box and no margin contradicts its set; the caller judges it by its KKT
+    report.
 
     Parameters
     ----------
@@ -81,6 +84,8 @@ def polish_alpha(y: np.ndarray, C, alpha: np.ndarray, intercept: bool,
         Relative size (of max C_i, or of max alpha for the hard margin) below which
         alpha_i is taken as 0, and within which of C_i it is taken as bounded.
     max_rounds : int
+    margin_tol : float
+        Margin violation tolerated before a sample changes set (margins are unitless).
 
     Returns
     -------
@@ -107,13 +112,25 @@ def polish_alpha(y: np.ndarray, C, alpha: np.ndarray, intercept: bool,
         alpha_F, b = _solve_on_active_set(y, C, intercept, kernel_block, free_idx, bound_idx)
         upper = C[free_idx]
         excess = np.maximum(-alpha_F, alpha_F - upper)
-        if not np.any(excess > 0):
-            new[free_idx] = alpha_F
+        if np.any(excess > 0):
+            # Dual infeasible: move the worst offender to the bound it crossed (one at a
+            # time; several at once can overshoot the true set).
+            k = int(np.argmax(excess))
+            moved = free_idx[k]
+            free[moved] = False
+            bounded[moved] = support[moved] = bool(alpha_F[k] > upper[k])
+            continue
+        new[free_idx] = alpha_F
+        # Primal infeasible: a sample at alpha = 0 inside the margin, or at alpha = C
+        # outside it, belongs to the free set; bring back the worst one and re-solve.
+        active = np.concatenate([free_idx, bound_idx])
+        m = y * (kernel_block(np.arange(y.size), active) @ (y[active] * new[active]) + b)
+        wrong = np.where(~support, np.maximum(1.0 - m, 0.0), 0.0)
+        wrong = np.where(bounded, np.maximum(m - 1.0, 0.0), wrong)
+        worst = int(np.argmax(wrong))
+        if wrong[worst] <= margin_tol:
             return new, b
-        # Move the worst offender only: several at once can overshoot the true set.
-        k = int(np.argmax(excess))
-        free[free_idx[k]] = False
-        bounded[free_idx[k]] = bool(alpha_F[k] > upper[k])
+        support[worst], bounded[worst], free[worst] = True, False, True
     return None
 
 
