@@ -110,7 +110,8 @@ def run_subgradient(oracle: Callable[[np.ndarray], tuple[float, np.ndarray]], x0
                     rule: StepRule, max_iter: int = 1000, tol: float = 0.0,
                     callback: Callable | None = None,
                     project: Callable[[np.ndarray], np.ndarray] | None = None,
-                    f_star: float | None = None) -> SubgradientResult:
+                    f_star: float | None = None,
+                    norm2: Callable[[np.ndarray], float] | None = None) -> SubgradientResult:
     """Projected subgradient descent ``x_{t+1} = P(x_t - eta_t g_t)``, keeping the best iterate.
 
     The method is not a descent method, so the best value seen is returned.
@@ -132,6 +133,10 @@ def run_subgradient(oracle: Callable[[np.ndarray], tuple[float, np.ndarray]], x0
         Projection applied after each step.
     f_star : float, optional
         Known optimal value, for the stopping rule and the history's ``suboptimality``.
+    norm2 : callable, optional
+        ``g -> ||g||^2`` in the norm of the space the method steps in (default the
+        Euclidean norm of the coordinates; a kernel expansion beta uses beta^T K beta).
+        Used by the Polyak step and the zero-subgradient stop.
 
     Returns
     -------
@@ -152,7 +157,7 @@ def run_subgradient(oracle: Callable[[np.ndarray], tuple[float, np.ndarray]], x0
         row = dict(objective=value, best=f_best, time=timer())
         if f_star is not None:
             row["suboptimality"] = f_best - f_star
-        gn2 = float(g @ g)
+        gn2 = float(g @ g) if norm2 is None else float(norm2(g))
         eta = rule(t, value=value, grad_norm2=gn2)
         row["step"] = eta
         history.record(**row)

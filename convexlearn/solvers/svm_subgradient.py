@@ -35,7 +35,7 @@ import numpy as np
 from ..data import check_nonnegative
 from ..errors import NotApplicableError, ParameterError
 from ..solution import Solution, Timer
-from .steps import StepRule, make_step_rule, run_subgradient
+from .steps import make_step_rule, run_subgradient
 
 __all__ = ["solve_svm", "svm_oracle"]
 
@@ -71,21 +71,6 @@ def svm_oracle(svm):
         return float(gv @ gv if linear else gv @ (A @ gv)) + gb * gb
 
     return oracle, sq_norm, p
-
-
-class _FeatureSpaceNorm:
-    """Delegates to a StepRule, passing the feature-space norm of the last subgradient.
-
-    ``run_subgradient`` measures ||g||^2 in the coordinates; for a kernel expansion the
-    norm that bounds the progress is g_beta^T K g_beta (only the Polyak rule uses it).
-    """
-
-    def __init__(self, rule: StepRule, sq_norm):
-        self.rule, self.sq_norm, self.name, self.scale = rule, sq_norm, rule.name, rule.scale
-        self.last = None
-
-    def __call__(self, t, value=None, grad_norm2=None):
-        return self.rule(t, value=value, grad_norm2=self.sq_norm(self.last))
 
 
 def solve_svm(svm, tol: float = 0.0, max_iter: int = 5000, step=None, step_scale: float = 1.0,
@@ -136,18 +121,10 @@ def solve_svm(svm, tol: float = 0.0, max_iter: int = 5000, step=None, step_scale
     rule = make_step_rule(step, scale=step_scale, mu=1.0, f_star=f_star)
     x0 = _start(svm, warm_start, p)
     linear = svm.kernel.is_linear and svm.X is not None
-    if not linear and rule.name == "polyak":
-        norm_rule = _FeatureSpaceNorm(rule, sq_norm)
-
-        def tracked(x):
-            value, g = oracle(x)
-            norm_rule.last = g
-            return value, g
-        res = run_subgradient(tracked, x0, norm_rule, max_iter=max_iter, tol=tol,
-                              callback=callback, f_star=f_star)
-    else:
-        res = run_subgradient(oracle, x0, rule, max_iter=max_iter, tol=tol,
-                              callback=callback, f_star=f_star)
+    # A kernel expansion steps in feature space: its Polyak step and zero-subgradient
+    # stop need g_beta^T K g_beta, not the coordinates' norm.
+    res = run_subgradient(oracle, x0, rule, max_iter=max_iter, tol=tol, callback=callback,
+                          f_star=f_star, norm2=None if linear else sq_norm)
     v = res.x_best[:p]
     b = float(res.x_best[p]) if svm.intercept else 0.0
     sol = Solution(w=v.copy() if linear else None, b=b, objective=res.f_best,
