@@ -12,7 +12,8 @@ callable       any function k(A, B) -> Gram matrix of shape (len(A), len(B))
 =============  ==================================================
 
 The lectures' polynomial kernel (x.x' + 1)^h is ``poly`` with ``gamma=1, coef0=1``.
-Defaults follow scikit-learn's SVC: ``gamma="scale"`` = 1 / (d * Var(X)), ``degree=3``,
+Defaults follow scikit-learn's SVC: ``gamma="scale"`` = 1 / (d * Var(X)) (1 when X is
+constant), ``gamma="auto"`` = 1 / d, ``degree=3`` (an integer),
 ``coef0=0``.
 """
 
@@ -153,9 +154,15 @@ def make_kernel(kernel="linear", X: np.ndarray | None = None, gamma="scale", deg
             raise ParameterError(f"gamma={gamma!r} needs the training data to be resolved")
         d = X.shape[1]
         var = float(X.var())
-        gamma = 1.0 / (d * var) if (gamma == "scale" and var > 0) else 1.0 / d
+        if gamma == "auto":
+            gamma = 1.0 / d
+        else:                       # scikit-learn's rule, including 1.0 for constant X
+            gamma = 1.0 / (d * var) if var > 0 else 1.0
     gamma = check_positive("gamma", gamma)
     degree = check_positive("degree", degree)
+    if kernel == "poly" and not float(degree).is_integer():
+        # (gamma <x, x'> + coef0) ** 2.5 is undefined (nan) wherever the base is negative.
+        raise ParameterError(f"the poly kernel needs an integer degree; got degree={degree!r}")
     coef0 = float(coef0)
     if not math.isfinite(coef0):
         raise ParameterError(f"coef0 must be finite; got coef0={coef0!r}")

@@ -11,14 +11,17 @@ import numpy as np
 __all__ = ["History", "Solution", "Timer", "STATUSES"]
 
 #: Status values a Solution can carry.
+#: "unknown"       nothing has been checked yet (a Solution built by hand);
 #: "optimal"       the method says so *and* the optimality check passed;
 #: "inaccurate"    the method returned a point but the optimality check failed
 #:                 (or the solver itself said optimal_inaccurate);
 #: "max_iter"      an iterative method stopped at its iteration budget;
 #: "stopped"       a callback asked to stop;
 #: "converged"     an iterative method met its own stopping rule (not yet certified);
-#: "not converged" a method that cannot converge on this input (perceptron, non-separable).
-STATUSES = ("optimal", "inaccurate", "max_iter", "stopped", "converged", "not converged")
+#: "not converged" a method that cannot converge on this input (perceptron, non-separable);
+#: "diverged"      an iterative method produced a non-finite value (step too large).
+STATUSES = ("unknown", "optimal", "inaccurate", "max_iter", "stopped", "converged",
+            "not converged", "diverged")
 
 
 class History:
@@ -112,7 +115,7 @@ class Solution:
     alpha: np.ndarray | None = None
     xi: np.ndarray | None = None
     objective: float = float("nan")
-    status: str = "optimal"
+    status: str = "unknown"
     method: str = ""
     n_iter: int | None = None
     history: History = field(default_factory=History)

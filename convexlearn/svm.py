@@ -12,6 +12,7 @@ Labels: sorted classes, ``classes[0] -> -1``, ``classes[1] -> +1``.
 from __future__ import annotations
 
 import importlib
+import inspect
 import math
 
 import numpy as np
@@ -19,7 +20,7 @@ import numpy as np
 from .certify.kkt import KKTReport, kkt_report
 from .data import as_binary_labels, as_features, as_targets, check_C
 from .errors import (DataError, InfeasibleError, NotApplicableError, ParameterError,
-                     UnboundedError)
+                     SolverError, UnboundedError)
 from .formulations.base import solve_formulation
 from .formulations.svm import svm_dual, svm_primal
 from .kernels import DEFAULT_PSD_TOL, PSDCheck, check_gram, check_psd, make_kernel
@@ -210,7 +211,8 @@ class SVM:
         tol : float
             Stopping tolerance of iterative methods.
         kkt_tol : float, optional
-            Tolerance of the KKT check that decides the status (default: ``max(tol, 1e-6)``).
+            Tolerance of the KKT check that decides the status (default: 1e-6 for the exact
+            methods, whatever ``tol``; ``max(tol, 1e-6)`` for the iterative ones).
         polish : bool
             Exact methods only: refine the interior-point multipliers on their active set
             (:mod:`convexlearn.solvers.polish`) and keep the refined point when its KKT
@@ -229,7 +231,8 @@ class SVM:
         InfeasibleError
             Hard margin on data that are not linearly separable.
         """
-        kkt_tol = max(tol, 1e-6) if kkt_tol is None else kkt_tol
+        if kkt_tol is None:
+            kkt_tol = 1e-6 if method in EXACT_METHODS else max(tol, 1e-6)
         if method in EXACT_METHODS:
             solution = self._solve_exact(method, solver, polish=polish, kkt_tol=kkt_tol,
                                          **options)
@@ -246,6 +249,11 @@ class SVM:
                     f"(per-sample cost C s_i)")
             module_name, func_name = ITERATIVE_METHODS[method].split(":")
             func = getattr(importlib.import_module(f"convexlearn.solvers.{module_name}"), func_name)
+            accepted = set(inspect.signature(func).parameters) - {"svm", "tol"}
+            unknown = sorted(set(options) - accepted)
+            if unknown:
+                raise ParameterError(f"method {method!r} has no option(s) {unknown}; valid: "
+                                     f"{', '.join(sorted(accepted))}")
             solution = func(self, tol=tol, **options)
         else:
             valid = list(EXACT_METHODS) + list(ITERATIVE_METHODS)
@@ -259,36 +267,105 @@ class SVM:
 
     def _solve_exact(self, method: str, solver: str | None, polish: bool = True,
                      kkt_tol: float = 1e-6, **options) -> Solution:
+        """Solve one exact formulation; on a failure or an infeasible/unbounded claim, the
+        other one; a claim of infeasibility is raised only when both formulations make it
+        and, for the hard margin, the separability LP does not contradict it."""
         timer = Timer()
         if method == "exact":
             method = self.default_exact_method()
-        if method == "exact-dual":
-            form = svm_dual(self.y, self.C, self.intercept, weights=self.sample_weight,
-                            **self._data_args())
+        other = "exact-primal" if method == "exact-dual" else "exact-dual"
+        failures = []
+        for attempt in (method, other):
+            try:
+                solution = self._solve_formulation(attempt, solver, **options)
+            except (InfeasibleError, UnboundedError, SolverError) as exc:
+                failures.append((attempt, exc))
+                continue
+            if failures:
+                solution.provenance["fallback_from"] = {m: str(e) for m, e in failures}
+            break
         else:
-            form = self._primal_formulation("hinge" if method.endswith("hinge") else "slack")
-        try:
-            info = solve_formulation(form, solver, infeasible_message=_INFEASIBLE_HINT,
-                                     **options)
-        except UnboundedError:
-            # An unbounded dual is weak duality's certificate that the primal is infeasible.
-            raise InfeasibleError(_INFEASIBLE_HINT + " (the dual is unbounded)") from None
-        if method == "exact-dual":
-            solution = self._from_dual(form.variables["alpha"].value)
-        else:
-            solution = self._from_primal(form)
-        solution.method = method
-        solution.status = info.status
-        solution.n_iter = info.iterations
-        solution.objective = float(form.problem.value)
-        solution.time_s = timer()
-        solution.provenance = {**info.provenance(), "formulation": form.name, "polished": False}
+            raise self._exact_failure(failures)
         if polish:
             solution = self._polished(solution, kkt_tol)
         solution.time_s = timer()
         if self.psd_check is not None:
             solution.extra["psd_check"] = self.psd_check
         return solution
+
+    def _normalization(self, X: np.ndarray | None = None) -> float:
+        """kappa = mean_i k(x_i, x_i) (of ``X`` when given, linear kernel): the exact solvers
+        see K / kappa and C kappa.
+
+        The SVM is equivariant under this scaling (alpha -> kappa alpha, w -> sqrt(kappa) w
+        in the scaled features, objective -> kappa objective: the C-scaling law), so the
+        interior-point method always works on unit-scale data, whatever the units of X.
+        """
+        if X is not None:
+            kappa = float(np.mean(np.einsum("ij,ij->i", X, X)))
+        elif self.kernel.is_linear and self._K is None:
+            kappa = float(np.mean(np.einsum("ij,ij->i", self.X, self.X)))
+        else:
+            kappa = float(np.mean(np.diag(self.gram)))
+        return kappa if math.isfinite(kappa) and kappa > 0 else 1.0
+
+    def _solve_formulation(self, method: str, solver: str | None, **options) -> Solution:
+        kappa = self._normalization()
+        shift = None
+        if self.kernel.is_linear and self._K is None:
+            # With an intercept the linear SVM is translation invariant (b absorbs <w, mu>),
+            # so the solver sees centred data: far-from-origin clouds stay well conditioned.
+            shift = self.X.mean(axis=0) if self.intercept else None
+            Xs = self.X - shift if shift is not None else self.X
+            kappa = self._normalization(Xs)
+            data = {"X": Xs / math.sqrt(kappa)}
+        else:
+            data = {"K": self.gram / kappa}
+        C = self.C * kappa
+        if method == "exact-dual":
+            form = svm_dual(self.y, C, self.intercept, weights=self.sample_weight, **data)
+        else:
+            form_name = "hinge" if method.endswith("hinge") else "slack"
+            if form_name == "hinge" and self.hard_margin:
+                self._primal_formulation(form_name)          # raises the NotApplicableError
+            form = svm_primal(self.y, C, self.intercept, form_name, weights=self.sample_weight,
+                              **data)
+        info = solve_formulation(form, solver, **options)
+        if method == "exact-dual":
+            # alpha is translation invariant on y^T alpha = 0; b is recomputed on X itself.
+            solution = self._from_dual(np.asarray(form.variables["alpha"].value) / kappa)
+        else:
+            solution = self._from_primal(form, kappa)
+            if shift is not None:
+                solution.b -= float(solution.w @ shift)
+        solution.method = method
+        solution.status = info.status
+        solution.n_iter = info.iterations
+        solution.objective = float(form.problem.value) / kappa
+        solution.provenance = {**info.provenance(), "formulation": form.name,
+                               "normalization": kappa, "polished": False}
+        return solution
+
+    def _exact_failure(self, failures) -> Exception:
+        """The error to raise when every exact formulation failed."""
+        detail = "; ".join(f"{m}: {e}" for m, e in failures)
+        claims = all(isinstance(e, (InfeasibleError, UnboundedError)) for _, e in failures)
+        if not (self.hard_margin and claims):
+            return SolverError(f"every exact formulation of the {self.describe()} failed ({detail})")
+        # Both formulations say "no separating hyperplane with margin": ask the separability
+        # LP, in feature space (f(x_i) = sum_j beta_j K_ji + b is linear in beta).
+        from .halfspace import Halfspace
+        features = self.X if self.kernel.is_linear and self._K is None else self.gram
+        verdict = Halfspace(features, self.y, homogeneous=not self.intercept).check(
+            margin=False, slack=False)
+        if verdict.separable:
+            return SolverError(
+                f"the solvers reported the hard-margin SVM infeasible, but the data are "
+                f"separable (verified: {verdict.verified}): a numerical failure ({detail})")
+        proof = ("a verified certificate" if verdict.verified
+                 else "an LP verdict whose certificate did not verify")
+        return InfeasibleError(f"{_INFEASIBLE_HINT} (both formulations agree, and the "
+                               f"separability LP returns {proof})")
 
     def _kernel_block(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
         if self._K is not None or not self.kernel.is_linear:
@@ -328,16 +405,18 @@ class SVM:
                            "unpolished_objective": solution.objective}
         return best
 
-    def _from_primal(self, form) -> Solution:
+    def _from_primal(self, form, kappa: float = 1.0) -> Solution:
+        """Read (w or beta, b, xi, alpha) off a primal solved on data scaled by 1/kappa."""
         v = form.variables
         b = float(v["b"].value) if "b" in v else 0.0
         margin = form.constraints.get("margin")
-        alpha = None if margin is None else np.maximum(np.asarray(margin.dual_value, float), 0.0)
+        alpha = (None if margin is None
+                 else np.maximum(np.asarray(margin.dual_value, float), 0.0) / kappa)
         xi = np.asarray(v["xi"].value, float) if "xi" in v else None
         if "w" in v:
-            w = np.asarray(v["w"].value, float)
+            w = np.asarray(v["w"].value, float) / math.sqrt(kappa)
             return Solution(w=w, b=b, alpha=alpha, xi=xi)
-        beta = np.asarray(v["beta"].value, float)
+        beta = np.asarray(v["beta"].value, float) / kappa
         return Solution(w=None, b=b, alpha=alpha, xi=xi, dual_coef=beta)
 
     def _from_dual(self, alpha, b: float | None = None) -> Solution:
@@ -412,7 +491,7 @@ class SVM:
         """P(w, b) = 1/2 ||w||^2 + sum_i C_i max(0, 1 - m_i), recomputed from the data.
 
         For the hard margin, 1/2 ||w||^2 (inf when a margin constraint is violated by
-        more than 1e-9).
+        more than 1e-6, the default tolerance of the KKT check).
         """
         f = self.decision_function(solution)
         if self.kernel.is_linear and solution.w is not None:
@@ -422,7 +501,7 @@ class SVM:
             w2 = float(beta @ (self.gram @ beta))
         hinge = np.maximum(0.0, 1.0 - self.y * f)
         if self.hard_margin:
-            return 0.5 * w2 if hinge.max() <= 1e-9 else math.inf
+            return 0.5 * w2 if hinge.max() <= 1e-6 else math.inf
         return 0.5 * w2 + float(np.sum(self.C_bounds * hinge))
 
     def dual_objective(self, alpha) -> float:

@@ -43,6 +43,45 @@ def test_path_reuses_the_compiled_problem_and_matches_fresh_solves():
     assert nnz[0] <= nnz[-1]
 
 
+@pytest.mark.parametrize("penalty", ["l1", "elastic_net"])
+def test_osqp_path_points_are_certified_and_equal_clarabel(penalty):
+    # Squared loss + l1/elastic net: the path warm-starts OSQP; every kept point must pass
+    # the certificate on its own and agree with a fresh (Clarabel) solve.
+    lams = np.geomspace(1.0, 1e-3, 6)
+    erm = cl.ERM(X, Y_REG, loss="squared", penalty=penalty, lam=0.3)
+    path = erm.path(lams)
+    assert {s.provenance["solver"] for s in path} == {"OSQP"}
+    for lam, sol in zip(lams, path):
+        first = sol.provenance["attempts"][0]
+        assert first[0] == "OSQP" and first[3] <= 1e-6
+        assert sol.report.passed and sol.report.distance <= 1e-6
+        fresh = cl.ERM(X, Y_REG, loss="squared", penalty=penalty, lam=lam).solve()
+        assert fresh.provenance["solver"] == "CLARABEL"
+        assert sol.objective == pytest.approx(fresh.objective, rel=1e-8)
+        # Against Clarabel's F* (an independent reference), recomputed at this lam.
+        erm.lam = lam
+        assert erm.optimality(sol, reference=fresh).passed
+    # A single solve() never uses OSQP (no previous point to start from).
+    assert erm.solve().provenance["solver"] == "CLARABEL"
+
+
+def test_osqp_path_falls_back_to_clarabel_when_the_certificate_rejects(monkeypatch):
+    # Two ADMM iterations without polishing cannot reach distance <= 1e-6: each point must
+    # come from Clarabel, with the rejected OSQP attempt recorded first.
+    import convexlearn.erm as erm_module
+    monkeypatch.setattr(erm_module, "OSQP_PATH_OPTIONS",
+                        {"warm_start": True, "polishing": False, "max_iter": 2})
+    lams = np.geomspace(1.0, 1e-2, 3)
+    path = cl.ERM(X, Y_REG, loss="squared", penalty="l1").path(lams)
+    for lam, sol in zip(lams, path):
+        attempts = sol.provenance["attempts"]
+        assert attempts[0][0] == "OSQP"
+        assert not (attempts[0][2] == "optimal" and attempts[0][3] <= 1e-6)
+        assert sol.provenance["solver"] == "CLARABEL" and sol.report.passed
+        fresh = cl.ERM(X, Y_REG, loss="squared", penalty="l1", lam=lam).solve()
+        assert sol.objective == pytest.approx(fresh.objective, rel=1e-8)
+
+
 @pytest.mark.parametrize("C", [0.05, 1.0, 20.0])
 def test_hinge_l2_is_the_soft_margin_svm(C):
     Xb, yb = binary_dataset("breast_cancer")

@@ -221,3 +221,48 @@ def test_solve_refuses_a_loss_other_than_the_hinge():
     X, y = OVERLAPPING
     with pytest.raises(cl.NotApplicableError, match="squared_hinge.*cl.ERM"):
         cl.SVM(X, y).solve("dcd", loss="squared_hinge")
+
+
+@pytest.mark.parametrize("scale", [1e-8, 1e-4, 1e4, 1e8])
+@pytest.mark.parametrize("C", [None, 1.0])
+def test_scaling_law_holds_across_orders_of_magnitude(scale, C):
+    # Hard margin: w(sX) = w(X) / s, so P*(sX) = P*(X) / s^2; soft margin with C/s^2 likewise
+    # (the C-scaling law). The exact solver normalizes internally, so no scale is "infeasible".
+    X, y = SEPARABLE
+    base = cl.SVM(X, y, C=C).solve()
+    C_s = None if C is None else C / scale**2
+    scaled = cl.SVM(X * scale, y, C=C_s).solve()
+    assert scaled.status == "optimal", scaled.report.summary()
+    assert scaled.objective * scale**2 == pytest.approx(base.objective, rel=1e-7)
+
+
+def test_a_large_finite_C_is_never_reported_infeasible():
+    X, y = SEPARABLE
+    sol = cl.SVM(X, y, C=1e8).solve()
+    hard = cl.SVM(X, y, C=None).solve()
+    assert sol.status == "optimal"
+    assert sol.objective == pytest.approx(hard.objective, rel=1e-6)
+
+
+def test_far_from_origin_data_are_centred_for_the_solver():
+    svm = cl.SVM([[1e9], [1e9 + 1]], [0, 1], C=None)
+    sol = svm.solve()
+    assert sol.status == "optimal"
+    assert sol.objective == pytest.approx(2.0, rel=1e-9)            # w = 2, margin 1/2
+    assert sol.w[0] * (1e9 + 0.5) + sol.b == pytest.approx(0.0, abs=1e-6)
+
+
+def test_unknown_options_and_bad_degree_are_parameter_errors():
+    X, y = OVERLAPPING
+    with pytest.raises(cl.ParameterError, match="foo"):
+        cl.SVM(X, y).solve(foo=1)
+    with pytest.raises(cl.ParameterError, match="has no option.*'foo'.*valid: .*max_iter"):
+        cl.SVM(X, y).solve("smo", foo=1)
+    with pytest.raises(cl.ParameterError, match="integer degree"):
+        cl.SVM(X, y, kernel="poly", degree=2.5)
+
+
+def test_exact_certification_does_not_loosen_with_tol():
+    X, y = OVERLAPPING
+    sol = cl.SVM(X, y).solve(tol=0.5)
+    assert sol.report.tol == 1e-6

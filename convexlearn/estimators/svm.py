@@ -70,7 +70,7 @@ def weighted_scale_gamma(X: np.ndarray, weights: np.ndarray | None) -> float:
     s = np.ones(X.shape[0]) if weights is None else weights
     mean = float(s @ X.sum(axis=1)) / (d * s.sum())
     var = float(s @ ((X - mean) ** 2).sum(axis=1)) / (d * s.sum())
-    return 1.0 / (d * var) if var > 0 else 1.0 / d
+    return 1.0 / (d * var) if var > 0 else 1.0          # scikit-learn's rule for constant X
 
 class _SVMClassifierBase(ClassifierMixin, BaseEstimator):
     """Fit, attributes and prediction shared by the kernel and the linear SVM classifiers."""

@@ -115,6 +115,7 @@ def solve_formulation(form: Formulation, solver: str | None = None, *,
     if solver not in _installed():
         raise ParameterError(f"solver {solver!r} is not installed; installed: "
                              f"{', '.join(cp.installed_solvers())}")
+    user_options = sorted(options)
     if solver == "CLARABEL":
         options = {**CLARABEL_OPTIONS, **options}
     start = time.perf_counter()
@@ -123,6 +124,9 @@ def solve_formulation(form: Formulation, solver: str | None = None, *,
             # cvxpy warns on optimal_inaccurate; we report it through the status instead.
             warnings.filterwarnings("ignore", message="Solution may be inaccurate")
             form.problem.solve(solver=solver, **options)
+    except TypeError as exc:
+        # Clarabel and friends reject unknown keyword options with a TypeError.
+        raise ParameterError(f"{solver} rejected an option among {user_options}: {exc}") from None
     except (cp.error.SolverError, ValueError) as exc:
         # cvxpy can also fail with a bare ValueError while unpacking a solver's bad point.
         raise SolverError(f"{solver} failed on the {form.name}: {exc}") from None

@@ -57,7 +57,8 @@ def newton(oracle: ERMOracle, x0: np.ndarray | None = None, *, tol: float = 1e-8
             break
         H = oracle.hessian(x, dtype=np.float32 if mixed_precision else np.float64)
         try:
-            p = -cho_solve(cho_factor(H), grad)
+            # H and grad are finite (finite data and iterates): skip scipy's input scans.
+            p = -cho_solve(cho_factor(H, check_finite=False), grad, check_finite=False)
         except np.linalg.LinAlgError:   # singular H: pseudo-inverse step
             p = -np.linalg.lstsq(H, grad, rcond=None)[0]
         slope = float(grad @ p)
@@ -76,4 +77,5 @@ def newton(oracle: ERMOracle, x0: np.ndarray | None = None, *, tol: float = 1e-8
         if mixed_precision and np.linalg.norm(grad_new) > 0.5 * gnorm:
             mixed_precision = False     # slow progress: exact (float64) Hessians from now on
         x, value, grad = x_new, value_new, grad_new
-    return oracle.solution(x, "newton", status, k, history, timer(), tol=tol, max_iter=max_iter)
+    return oracle.solution(x, "newton", status, k, history, timer(), objective=value, tol=tol,
+                           max_iter=max_iter)

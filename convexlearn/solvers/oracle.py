@@ -40,6 +40,10 @@ class ERMOracle:
         self.lam, self.intercept = float(lam), bool(intercept)
         self.n, self.d = X.shape
         self.dim = self.d + int(self.intercept)
+        # Scores f = A x of the last point asked for: Newton asks for the value, the
+        # gradient and the Hessian at the same x, and X @ w is a full pass over X.
+        self._last_x, self._last_f = None, None
+        self._A_cache = {}
 
     # ------------------------------------------------------------------ shapes
     def split(self, x: np.ndarray) -> tuple[np.ndarray, float]:
@@ -53,8 +57,15 @@ class ERMOracle:
         return np.zeros(self.dim)
 
     def scores(self, x: np.ndarray) -> np.ndarray:
+        """f = X w + b (remembered for the last x: callers must not modify the result)."""
+        if self._last_x is not None and np.array_equal(x, self._last_x):
+            return self._last_f
         w, b = self.split(x)
-        return self.X @ w + b
+        f = self.X @ w
+        if b:
+            f += b
+        self._last_x, self._last_f = np.array(x, dtype=float), f
+        return f
 
     def _AT(self, g: np.ndarray) -> np.ndarray:
         """A^T g for A = [X, 1]."""
@@ -132,7 +143,7 @@ class ERMOracle:
         float32 halves the time again (the result is returned in float64).
         """
         h = self.loss.hessian(self.y, self.scores(x))
-        B = self._A(dtype) * np.sqrt(h).astype(dtype)[:, None]
+        B = self._A(dtype) * np.sqrt(h, dtype=dtype)[:, None]
         H = (B.T @ B).astype(np.float64)
         H /= self.n
         if self.lam > 0:
@@ -142,13 +153,17 @@ class ERMOracle:
         return H
 
     def _A(self, dtype=np.float64) -> np.ndarray:
-        """A = [X, 1] (or X), built once per dtype."""
-        cache = self.__dict__.setdefault("_A_cache", {})
+        """A = [X, 1] (or X), built once per dtype (one cast-and-copy pass over X)."""
         key = np.dtype(dtype).name
-        if key not in cache:
-            A = np.column_stack([self.X, np.ones(self.n)]) if self.intercept else self.X
-            cache[key] = np.ascontiguousarray(A, dtype=dtype)
-        return cache[key]
+        if key not in self._A_cache:
+            if self.intercept:
+                A = np.empty((self.n, self.dim), dtype=dtype)
+                A[:, :self.d] = self.X
+                A[:, self.d] = 1.0
+            else:
+                A = np.ascontiguousarray(self.X, dtype=dtype)
+            self._A_cache[key] = A
+        return self._A_cache[key]
 
     def lipschitz(self) -> float | None:
         """An upper bound on the Lipschitz constant of grad L: curvature * ||A||_2^2 / n.
@@ -168,10 +183,12 @@ class ERMOracle:
 
     # ---------------------------------------------------------------- results
     def solution(self, x: np.ndarray, method: str, status: str, n_iter: int, history,
-                 time_s: float, **provenance):
-        """Wrap an iterate as a :class:`~convexlearn.solution.Solution` (objective = F(x))."""
+                 time_s: float, objective: float | None = None, **provenance):
+        """Wrap an iterate as a :class:`~convexlearn.solution.Solution` (objective = F(x);
+        pass ``objective`` when the solver already holds F(x) in float64)."""
         from ..solution import Solution
         w, b = self.split(x)
-        return Solution(w=w.copy(), b=b, objective=self.value(x), status=status, method=method,
+        F = self.value(x) if objective is None else float(objective)
+        return Solution(w=w.copy(), b=b, objective=F, status=status, method=method,
                         n_iter=n_iter, history=history, time_s=time_s,
                         provenance={"solver": f"convexlearn.{method}", **provenance})

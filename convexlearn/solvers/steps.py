@@ -141,7 +141,8 @@ def run_subgradient(oracle: Callable[[np.ndarray], tuple[float, np.ndarray]], x0
     Returns
     -------
     SubgradientResult
-        History columns: ``objective`` (F(x_t)), ``best`` (best so far), ``step``, ``time``,
+        Status "converged", "max_iter", "stopped" (callback) or "diverged" (a non-finite
+        value or subgradient: the step rule is too large for this problem). History columns: ``objective`` (F(x_t)), ``best`` (best so far), ``step``, ``time``,
         and ``suboptimality`` (best - f_star) when f_star is known.
     """
     timer = Timer()
@@ -152,6 +153,12 @@ def run_subgradient(oracle: Callable[[np.ndarray], tuple[float, np.ndarray]], x0
     t = 0
     for t in range(1, max_iter + 1):
         value, g = oracle(x)
+        if not (math.isfinite(value) and np.all(np.isfinite(g))):
+            # A step rule too large for this loss (e.g. 1/(mu t) with a tiny mu on exp):
+            # report it rather than iterate on nan; the best finite iterate is kept.
+            status = "diverged"
+            history.record(objective=value, best=f_best, time=timer())
+            break
         if value < f_best:
             f_best, x_best = value, x.copy()
         row = dict(objective=value, best=f_best, time=timer())
