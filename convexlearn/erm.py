@@ -22,6 +22,7 @@ a regression loss takes real targets.
 from __future__ import annotations
 
 import importlib
+import inspect
 
 import numpy as np
 
@@ -144,8 +145,19 @@ class ERM:
         return float(np.mean(self.loss.value(self.y, f))) + reg
 
     def decision_function(self, solution: Solution, X=None) -> np.ndarray:
+        """f(x) = <w, x> + b on the training samples (``X=None``) or new ones."""
         X = self.X if X is None else as_features(X)
-        return X @ solution.w + solution.b
+        if X.shape[1] != self.X.shape[1]:
+            raise ParameterError(f"X has {X.shape[1]} features; the model was built with "
+                                 f"{self.X.shape[1]}")
+        return X @ self._checked_w(solution.w) + solution.b
+
+    def _checked_w(self, w) -> np.ndarray:
+        w = np.asarray(w, dtype=float)
+        if w.shape != (self.X.shape[1],):
+            raise ParameterError(f"w has shape {w.shape}; this problem has "
+                                 f"{self.X.shape[1]} features")
+        return w
 
     def predict(self, solution: Solution, X=None) -> np.ndarray:
         """Labels (classification, sign(0) = +1) or real predictions (regression)."""
@@ -245,7 +257,13 @@ class ERM:
             module, func = ITERATIVE_METHODS[method].split(":")
             run = getattr(importlib.import_module(f"convexlearn.solvers.{module}"), func)
             oracle = self.oracle()
-            x0 = None if warm_start is None else oracle.join(warm_start.w, warm_start.b)
+            x0 = (None if warm_start is None
+                  else oracle.join(self._checked_w(warm_start.w), warm_start.b))
+            accepted = set(inspect.signature(run).parameters) - {"oracle", "x0", "tol"}
+            unknown = sorted(set(options) - accepted)
+            if unknown:
+                raise ParameterError(f"method {method!r} has no option(s) {unknown}; valid: "
+                                     f"{', '.join(sorted(accepted))}")
             if method == "subgradient" and options.get("step") == "polyak" \
                     and options.get("f_star") is None:
                 options["f_star"] = self.reference().objective
@@ -256,6 +274,8 @@ class ERM:
             sol.report = self.optimality(sol, tol=cert_tol)
             if sol.status in ("optimal", "converged"):
                 sol.status = "optimal" if sol.report.passed else "inaccurate"
+        elif sol.status == "optimal":
+            sol.status = "converged"        # the solver's word only: "optimal" needs the check
         return sol
 
     def _solve_exact(self, solver=None, refine_tol: float = 1e-6, on_path: bool = False,
@@ -338,7 +358,8 @@ class ERM:
             model = closed_forms.ridge(self.X, self.y, self.n_samples * self.lam / 2.0,
                                        self.intercept)
         b = model.b if self.intercept else 0.0
-        return Solution(w=model.w, b=b, objective=self.objective(model.w, b), status="optimal",
+        # "converged": the formula is exact, but only the certificate says "optimal".
+        return Solution(w=model.w, b=b, objective=self.objective(model.w, b), status="converged",
                         method="closed-form", n_iter=0, time_s=timer(),
                         provenance={"solver": model.method, **model.details})
 
@@ -390,7 +411,7 @@ class ERM:
         """
         self._require_convex("optimality")
         self._require_finite_minimizer()
-        w = np.asarray(solution.w, dtype=float)
+        w = self._checked_w(solution.w)
         b = float(solution.b) if self.intercept else 0.0
         distance, details = self._subgradient_distance(w, b, kink_tol)
         F = self.objective(w, b)

@@ -213,3 +213,29 @@ def test_label_flip_negates_the_solution(loss, penalty):
     assert b.objective == pytest.approx(a.objective, rel=1e-7)
     if loss != "hinge":   # the hinge minimizer need not be unique
         np.testing.assert_allclose(b.w, -a.w, atol=1e-5)
+
+
+def test_wrong_shapes_and_unknown_options_are_parameter_errors():
+    X = np.random.default_rng(2).normal(size=(30, 3))
+    y = (X[:, 0] > 0).astype(int)
+    erm = cl.ERM(X, y, loss="logistic", penalty="l2", lam=0.1)
+    sol = erm.solve("newton")
+    with pytest.raises(cl.ParameterError, match="built with 3"):
+        erm.decision_function(sol, X[:, :2])
+    with pytest.raises(cl.ParameterError, match="has no option.*'foo'"):
+        erm.solve("gd", foo=1)
+    bad = cl.Solution(w=np.zeros(2), b=0.0)
+    with pytest.raises(cl.ParameterError, match="shape"):
+        erm.optimality(bad)
+    with pytest.raises(cl.ParameterError, match="shape"):
+        erm.solve("gd", warm_start=bad)
+
+
+def test_optimal_is_never_reported_without_the_certificate():
+    X = np.random.default_rng(3).normal(size=(30, 3))
+    y = X @ np.array([1.0, -2.0, 0.5])
+    erm = cl.ERM(X, y, loss="squared", penalty="l2", lam=0.1)
+    assert erm.solve("exact", certify=False).status == "converged"
+    assert erm.solve("closed-form", certify=False).status == "converged"
+    assert erm.solve("closed-form").status == "optimal"
+    assert cl.Solution(w=None, b=0.0).status == "unknown"

@@ -209,3 +209,17 @@ def test_perceptron_does_not_converge_on_overlapping_data():
     sol = online_fit(X, Y, "perceptron", epochs=20, seed=0)
     assert sol.status == "not converged"
     assert np.all(sol.history["mistakes"] > 0)
+
+
+@pytest.mark.parametrize("loss, penalty", [("exponential", "l2"), ("squared_hinge", "elastic_net")])
+def test_default_subgradient_step_does_not_blow_up_smooth_losses(loss, penalty):
+    # 1/(lam t) alone starts with a step of 1/lam = 20: exp overflowed to nan. The shifted
+    # rule 1/(mu (t + L/mu)) starts at 1/(mu + L).
+    X = np.random.default_rng(1).normal(size=(30, 3))
+    y = (X[:, 0] > 0).astype(int)
+    erm = cl.ERM(X, y, loss=loss, penalty=penalty, lam=0.05)
+    sol = erm.solve("subgradient", max_iter=3000)
+    ref = erm.solve("exact")
+    assert np.all(np.isfinite(sol.history["objective"]))
+    assert sol.history["objective"][1] <= sol.history["objective"][0]
+    assert (sol.objective - ref.objective) / ref.objective <= 1e-6

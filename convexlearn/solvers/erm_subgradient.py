@@ -4,9 +4,11 @@
 
 with the shared loop and step rules of :mod:`convexlearn.solvers.steps` (constant,
 1/sqrt(t), 1/(mu t), Polyak); the best iterate is returned (the method is not a descent
-method). Default rule: Polyak when the optimal value ``f_star`` is given, else 1/(mu t)
-when F is strongly convex in w (mu = lam * strong_convexity(R): lam for l2,
-lam (1 - l1_ratio) for the elastic net), else 1/sqrt(t).
+method). Default rule: Polyak when the optimal value ``f_star`` is given, else
+1/(mu (t + t0)) when F is strongly convex in w (mu = lam * strong_convexity(R): lam for
+l2, lam (1 - l1_ratio) for the elastic net; t0 = L / mu for a smooth loss, L the
+Lipschitz constant of its gradient or, for the exponential loss, its curvature at the
+start), else 1/sqrt(t).
 
 Rates of the best iterate: O(1/sqrt(t)) (sqrt, Polyak), O(log t / t) for 1/(mu t) on
 strongly convex problems; Polyak is linear on sharp (polyhedral) problems.
@@ -43,9 +45,19 @@ def subgradient(oracle: ERMOracle, x0=None, *, step=None, step_scale: float = 1.
     mu = oracle.lam * oracle.penalty.strong_convexity
     if step is None:
         step = "polyak" if f_star is not None else ("1/t" if mu > 0 else "sqrt")
-    rule = make_step_rule(step, scale=step_scale, mu=mu if mu > 0 else None, f_star=f_star)
-    timer = Timer()
     x = oracle.zeros() if x0 is None else np.array(x0, dtype=float)
+    offset = 0.0
+    if step == "1/t" and oracle.loss.differentiable:
+        # Smooth loss: start the 1/(mu t) schedule at t0 = L / mu, so eta_1 <= 1 / (mu + L);
+        # L is the global bound where the curvature is bounded, else (exponential) the
+        # curvature at the starting point.
+        L = oracle.lipschitz()
+        if L is None and oracle.loss.twice_differentiable:
+            L = float(np.linalg.norm(oracle.hessian(x), 2))
+        offset = (L or 0.0) / mu
+    rule = make_step_rule(step, scale=step_scale, mu=mu if mu > 0 else None, f_star=f_star,
+                          offset=offset)
+    timer = Timer()
     res = run_subgradient(oracle.value_subgradient, x, rule, max_iter=max_iter, tol=tol,
                           callback=callback, f_star=f_star)
     return oracle.solution(res.x_best, "subgradient", res.status, res.n_iter, res.history,

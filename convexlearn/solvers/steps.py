@@ -9,7 +9,8 @@ rule               step eta_t                                  guarantee (best i
 =================  ==========================================  ==============================
 "constant"         eta_t = a                                   F_best - F* <= RG... + a G^2/2
 "sqrt"             eta_t = a / sqrt(t)                         O(log t / sqrt t)
-"1/t"              eta_t = 1 / (mu t)   (mu: strong convexity)  O(log t / t)
+"1/t"              eta_t = 1 / (mu (t + t0))  (mu: strong      O(log t / t)
+                   convexity; t0 >= 0 caps the first steps)
 "polyak"           eta_t = (F(x_t) - F*) / ||g_t||^2           O(1 / sqrt t), needs F*
 =================  ==========================================  ==============================
 """
@@ -22,7 +23,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..data import check_positive
+from ..data import check_nonnegative, check_positive
 from ..errors import ParameterError
 from ..solution import History, Timer
 
@@ -43,11 +44,14 @@ class StepRule:
         ``a`` for "constant" and "sqrt"; the strong-convexity modulus ``mu`` for "1/t".
     f_star : float or None
         The known optimal value, required by "polyak".
+    offset : float
+        ``t0`` of the "1/t" rule.
     """
 
     name: str
     scale: float = 1.0
     f_star: float | None = None
+    offset: float = 0.0
 
     def __call__(self, t: int, value: float | None = None, grad_norm2: float | None = None) -> float:
         if self.name == "constant":
@@ -55,7 +59,7 @@ class StepRule:
         if self.name == "sqrt":
             return self.scale / math.sqrt(t)
         if self.name == "1/t":
-            return 1.0 / (self.scale * t)
+            return 1.0 / (self.scale * (t + self.offset))
         # Polyak: the distance to the optimum shrinks for any step in (0, 2 (F - F*)/||g||^2).
         if grad_norm2 is None or grad_norm2 <= 0.0:
             return 0.0
@@ -63,7 +67,7 @@ class StepRule:
 
 
 def make_step_rule(step="sqrt", scale: float = 1.0, mu: float | None = None,
-                   f_star: float | None = None) -> StepRule:
+                   f_star: float | None = None, offset: float = 0.0) -> StepRule:
     """Build a :class:`StepRule` from a name (or pass a StepRule through).
 
     Parameters
@@ -77,6 +81,10 @@ def make_step_rule(step="sqrt", scale: float = 1.0, mu: float | None = None,
         mu = lambda; for the SVM C-form, mu = 1).
     f_star : float, optional
         Optimal value, required by "polyak".
+    offset : float
+        ``t0`` of "1/t": eta_t = 1 / (mu (t + t0)). With t0 = L / mu (L the Lipschitz
+        constant of a smooth part) the first step is at most 1 / (mu + L), so a smooth loss
+        with a small mu is not thrown far away at t = 1; the O(log t / t) rate is unchanged.
     """
     if isinstance(step, StepRule):
         return step
@@ -86,7 +94,8 @@ def make_step_rule(step="sqrt", scale: float = 1.0, mu: float | None = None,
         if mu is None:
             raise ParameterError("step='1/t' needs the strong-convexity modulus mu "
                                  "(the problem is not strongly convex without an l2 term)")
-        return StepRule("1/t", scale=check_positive("mu", mu))
+        return StepRule("1/t", scale=check_positive("mu", mu),
+                        offset=check_nonnegative("offset", offset))
     if step == "polyak":
         if f_star is None or not math.isfinite(f_star):
             raise ParameterError("step='polyak' needs the optimal value f_star (e.g. from the "
