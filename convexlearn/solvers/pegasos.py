@@ -38,6 +38,7 @@ import numpy as np
 from ..data import check_nonnegative, check_positive
 from ..errors import NotApplicableError, ParameterError
 from ..solution import History, Solution, Timer
+from .steps import make_step_rule
 
 __all__ = ["solve_svm", "pegasos"]
 
@@ -61,6 +62,9 @@ def pegasos(X: np.ndarray, y: np.ndarray, C: float, intercept: bool = True, max_
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     lam = 1.0 / (n * C)
     radius = 1.0 / math.sqrt(lam)
+    # The shared rules: 1/(lam t) for w (F is lam-strongly convex in w), b_scale/sqrt(t) for b.
+    step_w = make_step_rule("1/t", mu=lam)
+    step_b = make_step_rule("sqrt", scale=b_scale) if intercept else None
     eval_every = max(1, n // k) if eval_every is None else int(eval_every)
     w = np.zeros(d) if w0 is None else np.array(w0, dtype=float)
     b = float(b0) if intercept else 0.0
@@ -81,13 +85,13 @@ def pegasos(X: np.ndarray, y: np.ndarray, C: float, intercept: bool = True, max_
             idx = singles[(t - 1) % _PREFETCH]
         Xa, ya = X[idx], y[idx]
         viol = ya * (Xa @ w + b) < 1.0
-        eta = 1.0 / (lam * t)
+        eta = step_w(t)
         w *= 1.0 - eta * lam
         if viol.any():
             yv = ya[viol]
             w += (eta / k) * (yv @ Xa[viol])
             if intercept:
-                b += (b_scale / math.sqrt(t)) * float(yv.sum()) / k
+                b += step_b(t) * float(yv.sum()) / k
         norm = math.sqrt(float(w @ w))
         if norm > radius:
             w *= radius / norm
