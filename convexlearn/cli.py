@@ -70,7 +70,7 @@ def _iterative(methods) -> bool:
 
 def cmd_solve(args) -> int:
     from .catalogue import load_problem
-    from .report import check_writable, dumps, format_report, result_record, write_atomic
+    from .report import check_writable, dumps, format_report, result_record, write_all_atomic
     from .runner import adapter_for, run_problem
 
     for out in (args.json, args.plot):        # fail before a long solve, not after
@@ -94,17 +94,15 @@ def cmd_solve(args) -> int:
     finally:
         progress.clear()
     print(format_report(result))
-    # Build every output before writing any, so a failure leaves no file at all.
-    record = dumps(result_record(result)) if args.json is not None else None
-    figure = None
+    # Build every output in memory (the JSON text, the rendered PNG), then write them all
+    # or nothing: a failure leaves no new file at all.
+    outputs = []
+    if args.json is not None:
+        outputs.append((args.json, dumps(result_record(result))))
     if args.plot is not None:
-        from .plot import make_figure
-        figure = make_figure(result)
-    if record is not None:
-        write_atomic(args.json, record)
-    if figure is not None:
-        from .plot import save_figure
-        save_figure(figure, args.plot)
+        from .plot import figure_png, make_figure
+        outputs.append((args.plot, figure_png(make_figure(result))))
+    write_all_atomic(outputs)
     return EXIT_OK if result.passed else EXIT_EXPECTATION
 
 

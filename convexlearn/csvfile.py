@@ -21,7 +21,9 @@ __all__ = ["read_csv", "numeric_column", "label_column"]
 def read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
     """Header and rows of a CSV file (strings); ragged rows are an error naming the line."""
     try:
-        with open(path, newline="", encoding="utf-8") as handle:
+        # utf-8-sig: a byte-order mark (Excel, Notepad) must not become part of the
+        # first column's name.
+        with open(path, newline="", encoding="utf-8-sig") as handle:
             rows = list(csv.reader(handle))
     except FileNotFoundError:
         raise ProblemFileError(f"{path}: no such data file") from None

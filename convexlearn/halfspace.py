@@ -26,7 +26,7 @@ import numpy as np
 
 from .certify.separability import DEFAULT_TOL, CertificateCheck, verify
 from .data import LabelMap, as_binary_labels, as_features, check_choice
-from .errors import DataError, InfeasibleError, SolverError
+from .errors import ConvexLearnError, DataError, InfeasibleError, SolverError
 from .formulations.base import solve_formulation
 from .formulations.halfspace import (LP_BUILDERS, highspy_provenance, lp_data,
                                      solve_consistency_highspy, solve_lp_data)
@@ -72,6 +72,9 @@ class SeparabilityResult:
     time_s : float
     provenance : dict
         Solver, versions and the LPs solved.
+    notes : list of str
+        What could not be computed and why (e.g. the margin when the hard-margin SVM
+        failed); the verdict and its certificate are unaffected.
     """
 
     separable: bool
@@ -88,6 +91,7 @@ class SeparabilityResult:
     label_map: LabelMap | None = None
     time_s: float = 0.0
     provenance: dict = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         """A few lines for people: the verdict, the proof and how it was checked."""
@@ -116,6 +120,7 @@ class SeparabilityResult:
                          "independent check below (nearly degenerate data: the floating-point "
                          "LP verdict cannot be trusted; try exact or rescaled data)")
         lines.extend(f"    {check}" for check in self.checks)
+        lines.extend(f"  note: {note}" for note in self.notes)
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -178,6 +183,14 @@ class Halfspace:
         :mod:`convexlearn.formulations.halfspace`). The certificate is then checked by
         :func:`~convexlearn.certify.separability.verify` from the data alone.
 
+        The LPs are solved on column-scaled data ``X D^{-1}``, ``D = diag(s)``,
+        ``s_j = max_i |x_ij|`` (1 for a zero column), because HiGHS's tolerances are
+        absolute: separability is invariant under this scaling (``(w, b)`` separates
+        ``X D^{-1}`` iff ``(D^{-1} w, b)`` separates X; lambda certificates and the
+        minimum total slack are unchanged), so tiny or huge features do not change the
+        verdict. The hyperplane is mapped back, ``w = D^{-1} w_scaled``, and every
+        certificate is verified on the original X.
+
         Parameters
         ----------
         margin : bool
@@ -213,33 +226,56 @@ class Halfspace:
         if backend == "auto":
             backend = "highspy" if self.X.size >= AUTO_DIRECT_ENTRIES else "cvxpy"
         timer = Timer()
-        log = _Log(self.X, self.y, self.homogeneous, backend, solver)
+        scale = _column_scale(self.X)
+        log = _Log(self.X / scale, self.y, self.homogeneous, backend, solver)
+        log.notes["column_scale"] = "LPs solved on X / max_i |x_ij| per column"
         values = log.solve("consistency")
         if values is not None:
-            result = self._separable(values, margin, exact, tol, log)
+            result = self._separable(values, scale, margin, exact, tol, log)
         else:
             result = self._not_separable(slack, exact, tol, log)
         result.provenance = log.provenance()
         result.time_s = timer()
         return result
 
-    def _separable(self, values: dict, margin: bool, exact, tol: float,
+    def _separable(self, values: dict, scale: np.ndarray, margin: bool, exact, tol: float,
                    log: "_Log") -> SeparabilityResult:
         X, y = self.X, self.y
-        w = np.asarray(values["w"], dtype=float)
+        w = np.asarray(values["w"], dtype=float) / scale    # back to the original columns
         b = 0.0 if self.homogeneous else float(values["b"])
         with log.timed("verification"):
             checks = verify(X, y, w=w, b=b, homogeneous=self.homogeneous, exact=exact, tol=tol)
-        geometric = None
-        if margin:
-            from .svm import SVM
-            with log.timed("margin_svm"):
-                sol = SVM(X, y, C=None, intercept=not self.homogeneous).solve()
-            geometric = 1.0 / float(np.linalg.norm(sol.w))
-            log.notes["margin_svm_status"] = sol.status
+        notes: list[str] = []
+        geometric = self._margin(log, notes) if margin else None
         return SeparabilityResult(True, w, b, geometric, None, None, 0.0, np.array([], dtype=int),
                                   all(c.passed for c in checks), checks, self.homogeneous,
-                                  self.label_map)
+                                  self.label_map, notes=notes)
+
+    def _margin(self, log: "_Log", notes: list[str]) -> float | None:
+        """The maximal geometric margin ``1 / ||w*||``, or None (with a note) if unavailable.
+
+        The hard-margin SVM is solved on ``X / m``, ``m = max_ij |x_ij|``: its solution is
+        ``m w*``, so ``margin(X) = m margin(X / m)`` (the SVM's solvers, like the LPs, have
+        absolute tolerances). Only an SVM solution with status "optimal" is reported: the
+        verdict is already proven, and a failure here must not lose it.
+        """
+        from .svm import SVM
+
+        m = float(np.max(np.abs(self.X)))       # > 0: the data are separable, so X != 0
+        with log.timed("margin_svm"):
+            try:
+                sol = SVM(self.X / m, self.y, C=None, intercept=not self.homogeneous).solve()
+            except ConvexLearnError as exc:
+                notes.append(f"margin not computed: the hard-margin SVM failed "
+                             f"({type(exc).__name__}: {exc})")
+                return None
+        log.notes["margin_svm_status"] = sol.status
+        norm = float(np.linalg.norm(sol.w)) if sol.w is not None else 0.0
+        if sol.status != "optimal" or not np.isfinite(norm) or norm <= 0.0:
+            notes.append(f"margin not computed: the hard-margin SVM returned status "
+                         f"{sol.status!r} with ||w|| = {norm:.3g} (not a trustworthy optimum)")
+            return None
+        return m / norm
 
     def _not_separable(self, slack: bool, exact, tol: float, log: "_Log") -> SeparabilityResult:
         X, y, hom = self.X, self.y, self.homogeneous
@@ -270,6 +306,12 @@ class Halfspace:
             needing = np.flatnonzero(np.asarray(slack_values["xi"]) > 1e-9)
         return SeparabilityResult(False, None, float("nan"), None, lam, meeting, total, needing,
                                   all(c.passed for c in checks), checks, hom, self.label_map)
+
+
+def _column_scale(X: np.ndarray) -> np.ndarray:
+    """Per-column scale ``s_j = max_i |x_ij|``, 1 for an all-zero column."""
+    s = np.max(np.abs(X), axis=0)
+    return np.where(s > 0, s, 1.0)
 
 
 def _normalized(lam, y: np.ndarray, homogeneous: bool) -> np.ndarray:

@@ -27,6 +27,7 @@ Adding a penalty touches this file only: subclass :class:`Penalty` and register 
 from __future__ import annotations
 
 import math
+import numbers
 
 import cvxpy as cp
 import numpy as np
@@ -153,12 +154,16 @@ class L2(Penalty):
         return 0.5 * cp.sum_squares(w)
 
 
+def _is_real(value) -> bool:
+    """A real number, NumPy scalars included (np.float32 is no float subclass); not a bool."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
 class ElasticNet(Penalty):
     name, formula = "elastic_net", "l1_ratio ||w||_1 + (1 - l1_ratio)/2 ||w||_2^2"
 
     def __init__(self, l1_ratio: float = 0.5):
-        if isinstance(l1_ratio, bool) or not isinstance(l1_ratio, (int, float)) \
-                or not 0.0 <= l1_ratio <= 1.0:
+        if not _is_real(l1_ratio) or not 0.0 <= l1_ratio <= 1.0:
             raise ParameterError(f"l1_ratio must be a number in [0, 1]; got l1_ratio={l1_ratio!r}")
         self.l1_ratio = float(l1_ratio)
         self.params = {"l1_ratio": self.l1_ratio}
@@ -193,7 +198,7 @@ class Lp(Penalty):
     name, formula = "lp", "||w||_p"
 
     def __init__(self, p: float = 2.0):
-        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 1.0 <= p < math.inf:
+        if not _is_real(p) or not 1.0 <= p < math.inf:
             raise ParameterError(f"p must be a finite number >= 1 for the lp penalty; got p={p!r}")
         self.p = float(p)
         self.params = {"p": self.p}

@@ -20,8 +20,8 @@ import numpy as np
 
 from .errors import NotApplicableError
 
-__all__ = ["plot_result", "save_figure", "make_figure", "plot_boundary", "plot_convergence", "PANEL_SIZE",
-           "DPI"]
+__all__ = ["plot_result", "save_figure", "figure_png", "make_figure", "plot_boundary",
+           "plot_convergence", "PANEL_SIZE", "DPI"]
 
 PANEL_SIZE = (5.0, 4.5)      # inches per panel
 DPI = 100
@@ -158,10 +158,18 @@ def plot_convergence(ax_iter, ax_time, result) -> None:
     ax_time.set_title("suboptimality vs time", fontsize=10)
 
 
+def figure_png(fig) -> bytes:
+    """``fig`` rendered as PNG bytes (render before writing anything: see the CLI)."""
+    import io
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=DPI)
+    return buffer.getvalue()
+
+
 def save_figure(fig, path) -> None:
     """Write ``fig`` to ``path`` as PNG, atomically (temporary file, then rename)."""
     from .report import write_atomic
-    write_atomic(path, lambda tmp: fig.savefig(tmp, format="png", dpi=DPI))
+    write_atomic(path, figure_png(fig))
 
 
 def plot_result(result, path) -> object:

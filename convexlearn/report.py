@@ -26,6 +26,7 @@ import numpy as np
 from .errors import DataError
 
 __all__ = ["format_table", "format_report", "result_record", "provenance", "write_atomic",
+           "write_all_atomic",
            "check_writable", "dumps", "provenance_of_data",
            "separability_record"]
 
@@ -191,7 +192,8 @@ def separability_record(res) -> dict:
         "separable": res.separable, "verified": res.verified, "homogeneous": res.homogeneous,
         "w": res.w, "b": res.b, "margin": res.margin, "certificate": res.certificate,
         "meeting_point": res.meeting_point, "min_total_slack": res.min_total_slack,
-        "checks": [str(c) for c in res.checks], "provenance": res.provenance})
+        "checks": [str(c) for c in res.checks], "notes": list(res.notes),
+        "provenance": res.provenance})
 
 
 def dumps(record: dict) -> str:
@@ -222,24 +224,51 @@ def write_atomic(path, write: Callable[[str], None] | str | bytes) -> None:
     """Write ``path`` atomically: ``write(tmp_name)`` (or the given text/bytes) into a
     temporary file next to it, then ``os.replace``; on any error the temporary file is
     removed and ``path`` is left as it was."""
-    path = check_writable(path)
+    write_all_atomic([(path, write)])
+
+
+def write_all_atomic(outputs) -> None:
+    """Write several files all or nothing.
+
+    ``outputs`` is a sequence of ``(path, write)`` as in :func:`write_atomic`. Every
+    file is first written in full to a temporary file next to its target (where disk,
+    permission and rendering errors happen); only when all are staged are they renamed
+    into place. On any error every temporary file is removed, and targets already renamed
+    by this call that did not exist before are removed too: no new file is left behind
+    (a target that existed before and was already replaced keeps its new content).
+
+    Raises
+    ------
+    DataError
+        An OSError while writing (the message names the path).
+    """
+    targets = [check_writable(path) for path, _ in outputs]
+    staged: list[str] = []
+    placed: list[Path] = []
+    current = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as exc:
-        raise DataError(f"cannot write {path}: {exc}") from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            if isinstance(write, (str, bytes)):
-                handle.write(write.encode() if isinstance(write, str) else write)
-        if callable(write):
-            write(tmp)
-        os.chmod(tmp, 0o666 & ~_umask())       # mkstemp makes 0600; match a plain open()
-        os.replace(tmp, path)
+        for path, (_, write) in zip(targets, outputs):
+            current = path
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            staged.append(tmp)
+            with os.fdopen(fd, "wb") as handle:
+                if isinstance(write, (str, bytes)):
+                    handle.write(write.encode() if isinstance(write, str) else write)
+            if callable(write):
+                write(tmp)
+            os.chmod(tmp, 0o666 & ~_umask())   # mkstemp makes 0600; match a plain open()
+        existed = [path.exists() for path in targets]
+        for path, tmp, old in zip(targets, staged, existed):
+            current = path
+            os.replace(tmp, path)
+            if not old:
+                placed.append(path)
     except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+        for name in [*staged, *placed]:
+            try:
+                os.unlink(name)
+            except FileNotFoundError:
+                pass
         if isinstance(exc, OSError):
-            raise DataError(f"cannot write {path}: {exc}") from None
+            raise DataError(f"cannot write {current}: {exc}") from None
         raise

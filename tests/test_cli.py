@@ -267,3 +267,50 @@ def test_check_runs_every_file_and_exits_with_the_worst_error(tmp_path, capsys):
     assert "ERROR" in out and "broken.toml: C must be > 0" in out
     assert "FAIL  tiny" in out
     assert "0/2 problems passed (1 failed, 1 errors)" in out
+
+
+# ------------------------------------------------------------- regressions (review)
+def test_utf8_byte_order_mark_is_not_part_of_the_first_column_name(tmp_path, capsys):
+    """Excel writes a BOM: it used to turn the first column's name into '\\ufeffa'."""
+    from convexlearn.csvfile import read_csv
+    path = tmp_path / "bom.csv"
+    path.write_bytes("\ufeffa,b,c\n0,1,x\n1,0,y\n".encode("utf-8"))
+    header, rows = read_csv(path)
+    assert header == ["a", "b", "c"] and rows[0] == ["0", "1", "x"]
+    path.write_bytes("\ufeffkind,x,y\na,0,0\na,0,1\nb,3,3\nb,3,4\n".encode("utf-8"))
+    assert main(["separable", str(path), "--label", "kind"]) == 0, capsys.readouterr().err
+    assert "SEPARABLE by an affine hyperplane" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("failure", ["render", "vanished directory"])
+def test_failed_plot_leaves_no_json_either(tmp_path, capsys, monkeypatch, failure):
+    """--json and --plot are written all or nothing (the JSON used to be written first)."""
+    pytest.importorskip("matplotlib")
+    import convexlearn.runner
+    path = make(tmp_path)
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    if failure == "render":
+        from matplotlib.figure import Figure
+
+        def broken_savefig(self, *args, **kwargs):
+            raise OSError(28, "No space left on device")
+        monkeypatch.setattr(Figure, "savefig", broken_savefig)
+        plot = outdir / "p.png"
+    else:   # the plot's directory disappears during the solve (checked writable before)
+        (tmp_path / "plots").mkdir()
+        plot = tmp_path / "plots" / "p.png"
+        real = convexlearn.runner.run_problem
+
+        def solve_then_remove(*args, **kwargs):
+            result = real(*args, **kwargs)
+            (tmp_path / "plots").rmdir()
+            return result
+        monkeypatch.setattr(convexlearn.runner, "run_problem", solve_then_remove)
+    code = main(["solve", str(path), "--json", str(outdir / "r.json"), "--plot", str(plot)])
+    err = capsys.readouterr().err
+    assert os.listdir(outdir) == []               # no JSON, no temporary file
+    if failure == "render":                       # not the user's fault: internal, exit 4
+        assert code == 4 and "No space left on device" in err
+    else:
+        assert code == 2 and "cannot write" in err and "does not exist" in err

@@ -232,3 +232,96 @@ def test_highspy_and_cvxpy_backends_agree(classes, homogeneous):
         assert by_cvxpy.min_total_slack == pytest.approx(by_highspy.min_total_slack, rel=1e-7)
     with pytest.raises(ParameterError, match="backend"):
         cl.Halfspace(X, y).check(backend="glpk")
+
+
+# ------------------------------------------------- scaling (absolute solver tolerances)
+def _noisy_gaussian():
+    """20 points in 2-D labeled by a noisy sign of x_0 (separable for this seed)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 2))
+    return X, np.where(X[:, 0] + 0.3 * rng.normal(size=20) > 0, 1, -1)
+
+
+@pytest.mark.parametrize("data", ["gaussian", "iris"])
+@pytest.mark.parametrize("scale", [1e8, 1e-8])
+def test_margin_is_scale_covariant_at_extreme_scales(data, scale):
+    """margin(sX) = s margin(X). Before the fix, on the gaussian data, 1e8 crashed with
+    ZeroDivisionError (the SVM returned w = 0) and 1e-8 raised InfeasibleError."""
+    X, y = _noisy_gaussian() if data == "gaussian" else binary_dataset("iris", (0, 1), False)
+    base = cl.Halfspace(X, y).check(slack=False)
+    assert base.separable and base.margin > 0
+    res = cl.Halfspace(scale * X, y).check(slack=False)
+    assert res.separable
+    assert_verified(scale * X, y, res)
+    assert res.margin == pytest.approx(scale * base.margin, rel=1e-6)
+    assert res.notes == [] and res.provenance["margin_svm_status"] == "optimal"
+
+
+class _Broken:
+    """Stand-ins for a failing hard-margin SVM solve."""
+
+    @staticmethod
+    def raises(self, *args, **kwargs):
+        raise cl.SolverError("simulated solver failure")
+
+    @staticmethod
+    def inaccurate(self, *args, **kwargs):
+        sol = _Broken.real(self, *args, **kwargs)
+        sol.status = "inaccurate"
+        return sol
+
+
+@pytest.mark.parametrize("mode, reason", [("raises", "SolverError: simulated"),
+                                          ("inaccurate", "status 'inaccurate'")])
+def test_margin_failure_keeps_the_proven_verdict(monkeypatch, mode, reason):
+    from convexlearn.svm import SVM
+    _Broken.real = SVM.solve
+    monkeypatch.setattr(SVM, "solve", getattr(_Broken, mode))
+    X, y = binary_dataset("iris", (0, 1), standardized=True)
+    res = cl.Halfspace(X, y).check()
+    assert res.separable and res.margin is None
+    assert_verified(X, y, res)
+    assert len(res.notes) == 1 and reason in res.notes[0] and "margin not computed" in res.notes[0]
+    assert "note: margin not computed" in res.summary()
+
+
+@pytest.mark.parametrize("homogeneous", [False, True])
+def test_tiny_and_huge_features_do_not_change_the_verdict(homogeneous):
+    """HiGHS's tolerances are absolute: 1e-12 apart used to read as 'not separable'."""
+    # Two distinct points 1e-12 apart (homogeneous: on either side of 0).
+    X = np.array([[-1e-12], [1e-12]]) if homogeneous else np.array([[0.0], [1e-12]])
+    y = np.array([0, 1])
+    res = cl.Halfspace(X, y, homogeneous=homogeneous).check()
+    assert res.separable
+    assert_verified(X, y, res)
+    # One tiny and one huge feature, the classes split by the sign of the tiny one.
+    rng = np.random.default_rng(1)
+    Z = np.column_stack([rng.standard_normal(30) * 1e-10, rng.standard_normal(30) * 1e9])
+    labels = np.where(Z[:, 0] > 0, 1, -1)
+    res = cl.Halfspace(Z, labels, homogeneous=homogeneous).check(margin=False)
+    assert res.separable
+    assert_verified(Z, labels, res)
+
+
+@given(st.integers(0, 2**32 - 1), st.integers(1, 3), st.integers(4, 12), st.booleans(),
+       st.data())
+def test_verdict_invariant_to_per_column_scaling(seed, d, n, homogeneous, data):
+    """Separability is invariant under X -> X D (D > 0 diagonal, factors in [1e-9, 1e9]);
+    the certificate found on X D, mapped back (w -> D w, lambda unchanged), proves it on X."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(-3, 4, size=(n, d)).astype(float) + rng.standard_normal((n, d)) * 0.5
+    X[np.all(X == 0, axis=1)] = 1.0
+    y = rng.choice([-1, 1], size=n)
+    y[:2] = [1, -1]
+    exponents = data.draw(st.lists(st.floats(-9, 9), min_size=d, max_size=d))
+    D = 10.0 ** np.array(exponents)
+    base = cl.Halfspace(X, y, homogeneous=homogeneous).check(margin=False, slack=False)
+    other = cl.Halfspace(X * D, y, homogeneous=homogeneous).check(margin=False, slack=False)
+    assert base.separable == other.separable
+    assert_verified(X, y, base, exact=False)
+    assert_verified(X * D, y, other, exact=False)
+    if other.separable:
+        mapped = verify(X, y, w=other.w * D, b=other.b, homogeneous=homogeneous, exact="auto")
+    else:
+        mapped = verify(X, y, lam=other.certificate, homogeneous=homogeneous, exact="auto")
+    assert all(c.passed for c in mapped), "\n".join(map(str, mapped))

@@ -92,3 +92,20 @@ def test_bad_parameters_and_l0():
         l0.cvxpy(cp.Variable(3))
     with pytest.raises(NotApplicableError, match="l0"):
         l0.subgradient(W)
+
+
+@pytest.mark.parametrize("kind", [np.float32, np.float16, np.float64, np.int64, int, float])
+def test_numpy_scalar_parameters_are_accepted(kind):
+    """np.float32 is not a float subclass: it used to be rejected as 'not a number'."""
+    enet = make_penalty("elastic_net", l1_ratio=kind(1) if kind in (int, np.int64)
+                        else kind(0.25))
+    expected = 1.0 if kind in (int, np.int64) else 0.25
+    assert type(enet.l1_ratio) is float and enet.l1_ratio == expected
+    lp = make_penalty("lp", p=kind(3))
+    assert type(lp.p) is float and lp.p == 3.0
+    assert lp.value(W) == pytest.approx(np.sum(np.abs(W) ** 3) ** (1 / 3))
+    for bad in (True, np.bool_(True), "0.5", np.float32("nan"), None):
+        with pytest.raises(ParameterError, match="l1_ratio"):
+            make_penalty("elastic_net", l1_ratio=bad)
+        with pytest.raises(ParameterError, match="p must be"):
+            make_penalty("lp", p=bad)

@@ -99,14 +99,28 @@ def test_homogeneous_variant_and_intercept_convention():
 
 
 def test_callback_can_stop_and_sees_each_epoch():
+    """callback(t, w, value), like every iterative method: epoch, weights, mistakes."""
     seen = []
 
-    def cb(state):
-        seen.append(state["epoch"])
-        return state["epoch"] < 3
+    def cb(t, w, value):
+        seen.append((t, w, value))
+        w[:] = np.nan                     # a copy: the run must not see this
+        return t < 3
 
     sol = perceptron(XOR_X, XOR_Y, max_epochs=100, callback=cb)
-    assert sol.status == "stopped" and sol.n_iter == 3 and seen == [1, 2, 3]
+    assert sol.status == "stopped" and sol.n_iter == 3
+    assert [t for t, _, _ in seen] == [1, 2, 3]
+    assert [v for _, _, v in seen] == list(sol.history["mistakes"]) and seen[0][2] > 0
+    assert np.all(np.isfinite(sol.w)) and seen[-1][1].shape == (3,)   # (b, w): intercept first
+    # Stopping by return value only on False; a mistake-free epoch still converges.
+    X, y = separable_set(5)
+    quiet = perceptron(X, y, bound=False, callback=lambda t, w, v: None)
+    ref = perceptron(X, y, bound=False)
+    np.testing.assert_array_equal(quiet.w, ref.w)
+    last = []
+    done = perceptron(X, y, bound=False, callback=lambda t, w, v: last.append((t, w)) or False)
+    assert done.n_iter == 1 and done.status == "stopped"     # w = 0: epoch 1 has mistakes
+    np.testing.assert_array_equal(last[0][1], np.r_[done.b, done.w])
 
 
 def test_shuffle_is_reproducible_with_seed():

@@ -212,3 +212,51 @@ def test_property_smo_equals_exact_and_permutation_invariant(seed, C, kernel, in
     psol = smo_solve(cl.SVM(X[perm], y[perm], C=C, kernel=kernel, intercept=intercept,
                             **params), tol=1e-10)
     assert abs(psol.objective - sol.objective) <= 1e-8 * max(1.0, sol.objective)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+@pytest.mark.parametrize("scale", [1e-8, 1e-6, 1e6])
+def test_smo_hard_margin_is_scale_invariant(kernel, scale):
+    """alpha*(sX) = alpha*(X) / s^2: an absolute divergence threshold on alpha (1e12) used
+    to call separable data at scale 1e-6 "unbounded"."""
+    X, y = synthetic(n=60, d=3, shift=3.0)
+    params = {"gamma": 1.0} if kernel == "rbf" else {}
+    base = cl.SVM(X, y, C=None, kernel=kernel, **params).solve(method="smo", tol=TIGHT)
+    if kernel == "rbf":
+        params = {"gamma": 1.0 / scale**2}      # the same kernel matrix at every scale
+    svm = cl.SVM(scale * X, y, C=None, kernel=kernel, **params)
+    sol = svm.solve(method="smo", tol=TIGHT, kkt_tol=KKT_TOL)
+    assert sol.status == "optimal", sol.report
+    factor = scale**2 if kernel == "linear" else 1.0
+    assert sol.objective * factor == pytest.approx(base.objective, rel=1e-6)
+    np.testing.assert_allclose(sol.alpha * factor, base.alpha, atol=1e-6 * base.alpha.max())
+
+
+def test_smo_hard_margin_on_tiny_separable_data_is_not_called_unbounded():
+    """The reviewer's case: 20 separable points times 1e-6 raised 'dual is unbounded'."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 2))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=20) > 0, 1, -1)
+    assert cl.Halfspace(X, y).check(margin=False, slack=False).separable
+    exact = cl.SVM(X, y, C=None).solve()
+    sol = cl.SVM(1e-6 * X, y, C=None).solve("smo", tol=TIGHT, kkt_tol=KKT_TOL)
+    assert sol.status == "optimal", sol.report
+    assert sol.objective * 1e-12 == pytest.approx(exact.objective, rel=1e-6)
+
+
+def test_smo_divergence_is_confirmed_before_calling_the_data_not_separable(monkeypatch):
+    import convexlearn.solvers.smo as smo_module
+    X, y = synthetic(n=60, d=3, shift=3.0)
+    # A divergence threshold that trips on separable data: SMO must not claim infeasibility.
+    monkeypatch.setattr(smo_module, "_DIVERGENCE", 1e-3)
+    for kernel, intercept in (("linear", True), ("linear", False), ("rbf", True)):
+        with pytest.raises(cl.SolverError, match="ARE linearly separable.*SMO failed"):
+            smo_solve(cl.SVM(X, y, C=None, kernel=kernel, intercept=intercept), tol=1e-6)
+    monkeypatch.undo()
+    # Truly not separable, in input space and in an RBF feature space: a repeated point with
+    # both labels (the pair direction has zero curvature: SMO diverges at once).
+    X2, y2 = np.vstack([X, X[:1]]), np.append(y, -y[0])
+    for kernel, where in (("linear", "input space"), ("rbf", "feature space")):
+        with pytest.raises(InfeasibleError, match=f"not linearly separable in .*{where}.*"
+                                                  f"certificate verified"):
+            smo_solve(cl.SVM(X2, y2, C=None, kernel=kernel), tol=1e-6)

@@ -96,7 +96,8 @@ def _embed(X: np.ndarray, intercept: bool) -> np.ndarray:
 
 def perceptron(X, y, max_epochs: int = 1000, *, intercept: bool = True, seed=None,
                shuffle: bool = False, warm_start=None, bound: bool = True,
-               callback: Callable[[dict], bool | None] | None = None) -> Solution:
+               callback: Callable[[int, np.ndarray, int], bool | None] | None = None
+               ) -> Solution:
     """Run the Rosenblatt perceptron (module docstring) and check its mistake bound.
 
     Parameters
@@ -121,8 +122,12 @@ def perceptron(X, y, max_epochs: int = 1000, *, intercept: bool = True, seed=Non
         Where converged, compute R and B and check T <= R^2 B^2 (solves one hard-margin
         SVM).
     callback : callable, optional
-        Called after each epoch with ``{"epoch", "w", "b", "updates", "mistakes"}``;
-        returning False stops the run (status "stopped").
+        ``callback(t, w, value)`` after each epoch, the signature of every iterative
+        method: ``t`` the epoch (1, 2, ...), ``w`` a copy of the current weights (with
+        intercept the embedded ``w' = (b, w)``, intercept first, as in
+        :func:`~convexlearn.solvers.online.online_fit`), ``value`` the number of mistakes
+        (updates) made in that epoch. Returning False stops the run (status "stopped"),
+        unless the epoch was mistake-free (status "converged").
 
     Returns
     -------
@@ -157,9 +162,7 @@ def perceptron(X, y, max_epochs: int = 1000, *, intercept: bool = True, seed=Non
         T += mistakes
         loss = float(np.maximum(0.0, -(Z @ w)).mean())
         history.record(objective=loss, mistakes=mistakes, time=timer())
-        state = {"epoch": epoch, "w": w.copy(), "b": float(w[0]) if intercept else 0.0,
-                 "updates": T, "mistakes": mistakes}
-        stop = callback is not None and callback(state) is False
+        stop = callback is not None and callback(epoch, w.copy(), mistakes) is False
         if mistakes == 0:
             status = "converged"
             break

@@ -25,6 +25,20 @@ Without intercept there is no equality constraint: one variable per iteration, t
 with the largest exact decrease of F along its coordinate (clipped Newton step), stopping
 when the largest projected-gradient magnitude is <= tol.
 
+Hard margin on non-separable data: the dual is unbounded and alpha grows without limit.
+The test for it is scale-invariant. For separable data every iterate from a = 0
+(D(a) >= D(0) = 0) satisfies ``sum_i a_i <= <w_a, w*> <= ||w_a|| ||w*||`` (as
+``y_i f*(x_i) >= 1`` and ``y^T a = 0``) and ``||w_a||^2 <= 2 sum_i a_i``, hence
+``a_i <= sum_i a_i <= 2 ||w*||^2 = 2 / rho^2`` (rho: the geometric margin). With
+``s^2`` the squared spread of the data in feature space (with intercept, the running
+maximum of the pair distances ``K_ii + K_tt - 2 K_it`` seen in working-set selection,
+which are translation invariant; without, ``max_i K_ii``), ``a_i s^2 <= 2 (s / rho)^2``.
+So ``a_i s^2 > 1e12`` means a margin below ~1.4e-6 of the data's extent: SMO stops with
+status "diverged", and :func:`solve_svm` then *decides* separability with
+:class:`~convexlearn.halfspace.Halfspace` before calling the problem infeasible. The
+curvature floor tau is relative too (``1e-12 max_i K_ii``), so tiny data take the same
+steps as rescaled data.
+
 Shrinking (LIBSVM): every min(n, 1000) iterations, bounded variables that cannot be part
 of a violating pair at the current (m, M) are removed from the active set; the gradient of
 the removed ones is rebuilt, and optimality checked on all variables, before stopping.
@@ -40,15 +54,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..data import check_positive
-from ..errors import InfeasibleError, ParameterError
+from ..errors import ConvexLearnError, DataError, InfeasibleError, ParameterError, SolverError
 from ..solution import History, Solution, Timer
 from .kernel_cache import KernelColumns
 
 __all__ = ["solve_svm", "smo", "SMOResult"]
 
-_TAU = 1e-12           # floor of the curvature a_ij (LIBSVM's TAU)
+_TAU = 1e-12           # floor of the curvature a_ij, relative to max_i K_ii (LIBSVM's TAU)
 _BLOCK = 256           # columns per block when rebuilding the gradient
-_DIVERGENCE = 1e12     # hard margin: dual unbounded (non-separable data) beyond this
+_DIVERGENCE = 1e12     # hard margin: alpha_i s^2 beyond this = diverging (module docstring)
 
 
 @dataclass
@@ -56,7 +70,9 @@ class SMOResult:
     """Raw output of :func:`smo`.
 
     ``v = y - g`` with g_t = sum_j alpha_j y_j k(x_j, x_t) (so f = g + b); ``violation`` is
-    the last maximal KKT violation; ``n_shrink`` counts the shrinking steps.
+    the last maximal KKT violation; ``n_shrink`` counts the shrinking steps. ``status`` is
+    "converged", "max_iter", "stopped" (callback) or "diverged" (hard margin, alpha
+    growing without bound: see the module docstring; ``diverged_at`` is the variable).
     """
 
     alpha: np.ndarray
@@ -66,6 +82,7 @@ class SMOResult:
     history: History
     violation: float
     n_shrink: int
+    diverged_at: int | None = None
 
 
 def _rebuild_v(cols: KernelColumns, y: np.ndarray, alpha: np.ndarray,
@@ -106,7 +123,9 @@ def smo(cols: KernelColumns, y: np.ndarray, C: float, intercept: bool = True, to
     Returns
     -------
     SMOResult
-        History columns: ``objective`` (the dual objective D(a) = e^T a - 1/2 a^T Q a),
+        Status "diverged" when the hard-margin dual looks unbounded (the caller decides
+        whether the data are really not separable). History columns: ``objective``
+        (the dual objective D(a) = e^T a - 1/2 a^T Q a),
         ``violation`` (on the active set), ``time``.
     """
     timer = Timer()
@@ -117,6 +136,11 @@ def smo(cols: KernelColumns, y: np.ndarray, C: float, intercept: bool = True, to
     dual = 0.5 * float(alpha @ (1.0 + y * v))   # e^T a - 1/2 a^T Q a, with g = y - v
     history = History()
     hard = math.isinf(C)
+    # Scale of the kernel: the curvature floor and the divergence test are relative to it.
+    k_max = float(np.max(cols.diagonal)) if n else 0.0
+    tau = _TAU * k_max if k_max > 0 else _TAU
+    spread = 0.0 if intercept else k_max     # s^2 of the module docstring
+    diverged_at = None
 
     active = np.arange(n)
     full = True
@@ -203,7 +227,9 @@ def smo(cols: KernelColumns, y: np.ndarray, C: float, intercept: bool = True, to
             curv = np.subtract(dA, KiA, out=scratch)
             curv -= KiA
             curv += dA[i_loc]
-            np.maximum(curv, _TAU, out=curv)
+            if hard:
+                spread = max(spread, float(curv.max()))
+            np.maximum(curv, tau, out=curv)
             gain = m_val - vA
             cand = low & (gain > 0)
             score = np.where(cand, gain * gain / curv, -np.inf)
@@ -232,7 +258,7 @@ def smo(cols: KernelColumns, y: np.ndarray, C: float, intercept: bool = True, to
                 low[loc] = (a > 0.0) if yA[loc] > 0 else (a < C)
         else:
             # exact coordinate minimization: decrease of F for the clipped Newton step
-            step = np.clip(aA - grad / np.maximum(dA, _TAU), 0.0, C) - aA
+            step = np.clip(aA - grad / np.maximum(dA, tau), 0.0, C) - aA
             gain = -(grad * step + 0.5 * dA * step * step)
             i_loc = int(np.argmax(gain))
             i = int(active[i_loc])
@@ -243,12 +269,11 @@ def smo(cols: KernelColumns, y: np.ndarray, C: float, intercept: bool = True, to
             vA -= (delta * y[i]) * (Ki if full else Ki[active])
             dual += gain[i_loc]
 
-        if hard and alpha[i] > _DIVERGENCE:
-            raise InfeasibleError(
-                f"SMO: the hard-margin dual is unbounded (alpha_{i} = {alpha[i]:.3g} after "
-                f"{it} iterations): the classes are not linearly separable in the kernel's "
-                f"feature space; use a finite C, or cl.Halfspace(X, y).check() for a "
-                f"certificate (linear kernel)")
+        # (spread 0: every point coincides in feature space; fall back to its norm)
+        if hard and alpha[i] * (spread or k_max or 1.0) > _DIVERGENCE:
+            status, diverged_at = "diverged", i
+            history.record(objective=dual, violation=violation, time=timer())
+            break
         history.record(objective=dual, violation=violation, time=timer())
         if callback is not None and callback(it, alpha, dual) is False:
             status = "stopped"
@@ -258,7 +283,7 @@ def smo(cols: KernelColumns, y: np.ndarray, C: float, intercept: bool = True, to
         unshrink()
     else:
         v[:] = vA
-    return SMOResult(alpha, v, it, status, history, violation, n_shrink)
+    return SMOResult(alpha, v, it, status, history, violation, n_shrink, diverged_at)
 
 
 def _columns_for(svm, cache_size: float) -> KernelColumns:
@@ -286,6 +311,47 @@ def _warm_alpha(warm_start, svm) -> np.ndarray | None:
                              f"(y^T alpha = {float(alpha @ svm.y):.3g}); SMO keeps the "
                              f"equality, so it must start feasible")
     return alpha
+
+
+def _raise_diverged(svm, res: SMOResult):
+    """SMO's hard-margin dual diverged: decide separability, then raise the right error.
+
+    Linear kernel: :class:`~convexlearn.halfspace.Halfspace` on X. Other kernels: on the
+    Gram matrix, since ``f(x_i) = sum_j beta_j K_ji + b`` is linear in beta, so the data
+    are separable in feature space iff ``Halfspace(K, y)`` is separable.
+
+    Raises
+    ------
+    InfeasibleError
+        Not separable (the hard-margin SVM has no solution).
+    SolverError
+        Separable after all (SMO failed numerically), or separability undecided.
+    """
+    from ..halfspace import Halfspace
+    i = res.diverged_at
+    what = (f"SMO: alpha_{i} = {res.alpha[i]:.3g} after {res.n_iter} iterations (the "
+            f"hard-margin dual looks unbounded)")
+    linear = svm.kernel.is_linear and svm.X is not None
+    features = svm.X if linear else svm.gram
+    space = "input space" if linear else "the kernel's feature space (Gram-matrix LP)"
+    try:
+        check = Halfspace(features, svm.y, homogeneous=not svm.intercept).check(margin=False,
+                                                                               slack=False)
+    except DataError as exc:     # homogeneous with a zero vector: trivially not separable
+        raise InfeasibleError(f"{what}: the classes are not separable ({exc}); use a finite C"
+                              ) from None
+    except ConvexLearnError as exc:
+        raise SolverError(f"{what}, and deciding separability failed ({exc}); use a finite C "
+                          f"or the exact solver") from None
+    if check.separable:
+        raise SolverError(
+            f"{what}, but the classes ARE linearly separable in {space} (verified: "
+            f"{check.verified}): SMO failed numerically; try the exact solver "
+            f"(method='exact-dual') or rescale the data")
+    raise InfeasibleError(
+        f"{what}: the classes are not linearly separable in {space} (certificate "
+        f"{'verified' if check.verified else 'NOT verified'} by Halfspace.check); use a "
+        f"finite C, or cl.Halfspace(X, y).check() for the certificate")
 
 
 def solve_svm(svm, tol: float = 1e-3, max_iter: int | None = None, shrinking: bool = True,
@@ -322,6 +388,8 @@ def solve_svm(svm, tol: float = 1e-3, max_iter: int | None = None, shrinking: bo
     y, C = svm.y, svm.C
     res = smo(cols, y, C, svm.intercept, tol, max_iter, shrinking,
               _warm_alpha(warm_start, svm), callback)
+    if res.status == "diverged":
+        _raise_diverged(svm, res)
     alpha = res.alpha
     g = y - res.v
     if svm.intercept:
