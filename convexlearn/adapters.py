@@ -68,22 +68,27 @@ class RunResult:
 
     @property
     def label_map(self):
+        """The model's LabelMap (labels <-> {-1, +1}); None when the model has none."""
         return getattr(self.model, "label_map", None)
 
     @property
     def signed_y(self) -> np.ndarray:
+        """The data's labels mapped to {-1.0, +1.0} (classes[0] -> -1); needs a ``label_map``."""
         return self.label_map.to_signed(self.problem.data.y)
 
     @property
     def class_names(self) -> list:
+        """The two original labels as a list, sorted (classes[0] -> -1, classes[1] -> +1)."""
         return self.label_map.classes.tolist()
 
     @property
     def passed(self) -> bool:
+        """True when every expectation check passed (also while ``checks`` is still empty)."""
         return all(check.passed for check in self.checks)
 
     @property
     def reference(self) -> MethodRow | None:
+        """The row of the exact reference method; None when no row is marked as it."""
         return next((row for row in self.rows if row.reference), None)
 
 
@@ -114,6 +119,7 @@ class Adapter:
     default_methods: tuple[str, ...] = ()
 
     def available(self) -> bool:
+        """True when this kind's model module (``self.module``) is installed."""
         return importlib.util.find_spec(self.module) is not None
 
     def task(self, model: dict) -> str:
@@ -121,13 +127,41 @@ class Adapter:
         return "classification"
 
     def methods(self) -> list[str]:
+        """The method names this kind accepts (here: ``default_methods``)."""
         return list(self.default_methods)
 
     def run(self, problem: Problem, methods: list[str], tol: float,
             progress: Progress | None) -> RunResult:
+        """Build the problem from ``problem``, solve it with each method and collect the facts.
+
+        Parameters
+        ----------
+        problem : Problem
+        methods : list of str
+            Method names, already checked by :meth:`check_methods`.
+        tol : float
+            Tolerance of the iterative methods and of the optimality check.
+        progress : callable or None
+            Called with a one-line message before each step.
+
+        Returns
+        -------
+        RunResult
+            One MethodRow per method and the facts; ``checks`` is left empty for the runner.
+
+        Raises
+        ------
+        SolverError
+            The run cannot be trusted: the exact reference is not certified optimal,
+            a certificate fails its independent check, or two deciders disagree.
+        """
         raise NotImplementedError
 
     def check_methods(self, methods: list[str]) -> list[str]:
+        """Validate names against :meth:`methods`; return them in order, without duplicates.
+
+        Raises ParameterError naming the valid methods when one is unknown.
+        """
         valid = self.methods()
         unknown = [m for m in methods if m not in valid]
         if unknown:
@@ -185,10 +219,19 @@ class SVMAdapter(Adapter):
     default_methods = ("exact-primal", "exact-dual")
 
     def methods(self) -> list[str]:
+        """Every SVM method: the exact formulations, then the iterative methods."""
         from .svm import EXACT_METHODS, ITERATIVE_METHODS
         return list(EXACT_METHODS) + list(ITERATIVE_METHODS)
 
     def run(self, problem, methods, tol, progress):
+        """Solve with each method; the first exact method asked for (else "exact") is the reference.
+
+        The reference is solved first (also when not asked for). Rows carry the KKT max
+        violation and the free/bounded support-vector counts. Facts of the reference:
+        objective, n_support, n_free, n_bounded, training_errors, and the separability LP's
+        verdict when ``expect.separable`` is set (linear kernel only). Raises SolverError when
+        the reference is not certified optimal.
+        """
         from .svm import EXACT_METHODS, ITERATIVE_METHODS, SVM
         m = problem.model
         svm = SVM(problem.data.X, problem.data.y, C=m["C"], kernel=m["kernel"],
@@ -258,6 +301,11 @@ class HalfspaceAdapter(Adapter):
     default_methods = ("lp",)
 
     def run(self, problem, methods, tol, progress):
+        """Decide linear separability with the LP (``Halfspace.check``): one row, "lp".
+
+        Facts: separable, verified, margin, min_total_slack. Raises SolverError when the
+        certificate fails its independent check.
+        """
         if progress:
             progress(f"{problem.name}: separability LP")
         res = _halfspace(problem.data.X, problem.data.y, problem.model["homogeneous"])
@@ -295,14 +343,22 @@ class ERMAdapter(Adapter):
     default_methods = ("exact",)
 
     def task(self, model: dict) -> str:
+        """The task of the loss ``model["loss"]``: "classification" or "regression"."""
         from .losses import make_loss
         return make_loss(model["loss"]).task
 
     def methods(self) -> list[str]:
+        """Every ERM method: "exact", "closed-form", then the iterative methods."""
         from .erm import METHODS
         return list(METHODS)
 
     def run(self, problem, methods, tol, progress):
+        """Solve with each method; "exact" is the reference (solved first, also when not asked for).
+
+        Rows carry the distance of 0 to dF. Facts of the reference: objective, nonzeros
+        (|w_j| > 1e-6 max(1, ||w||_inf)) and, for a classification loss, training_errors.
+        Raises SolverError when the reference is not certified optimal.
+        """
         from .erm import ERM, ITERATIVE_METHODS
         m = problem.model
         extra = {k: m[k] for k in ("p", "l1_ratio") if m[k] is not None}
@@ -354,9 +410,15 @@ class ShatteringAdapter(Adapter):
     default_methods = ("lp", "algebra")
 
     def task(self, model: dict) -> str:
+        """Always "points": the data are an unlabeled point set."""
         return "points"
 
     def run(self, problem, methods, tol, progress):
+        """Decide whether halfspaces shatter the points, once per method ("lp", "algebra").
+
+        A row's status names an unrealizable labeling when one is found; the first method is
+        the reference. Fact: shattered. Raises SolverError when the methods disagree.
+        """
         from .shattering import unrealizable_labeling
         rows, verdicts = [], {}
         for method in methods:

@@ -52,6 +52,7 @@ class Key:
 
     @property
     def required(self) -> bool:
+        """True when the key has no default: the table must give it."""
         return self.default is _REQUIRED
 
 
@@ -113,8 +114,8 @@ class Dataset:
     """The samples of a problem, after selection, standardization and feature map.
 
     ``y`` holds the original labels (classification), real targets (regression) or is
-    None (point sets). ``sha256`` is computed over the shapes and float64 bytes of X and
-    y as solved; ``source_sha256`` over the CSV file's bytes.
+    None (point sets). ``sha256`` is a checksum of X and y as solved (see the property);
+    ``source_sha256`` of the CSV file's bytes.
     """
 
     X: np.ndarray
@@ -129,6 +130,9 @@ class Dataset:
 
     @property
     def sha256(self) -> str:
+        """SHA-256 hex digest of X's shape and float64 bytes, then of y: its float64 bytes, or
+        its labels joined by newlines when not numeric (nothing when y is None).
+        """
         h = hashlib.sha256(repr(self.X.shape).encode())
         h.update(np.ascontiguousarray(self.X, dtype="<f8").tobytes())
         if self.y is not None:

@@ -183,6 +183,11 @@ def _classes(value: str):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser of the ``solve``, ``check`` and ``separable`` commands.
+
+    Each subcommand sets ``func`` (cmd_solve, cmd_check, cmd_separable), which :func:`main`
+    calls with the parsed arguments.
+    """
     from . import __version__
     parser = argparse.ArgumentParser(
         prog="convexlearn",

@@ -56,6 +56,10 @@ class LinearModel:
     details: dict = field(default_factory=dict)
 
     def decision_function(self, X) -> np.ndarray:
+        """f(X) = phi(X) w + b, with phi the feature map (the identity when None).
+
+        Raises DataError when X has (after the map) another number of features than w.
+        """
         X = as_features(X)
         if self.feature_map is not None:
             X = self.feature_map(X)
@@ -65,6 +69,9 @@ class LinearModel:
         return X @ self.w + self.b
 
     def predict(self, X) -> np.ndarray:
+        """Labels (classes[1] where f >= threshold, else classes[0]), or f itself when
+        ``classes`` is None (regression).
+        """
         f = self.decision_function(X)
         if self.classes is None:
             return f

@@ -112,6 +112,7 @@ class ERM:
     # ------------------------------------------------------------------ basics
     @property
     def lam(self) -> float:
+        """The regularization weight lam >= 0 (settable; validated on assignment)."""
         return self._lam
 
     @lam.setter
@@ -120,13 +121,16 @@ class ERM:
 
     @property
     def n_samples(self) -> int:
+        """Number of training samples n."""
         return self.X.shape[0]
 
     @property
     def classes(self):
+        """The two original labels, sorted (classes[0] -> -1); None for a regression loss."""
         return None if self.label_map is None else self.label_map.classes
 
     def describe(self) -> str:
+        """One line: loss, penalty, lam, intercept, n and d (also the repr)."""
         return (f"ERM ({self.loss.name} loss, {self.penalty.describe()} penalty, "
                 f"lam={self.lam:g}, {'with' if self.intercept else 'without'} intercept, "
                 f"n={self.n_samples}, d={self.X.shape[1]})")

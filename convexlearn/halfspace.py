@@ -162,6 +162,7 @@ class Halfspace:
 
     @property
     def classes(self) -> np.ndarray:
+        """The two original labels, sorted (classes[0] -> -1, classes[1] -> +1)."""
         return self.label_map.classes
 
     def problem(self, which: str = "consistency"):

@@ -112,6 +112,9 @@ class Kernel:
         raise ParameterError("a precomputed kernel has no function: pass the Gram matrix itself")
 
     def describe(self) -> str:
+        """The name with its resolved parameters, e.g. ``rbf(gamma=0.5)``; the bare name for
+        linear, precomputed and callable kernels.
+        """
         if self.name == "poly":
             return f"poly(gamma={self.gamma:g}, coef0={self.coef0:g}, degree={self.degree:g})"
         if self.name == "rbf":

@@ -90,10 +90,14 @@ class Loss:
 
     @property
     def margin_based(self) -> bool:
+        """True for classification losses: phi and its derivatives take the margin m = y f
+        (regression losses take the residual f - y).
+        """
         return self.task == "classification"
 
     @property
     def has_hessian(self) -> bool:
+        """True when a (generalized) second derivative is defined, so Newton applies."""
         return self._d2phi is not None
 
     def _arg(self, y, f):

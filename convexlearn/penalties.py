@@ -62,6 +62,7 @@ class Penalty:
     params: dict = {}
 
     def value(self, w: np.ndarray) -> float:
+        """R(w), as a float."""
         raise NotImplementedError
 
     def subgradient(self, w: np.ndarray) -> np.ndarray:
@@ -87,6 +88,7 @@ class Penalty:
         raise NotImplementedError
 
     def describe(self) -> str:
+        """The name with its parameters, e.g. ``elastic_net(l1_ratio=0.5)``; else the bare name."""
         extra = ", ".join(f"{k}={v:g}" for k, v in self.params.items())
         return self.name + (f"({extra})" if extra else "")
 

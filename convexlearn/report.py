@@ -197,6 +197,9 @@ def separability_record(res) -> dict:
 
 
 def dumps(record: dict) -> str:
+    """``record`` as strict JSON text, indented, with a final newline: numpy values become
+    Python ones, NaN becomes null and +-inf the strings "inf" / "-inf".
+    """
     return json.dumps(_jsonable(record), indent=2, allow_nan=False) + "\n"
 
 

@@ -37,6 +37,7 @@ class History:
         self._n = 0
 
     def record(self, **values) -> None:
+        """Append one row: new keys become columns (NaN in earlier rows), absent keys get NaN."""
         for key in values.keys() - self._rows.keys():
             self._rows[key] = [np.nan] * self._n
         for key, column in self._rows.items():
@@ -53,6 +54,7 @@ class History:
         return self._n
 
     def keys(self):
+        """The column names, in order of first use."""
         return list(self._rows)
 
     def as_dict(self) -> dict[str, list]:

@@ -125,14 +125,19 @@ class SVM:
 
     @property
     def n_samples(self) -> int:
+        """Number of training samples n."""
         return self.y.shape[0]
 
     @property
     def classes(self) -> np.ndarray:
+        """The two original labels, sorted (classes[0] -> -1, classes[1] -> +1)."""
         return self.label_map.classes
 
     @property
     def hard_margin(self) -> bool:
+        """True when C is infinite (C=None or inf): the hard-margin problem
+        min 1/2 ||w||^2 s.t. y_i f(x_i) >= 1.
+        """
         return math.isinf(self.C)
 
     @property
@@ -150,6 +155,7 @@ class SVM:
         return self._K
 
     def describe(self) -> str:
+        """One line: C or hard margin (and "weighted"), kernel, intercept and n (in the repr)."""
         margin = "hard-margin" if self.hard_margin else f"C={self.C:g}"
         if self.sample_weight is not None:
             margin += ", weighted"

@@ -68,6 +68,7 @@ class OptimalityReport:
     details: dict = field(default_factory=dict)
 
     def summary(self) -> str:
+        """One line: the verdict, the distance of 0 to dF, F - F*, F, F* and the kink count."""
         verdict = "passed" if self.passed else "FAILED"
         return (f"optimality {verdict} at tol={self.tol:g}: distance of 0 to dF = "
                 f"{self.distance:.3e}, F - F* = {self.suboptimality:.3e} "

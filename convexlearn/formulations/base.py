@@ -70,6 +70,9 @@ class SolveInfo:
     options: dict
 
     def provenance(self) -> dict:
+        """``solver``, ``solver_version``, ``cvxpy_version``, ``cvxpy_status`` and
+        ``solver_options`` of this solve.
+        """
         return {"solver": self.solver, "solver_version": self.solver_version,
                 "cvxpy_version": cp.__version__, "cvxpy_status": self.cvxpy_status,
                 "solver_options": dict(self.options)}

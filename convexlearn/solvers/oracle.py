@@ -47,13 +47,16 @@ class ERMOracle:
 
     # ------------------------------------------------------------------ shapes
     def split(self, x: np.ndarray) -> tuple[np.ndarray, float]:
+        """(w, b) from x: w a view of x; b = 0.0 without an intercept."""
         return x[:self.d], (float(x[self.d]) if self.intercept else 0.0)
 
     def join(self, w, b=0.0) -> np.ndarray:
+        """x = (w, b) as a new float array (w alone without an intercept)."""
         w = np.asarray(w, dtype=float)
         return np.append(w, float(b)) if self.intercept else w.copy()
 
     def zeros(self) -> np.ndarray:
+        """The point x = 0, of dimension d (d + 1 with an intercept)."""
         return np.zeros(self.dim)
 
     def scores(self, x: np.ndarray) -> np.ndarray:
@@ -77,6 +80,7 @@ class ERMOracle:
 
     # ---------------------------------------------------------------- requests
     def describe(self) -> str:
+        """The problem in words (loss, penalty, lam), for error messages."""
         return (f"ERM with the {self.loss.name} loss and the {self.penalty.describe()} penalty "
                 f"(lam={self.lam:g})")
 
@@ -109,9 +113,11 @@ class ERMOracle:
 
     # ------------------------------------------------------------------ values
     def loss_value(self, x: np.ndarray) -> float:
+        """L(x) = (1/n) sum_i loss(y_i, f_i), with f = A x."""
         return float(np.mean(self.loss.value(self.y, self.scores(x))))
 
     def value(self, x: np.ndarray) -> float:
+        """F(x) = L(x) + lam R(w)."""
         w, _ = self.split(x)
         reg = self.lam * self.penalty.value(w) if self.lam > 0 else 0.0
         return self.loss_value(x) + reg
