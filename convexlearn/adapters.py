@@ -19,6 +19,7 @@ import importlib.util
 import inspect
 import math
 import time
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -109,7 +110,7 @@ _COMMON_EXPECT = {
 }
 
 
-class Adapter:
+class Adapter(ABC):
     """How one model kind is built, solved and checked. Subclasses fill in the blanks."""
 
     kind = ""
@@ -130,6 +131,7 @@ class Adapter:
         """The method names this kind accepts (here: ``default_methods``)."""
         return list(self.default_methods)
 
+    @abstractmethod
     def run(self, problem: Problem, methods: list[str], tol: float,
             progress: Progress | None) -> RunResult:
         """Build the problem from ``problem``, solve it with each method and collect the facts.
@@ -155,7 +157,6 @@ class Adapter:
             The run cannot be trusted: the exact reference is not certified optimal,
             a certificate fails its independent check, or two deciders disagree.
         """
-        raise NotImplementedError
 
     def check_methods(self, methods: list[str]) -> list[str]:
         """Validate names against :meth:`methods`; return them in order, without duplicates.

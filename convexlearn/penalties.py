@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from abc import ABC, abstractmethod
 
 import cvxpy as cp
 import numpy as np
@@ -43,7 +44,7 @@ def soft_threshold(v: np.ndarray, t) -> np.ndarray:
     return np.sign(v) * np.maximum(np.abs(v) - t, 0.0)
 
 
-class Penalty:
+class Penalty(ABC):
     """A regularizer R(w) with what solvers and the certificate need from it.
 
     Class attributes: ``name``, ``formula``, ``convex``, ``differentiable`` (everywhere),
@@ -61,13 +62,13 @@ class Penalty:
 
     params: dict = {}
 
+    @abstractmethod
     def value(self, w: np.ndarray) -> float:
         """R(w), as a float."""
-        raise NotImplementedError
 
+    @abstractmethod
     def subgradient(self, w: np.ndarray) -> np.ndarray:
         """One element of the subdifferential (the gradient where differentiable)."""
-        raise NotImplementedError
 
     def hessian_diag(self, w: np.ndarray) -> np.ndarray:
         """Diagonal of the Hessian (only for twice-differentiable separable penalties)."""
@@ -83,9 +84,9 @@ class Penalty:
         g = self.subgradient(w)
         return "box", g, np.zeros_like(w), np.zeros_like(w)
 
+    @abstractmethod
     def cvxpy(self, w) -> cp.Expression:
         """R(w) as a convex cvxpy expression of the variable ``w``."""
-        raise NotImplementedError
 
     def describe(self) -> str:
         """The name with its parameters, e.g. ``elastic_net(l1_ratio=0.5)``; else the bare name."""

@@ -12,6 +12,7 @@ Every file is written atomically: to a temporary file in the target directory, t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -268,10 +269,8 @@ def write_all_atomic(outputs) -> None:
                 placed.append(path)
     except BaseException as exc:
         for name in [*staged, *placed]:
-            try:
+            with contextlib.suppress(FileNotFoundError):     # already renamed or removed
                 os.unlink(name)
-            except FileNotFoundError:
-                pass
         if isinstance(exc, OSError):
             raise DataError(f"cannot write {current}: {exc}") from None
         raise
