@@ -124,8 +124,18 @@ class Kernel:
         return self.name
 
 
+def _scale_variance(X: np.ndarray, sample_weight: np.ndarray | None) -> float:
+    """Variance of all entries of X, row i counted s_i times (an integer weight is a copy)."""
+    if sample_weight is None:
+        return float(X.var())
+    s = np.asarray(sample_weight, dtype=float)
+    d = X.shape[1]
+    mean = float(s @ X.sum(axis=1)) / (d * s.sum())
+    return float(s @ ((X - mean) ** 2).sum(axis=1)) / (d * s.sum())
+
+
 def make_kernel(kernel="linear", X: np.ndarray | None = None, gamma="scale", degree=3,
-                coef0=0.0) -> Kernel:
+                coef0=0.0, sample_weight: np.ndarray | None = None) -> Kernel:
     """Validate a kernel specification.
 
     Parameters
@@ -135,6 +145,9 @@ def make_kernel(kernel="linear", X: np.ndarray | None = None, gamma="scale", deg
     X : ndarray, optional
         Training data, needed to resolve ``gamma="scale"`` (1 / (d Var X)) and
         ``gamma="auto"`` (1 / d).
+    sample_weight : ndarray, optional
+        Row weights for ``gamma="scale"``: Var X counts row i s_i times, so an integer
+        weight gives the gamma of the repeated data set (scikit-learn's SVC ignores them).
     gamma : float or {"scale", "auto"}
         Must be > 0 when given as a number.
     degree : float
@@ -156,7 +169,7 @@ def make_kernel(kernel="linear", X: np.ndarray | None = None, gamma="scale", deg
         if X is None:
             raise ParameterError(f"gamma={gamma!r} needs the training data to be resolved")
         d = X.shape[1]
-        var = float(X.var())
+        var = _scale_variance(X, sample_weight)
         if gamma == "auto":
             gamma = 1.0 / d
         else:                       # scikit-learn's rule, including 1.0 for constant X

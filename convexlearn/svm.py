@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from .certify.kkt import KKTReport, kkt_report
+from .certify.kkt import KKTReport, gram_factor, kkt_report, solution_multipliers
 from .data import as_binary_labels, as_features, as_targets, check_C
 from .errors import (DataError, InfeasibleError, NotApplicableError, ParameterError,
                      SolverError, UnboundedError)
@@ -65,7 +65,8 @@ class SVM:
     sample_weight : array_like of shape (n,), optional
         Nonnegative weights s_i (soft margin only): sample i costs C s_i, i.e. the box of
         the dual becomes 0 <= alpha_i <= C s_i. Weight 0 removes a sample; an integer
-        weight k equals k copies of it.
+        weight k equals k copies of it (``gamma="scale"`` uses the weighted variance, so
+        this holds for it too).
     psd_tol : float
         Relative round-off tolerance of the PSD check (lambda_min >= -psd_tol ||K||_2).
 
@@ -96,12 +97,14 @@ class SVM:
         n_rows = (self._K if precomputed else self.X).shape[0]
         self.y, self.label_map = as_binary_labels(y, n=n_rows)
         self.C = check_C(C)
-        self.kernel = make_kernel(kernel, self.X, gamma=gamma, degree=degree, coef0=coef0)
-        self.intercept = bool(intercept)
         self.sample_weight = self._check_weights(sample_weight)
+        self.kernel = make_kernel(kernel, self.X, gamma=gamma, degree=degree, coef0=coef0,
+                                  sample_weight=self.sample_weight)
+        self.intercept = bool(intercept)
         self.repair_psd = bool(repair_psd)
         self.psd_tol = float(psd_tol)
         self.psd_check: PSDCheck | None = None
+        self._gram_factor: np.ndarray | None = None
 
     def _check_weights(self, sample_weight) -> np.ndarray | None:
         if sample_weight is None:
@@ -154,6 +157,13 @@ class SVM:
                                                     name=f"{self.kernel.describe()} Gram matrix")
         return self._K
 
+    @property
+    def gram_factor(self) -> np.ndarray:
+        """Phi with Phi Phi^T = K (eigen-factor of the Gram matrix), computed once."""
+        if self._gram_factor is None:
+            self._gram_factor = gram_factor(self.gram)
+        return self._gram_factor
+
     def describe(self) -> str:
         """One line: C or hard margin (and "weighted"), kernel, intercept and n (in the repr)."""
         margin = "hard-margin" if self.hard_margin else f"C={self.C:g}"
@@ -169,15 +179,18 @@ class SVM:
     def _data_args(self) -> dict:
         return {"X": self.X} if self.kernel.is_linear else {"K": self.gram}
 
-    def _primal_formulation(self, form: str):
+    def _check_primal_form(self, form: str) -> str:
         if form not in ("slack", "hinge"):
             raise ParameterError(f"unknown primal form {form!r}; valid: 'slack', 'hinge'")
         if form == "hinge" and self.hard_margin:
             raise NotApplicableError(
                 "the hinge form needs a finite C: the hard-margin SVM has no hinge penalty "
                 "(it is the slack form with xi = 0); use form='slack' or the dual")
-        return svm_primal(self.y, self.C, self.intercept, form, weights=self.sample_weight,
-                          **self._data_args())
+        return form
+
+    def _primal_formulation(self, form: str):
+        return svm_primal(self.y, self.C, self.intercept, self._check_primal_form(form),
+                          weights=self.sample_weight, **self._data_args())
 
     def primal(self, form: str = "slack"):
         """The primal problem as a ``cvxpy.Problem`` (``form="slack"`` or ``"hinge"``).
@@ -299,41 +312,34 @@ class SVM:
             solution.extra["psd_check"] = self.psd_check
         return solution
 
-    def _normalization(self, X: np.ndarray | None = None) -> float:
-        """kappa = mean_i k(x_i, x_i) (of ``X`` when given, linear kernel): the exact solvers
-        see K / kappa and C kappa.
+    def _solver_data(self) -> tuple[dict, float, np.ndarray | None]:
+        """The data the exact solvers see: (X or K scaled, kappa, shift).
 
-        The SVM is equivariant under this scaling (alpha -> kappa alpha, w -> sqrt(kappa) w
-        in the scaled features, objective -> kappa objective: the C-scaling law), so the
-        interior-point method always works on unit-scale data, whatever the units of X.
+        kappa = mean_i k(x_i, x_i): the solvers see K / kappa and C kappa. The SVM is
+        equivariant under this scaling (alpha -> kappa alpha, w -> sqrt(kappa) w in the
+        scaled features, objective -> kappa objective: the C-scaling law), so the
+        interior-point method works on unit-scale data whatever the units of X. With an
+        intercept the linear SVM is also translation invariant (b absorbs <w, mu>), so the
+        linear data are centred first (``shift`` = the mean): far-from-origin clouds stay
+        well conditioned.
         """
-        if X is not None:
-            kappa = float(np.mean(np.einsum("ij,ij->i", X, X)))
-        elif self.kernel.is_linear and self._K is None:
-            kappa = float(np.mean(np.einsum("ij,ij->i", self.X, self.X)))
-        else:
-            kappa = float(np.mean(np.diag(self.gram)))
-        return kappa if math.isfinite(kappa) and kappa > 0 else 1.0
-
-    def _solve_formulation(self, method: str, solver: str | None, **options) -> Solution:
-        kappa = self._normalization()
-        shift = None
+        def safe(kappa: float) -> float:
+            return kappa if math.isfinite(kappa) and kappa > 0 else 1.0
         if self.kernel.is_linear and self._K is None:
-            # With an intercept the linear SVM is translation invariant (b absorbs <w, mu>),
-            # so the solver sees centred data: far-from-origin clouds stay well conditioned.
             shift = self.X.mean(axis=0) if self.intercept else None
             Xs = self.X - shift if shift is not None else self.X
-            kappa = self._normalization(Xs)
-            data = {"X": Xs / math.sqrt(kappa)}
-        else:
-            data = {"K": self.gram / kappa}
+            kappa = safe(float(np.mean(np.einsum("ij,ij->i", Xs, Xs))))
+            return {"X": Xs / math.sqrt(kappa)}, kappa, shift
+        kappa = safe(float(np.mean(np.diag(self.gram))))
+        return {"K": self.gram / kappa}, kappa, None
+
+    def _solve_formulation(self, method: str, solver: str | None, **options) -> Solution:
+        data, kappa, shift = self._solver_data()
         C = self.C * kappa
         if method == "exact-dual":
             form = svm_dual(self.y, C, self.intercept, weights=self.sample_weight, **data)
         else:
-            form_name = "hinge" if method.endswith("hinge") else "slack"
-            if form_name == "hinge" and self.hard_margin:
-                self._primal_formulation(form_name)          # raises the NotApplicableError
+            form_name = self._check_primal_form("hinge" if method.endswith("hinge") else "slack")
             form = svm_primal(self.y, C, self.intercept, form_name, weights=self.sample_weight,
                               **data)
         info = solve_formulation(form, solver, **options)
@@ -357,7 +363,8 @@ class SVM:
         detail = "; ".join(f"{m}: {e}" for m, e in failures)
         claims = all(isinstance(e, (InfeasibleError, UnboundedError)) for _, e in failures)
         if not (self.hard_margin and claims):
-            return SolverError(f"every exact formulation of the {self.describe()} failed ({detail})")
+            return SolverError(f"every exact formulation of the {self.describe()} failed "
+                               f"({detail})")
         # Both formulations say "no separating hyperplane with margin": ask the separability
         # LP, in feature space (f(x_i) = sum_j beta_j K_ji + b is linear in beta).
         from .halfspace import Halfspace
@@ -390,7 +397,8 @@ class SVM:
         before = self.kkt(solution, tol=kkt_tol)
         starts = [before.alpha]
         if solution.alpha is None:
-            starts += [self.kkt(solution, tol=band).alpha for band in (1e-4, 1e-3, 1e-2)]
+            starts += [solution_multipliers(self, solution, band)[0]
+                       for band in (1e-3, 1e-2, 1e-1)]
         best, best_report = None, before
         for alpha0 in starts:
             refined = polish_alpha(self.y, self.C_bounds, alpha0, self.intercept,

@@ -266,3 +266,15 @@ def test_exact_certification_does_not_loosen_with_tol():
     X, y = OVERLAPPING
     sol = cl.SVM(X, y).solve(tol=0.5)
     assert sol.report.tol == 1e-6
+
+
+def test_integer_weights_equal_repetition_with_gamma_scale():
+    X, y = OVERLAPPING
+    weights = np.ones(len(y))
+    weights[[1, 7, 20]] = [3.0, 2.0, 4.0]
+    weights[11] = 0.0
+    weighted = cl.SVM(X, y, C=0.7, kernel="rbf", sample_weight=weights)
+    repeat = np.repeat(np.arange(len(y)), weights.astype(int))
+    expanded = cl.SVM(X[repeat], y[repeat], C=0.7, kernel="rbf")
+    assert weighted.kernel.gamma == pytest.approx(expanded.kernel.gamma, rel=1e-12)
+    assert weighted.solve().objective == pytest.approx(expanded.solve().objective, rel=1e-8)

@@ -43,8 +43,8 @@ from scipy.optimize import lsq_linear
 
 from ..errors import NotApplicableError
 
-__all__ = ["KKTReport", "kkt_report", "svm_kkt", "reconstruct_multipliers", "gram_factor",
-           "CONDITIONS"]
+__all__ = ["KKTReport", "kkt_report", "solution_multipliers", "svm_kkt",
+           "reconstruct_multipliers", "gram_factor", "CONDITIONS"]
 
 CONDITIONS = ("stationarity", "balance", "primal_feasibility", "slack_nonnegativity",
               "dual_feasibility", "complementary_margin", "complementary_slack", "duality_gap")
@@ -250,52 +250,64 @@ def svm_kkt(y: np.ndarray, C, intercept: bool, alpha: np.ndarray, f: np.ndarray,
         disagreements=np.flatnonzero(disagree), margins=m, alpha=alpha, notes=list(notes))
 
 
+def solution_multipliers(svm, solution, band: float) -> tuple[np.ndarray, str | None]:
+    """The multipliers of ``solution``: its own, or rebuilt when it has none.
+
+    Taken from the expansion (alpha = y beta) for a linear solution that carries one, else
+    rebuilt by bounded least squares (:func:`reconstruct_multipliers`) with margin band
+    ``band``: in X for a linear w, in the factor Phi of K (``svm.gram_factor``) for a kernel
+    expansion, where beta need not equal y alpha when K is singular.
+
+    Returns
+    -------
+    alpha : ndarray
+    note : str or None
+        How alpha was obtained, when it was not the solution's own.
+    """
+    y = svm.y
+    if solution.alpha is not None:
+        return np.asarray(solution.alpha, float), None
+    f = svm.decision_function(solution)
+    if svm.kernel.is_linear and solution.w is not None:
+        if solution.dual_coef is not None:
+            return (y * np.asarray(solution.dual_coef, float),
+                    "multipliers taken from the expansion: alpha = y * dual_coef")
+        alpha = reconstruct_multipliers(svm.X, y, svm.C_bounds, svm.intercept,
+                                        np.asarray(solution.w, float), y * f, band)
+        return alpha, (f"multipliers reconstructed from (w, b) by bounded least squares "
+                       f"(margin band +-{band:g})")
+    if solution.dual_coef is None:
+        raise NotApplicableError("a kernel SVM solution needs dual_coef or alpha; "
+                                 "this one has neither")
+    Phi = svm.gram_factor
+    alpha = reconstruct_multipliers(Phi, y, svm.C_bounds, svm.intercept,
+                                    Phi.T @ np.asarray(solution.dual_coef, float), y * f, band)
+    return alpha, (f"multipliers reconstructed from the expansion by bounded least squares "
+                   f"in a factor of K (margin band +-{band:g})")
+
+
 def kkt_report(svm, solution, tol: float = 1e-6) -> KKTReport:
     """The KKT report of ``solution`` for the SVM problem ``svm``, recomputed from the data.
 
     Works for any solution: with w (linear kernel) or a kernel expansion (``dual_coef``),
-    with or without multipliers. Missing multipliers are taken from the expansion
-    (alpha = y beta) or rebuilt by bounded least squares
-    (:func:`reconstruct_multipliers`, in X for a linear w, in a factor of K for an
-    expansion); the report's ``notes`` say which.
+    with or without multipliers; missing multipliers come from
+    :func:`solution_multipliers` with margin band 10 tol, and the report's ``notes`` say so.
     """
-    y, b, notes = svm.y, float(solution.b), []
-    alpha = None if solution.alpha is None else np.asarray(solution.alpha, float)
+    y, b = svm.y, float(solution.b)
+    alpha, note = solution_multipliers(svm, solution, band=max(tol, 1e-9) * 10)
+    notes = [] if note is None else [note]
     if svm.kernel.is_linear and solution.w is not None:
         w = np.asarray(solution.w, float)
         f = svm.X @ w + b
-        if alpha is None and solution.dual_coef is not None:
-            alpha = y * np.asarray(solution.dual_coef, float)
-            notes.append("multipliers taken from the expansion: alpha = y * dual_coef")
-        if alpha is None:
-            band = max(tol, 1e-9) * 10
-            alpha = reconstruct_multipliers(svm.X, y, svm.C_bounds, svm.intercept, w, y * f,
-                                            band)
-            notes.append(f"multipliers reconstructed from (w, b) by bounded least squares "
-                         f"(margin band +-{band:g})")
         v = svm.X.T @ (y * alpha)
         w_norm2, aQa = float(w @ w), float(v @ v)
         stationarity = float(np.linalg.norm(w - v))
     else:
         K = svm.gram
-        if solution.dual_coef is not None:
-            beta = np.asarray(solution.dual_coef, float)
-        elif alpha is not None:
-            beta = y * alpha
-        else:
-            raise NotApplicableError("a kernel SVM solution needs dual_coef or alpha; "
-                                     "this one has neither")
+        beta = (np.asarray(solution.dual_coef, float) if solution.dual_coef is not None
+                else y * alpha)
         Kb = K @ beta
         f = Kb + b
-        if alpha is None:
-            # beta need not equal y * alpha when K is singular: rebuild alpha in a
-            # factor Phi of K (w = Phi^T beta in feature space).
-            band = max(tol, 1e-9) * 10
-            Phi = gram_factor(K)
-            alpha = reconstruct_multipliers(Phi, y, svm.C_bounds, svm.intercept,
-                                            Phi.T @ beta, y * f, band)
-            notes.append(f"multipliers reconstructed from the expansion by bounded least "
-                         f"squares in a factor of K (margin band +-{band:g})")
         diff = beta - y * alpha
         Kya = K @ (y * alpha)
         w_norm2, aQa = float(beta @ Kb), float((y * alpha) @ Kya)

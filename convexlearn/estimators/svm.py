@@ -58,20 +58,6 @@ def _double_centered(K: np.ndarray) -> np.ndarray:
     return K - col[None, :] - K.mean(axis=1)[:, None] + col.mean()
 
 
-
-def weighted_scale_gamma(X: np.ndarray, weights: np.ndarray | None) -> float:
-    """``gamma="scale"`` of the weighted empirical distribution: 1 / (d Var_s(X)).
-
-    Var_s is the variance of all entries of X with row i counted s_i times, so an integer
-    weight gives the gamma of the repeated data set (scikit-learn's SVC uses the unweighted
-    X.var(), which breaks the weight = repetition equivalence). 1 / d when the variance is 0.
-    """
-    d = X.shape[1]
-    s = np.ones(X.shape[0]) if weights is None else weights
-    mean = float(s @ X.sum(axis=1)) / (d * s.sum())
-    var = float(s @ ((X - mean) ** 2).sum(axis=1)) / (d * s.sum())
-    return 1.0 / (d * var) if var > 0 else 1.0          # scikit-learn's rule for constant X
-
 class _SVMClassifierBase(ClassifierMixin, BaseEstimator):
     """Fit, attributes and prediction shared by the kernel and the linear SVM classifiers."""
 
@@ -140,8 +126,6 @@ class _SVMClassifierBase(ClassifierMixin, BaseEstimator):
         keep = np.arange(X.shape[0]) if s is None else np.flatnonzero(s > 0)
         Xk = X[np.ix_(keep, keep)] if precomputed else X[keep]
         sk = None if s is None else s[keep]
-        if isinstance(spec.get("gamma"), str) and spec["gamma"] == "scale" and not precomputed:
-            spec["gamma"] = weighted_scale_gamma(Xk, sk)
         if precomputed and self.fit_intercept:
             Xk = _double_centered(Xk)
         fits = [self._fit_binary(Xk, yk, sk, C, spec)
