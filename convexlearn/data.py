@@ -26,6 +26,7 @@ __all__ = [
     "check_positive",
     "check_nonnegative",
     "check_choice",
+    "as_sample_weight",
 ]
 
 _MAX_SHOWN = 8
@@ -192,6 +193,23 @@ def as_targets(y, n: int | None = None, name: str = "y") -> np.ndarray:
         raise DataError(f"{name} has non-finite targets at positions "
                         f"{np.flatnonzero(~np.isfinite(arr))[:_MAX_SHOWN].tolist()}")
     return arr
+
+
+def as_sample_weight(sample_weight, n: int) -> np.ndarray | None:
+    """Validate sample weights: None, a scalar (the same weight for all), or n finite
+    values >= 0, not all zero (a weight of zero removes the sample)."""
+    if sample_weight is None:
+        return None
+    if isinstance(sample_weight, numbers.Real) and not isinstance(sample_weight, bool):
+        sample_weight = np.full(n, float(sample_weight))
+    s = as_targets(sample_weight, n=n, name="sample_weight")
+    if np.any(s < 0):
+        i = int(np.flatnonzero(s < 0)[0])
+        raise DataError(f"sample_weight must be >= 0; sample_weight[{i}] = {s[i]!r}")
+    if not np.any(s > 0):
+        raise DataError("sample_weight is zero everywhere: no sample is left to fit "
+                        "(a weight of zero removes the sample)")
+    return s
 
 
 def _real_scalar(name: str, value) -> float:

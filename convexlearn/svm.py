@@ -18,8 +18,8 @@ import math
 import numpy as np
 
 from .certify.kkt import KKTReport, gram_factor, kkt_report, solution_multipliers
-from .data import as_binary_labels, as_features, as_targets, check_C
-from .errors import (DataError, InfeasibleError, NotApplicableError, ParameterError,
+from .data import as_binary_labels, as_features, as_sample_weight, check_C
+from .errors import (InfeasibleError, NotApplicableError, ParameterError,
                      SolverError, UnboundedError)
 from .formulations.base import solve_formulation
 from .formulations.svm import svm_dual, svm_primal
@@ -107,18 +107,10 @@ class SVM:
         self._gram_factor: np.ndarray | None = None
 
     def _check_weights(self, sample_weight) -> np.ndarray | None:
-        if sample_weight is None:
-            return None
-        if self.hard_margin:
+        if sample_weight is not None and self.hard_margin:
             raise ParameterError("sample_weight needs a finite C: the hard-margin SVM has no "
                                  "per-sample cost to weight")
-        s = as_targets(sample_weight, n=self.n_samples, name="sample_weight")
-        if np.any(s < 0):
-            raise DataError(f"sample_weight must be >= 0; got {s.min()!r} at position "
-                            f"{int(np.argmin(s))}")
-        if not np.any(s > 0):
-            raise DataError("sample_weight is zero everywhere: no sample is left to fit")
-        return s
+        return as_sample_weight(sample_weight, self.n_samples)
 
     # ------------------------------------------------------------------ basics
     @property

@@ -125,3 +125,15 @@ def test_svm_rejects_bad_data_at_the_edge():
 def test_unknown_method_lists_the_valid_ones():
     with pytest.raises(cl.ParameterError, match="unknown SVM method 'newton'.*'exact-dual'"):
         cl.SVM(X_OK, Y_OK).solve("newton")
+
+
+def test_sample_weights_are_validated_in_one_place():
+    from convexlearn.data import as_sample_weight
+    np.testing.assert_array_equal(as_sample_weight(2.0, 3), [2.0, 2.0, 2.0])
+    assert as_sample_weight(None, 3) is None
+    with pytest.raises(cl.DataError, match=r"sample_weight\[1\] = -1.0"):
+        as_sample_weight([1.0, -1.0, 2.0], 3)
+    with pytest.raises(cl.DataError, match="zero everywhere"):
+        as_sample_weight([0, 0, 0], 3)
+    with pytest.raises(cl.DataError, match="non-finite"):
+        as_sample_weight([1.0, np.nan, 1.0], 3)

@@ -23,27 +23,10 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..data import as_targets
 from ..errors import DataError
 
-__all__ = ["check_sample_weight", "ovr_targets", "seed_from", "warn_if_not_optimal",
+__all__ = ["ovr_targets", "seed_from", "warn_if_not_optimal",
            "fit_classes", "predict_from_decision", "validated_X"]
-
-
-def check_sample_weight(sample_weight, n: int) -> np.ndarray | None:
-    """Validate ``sample_weight``: None, a scalar, or n finite values >= 0, not all zero."""
-    if sample_weight is None:
-        return None
-    if isinstance(sample_weight, numbers.Real) and not isinstance(sample_weight, bool):
-        sample_weight = np.full(n, float(sample_weight))
-    s = as_targets(sample_weight, n=n, name="sample_weight")
-    if np.any(s < 0):
-        i = int(np.flatnonzero(s < 0)[0])
-        raise DataError(f"sample_weight must be >= 0; sample_weight[{i}] = {s[i]!r}")
-    if not np.any(s > 0):
-        raise DataError("sample_weight is zero for every sample: there is nothing to fit "
-                        "(a weight of zero removes the sample)")
-    return s
 
 
 def fit_classes(y: np.ndarray, sample_weight: np.ndarray | None) -> np.ndarray:

@@ -29,11 +29,11 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import validate_data
 
-from ..data import check_C, check_choice, check_positive
+from ..data import as_sample_weight, check_C, check_choice, check_positive
 from ..errors import NotApplicableError
 from ..kernels import check_gram
 from ..svm import ITERATIVE_METHODS, SVM
-from ._base import (check_sample_weight, fit_classes, ovr_targets, predict_from_decision,
+from ._base import (fit_classes, ovr_targets, predict_from_decision,
                     seed_from, validated_X, warn_if_not_optimal)
 
 __all__ = ["KernelSVMClassifier", "LinearSVMClassifier"]
@@ -119,7 +119,7 @@ class _SVMClassifierBase(ClassifierMixin, BaseEstimator):
         X, y = validate_data(self, X, y, dtype=np.float64)
         spec = self._kernel_spec()
         precomputed = spec["kernel"] == "precomputed"
-        s = check_sample_weight(sample_weight, X.shape[0])
+        s = as_sample_weight(sample_weight, X.shape[0])
         self.classes_ = fit_classes(y, s)
         if precomputed:
             X = check_gram(X)

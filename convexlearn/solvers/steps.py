@@ -83,8 +83,9 @@ def make_step_rule(step="sqrt", scale: float = 1.0, mu: float | None = None,
         Optimal value, required by "polyak".
     offset : float
         ``t0`` of "1/t": eta_t = 1 / (mu (t + t0)). With t0 = L / mu (L the Lipschitz
-        constant of a smooth part) the first step is at most 1 / (mu + L), so a smooth loss
-        with a small mu is not thrown far away at t = 1; the O(log t / t) rate is unchanged.
+        constant of a smooth part) the first step is at most 1 / (mu + L), so a smooth
+        loss with a small mu is not thrown far away at t = 1; the O(log t / t) rate is
+        unchanged.
     """
     if isinstance(step, StepRule):
         return step
@@ -151,8 +152,9 @@ def run_subgradient(oracle: Callable[[np.ndarray], tuple[float, np.ndarray]], x0
     -------
     SubgradientResult
         Status "converged", "max_iter", "stopped" (callback) or "diverged" (a non-finite
-        value or subgradient: the step rule is too large for this problem). History columns: ``objective`` (F(x_t)), ``best`` (best so far), ``step``, ``time``,
-        and ``suboptimality`` (best - f_star) when f_star is known.
+        value or subgradient: the step rule is too large for this problem). History
+        columns: ``objective`` (F(x_t)), ``best`` (best so far), ``step``, ``time``, and
+        ``suboptimality`` (best - f_star) when f_star is known.
     """
     timer = Timer()
     history = History()
