@@ -205,7 +205,7 @@ def as_sample_weight(sample_weight, n: int) -> np.ndarray | None:
     s = as_targets(sample_weight, n=n, name="sample_weight")
     if np.any(s < 0):
         i = int(np.flatnonzero(s < 0)[0])
-        raise DataError(f"sample_weight must be >= 0; sample_weight[{i}] = {s[i]!r}")
+        raise DataError(f"sample_weight must be >= 0; sample_weight[{i}] = {float(s[i])!r}")
     if not np.any(s > 0):
         raise DataError("sample_weight is zero everywhere: no sample is left to fit "
                         "(a weight of zero removes the sample)")
