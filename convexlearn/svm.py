@@ -19,7 +19,7 @@ import numpy as np
 
 from .certify.kkt import KKTReport, gram_factor, kkt_report, solution_multipliers
 from .data import as_binary_labels, as_features, as_sample_weight, check_C
-from .errors import (InfeasibleError, NotApplicableError, ParameterError,
+from .errors import (DataError, InfeasibleError, NotApplicableError, ParameterError,
                      SolverError, UnboundedError)
 from .formulations.base import solve_formulation
 from .formulations.svm import svm_dual, svm_primal
@@ -357,12 +357,11 @@ class SVM:
         if not (self.hard_margin and claims):
             return SolverError(f"every exact formulation of the {self.describe()} failed "
                                f"({detail})")
-        # Both formulations say "no separating hyperplane with margin": ask the separability
-        # LP, in feature space (f(x_i) = sum_j beta_j K_ji + b is linear in beta).
-        from .halfspace import Halfspace
-        features = self.X if self.kernel.is_linear and self._K is None else self.gram
-        verdict = Halfspace(features, self.y, homogeneous=not self.intercept).check(
-            margin=False, slack=False)
+        # Both formulations say "no separating hyperplane with margin": ask the LP.
+        try:
+            verdict = self.feature_space_separability()
+        except DataError as exc:       # homogeneous with a zero vector: never separable
+            return InfeasibleError(f"{_INFEASIBLE_HINT} ({exc})")
         if verdict.separable:
             return SolverError(
                 f"the solvers reported the hard-margin SVM infeasible, but the data are "
@@ -371,6 +370,24 @@ class SVM:
                  else "an LP verdict whose certificate did not verify")
         return InfeasibleError(f"{_INFEASIBLE_HINT} (both formulations agree, and the "
                                f"separability LP returns {proof})")
+
+    def feature_space_separability(self):
+        """Are the data linearly separable in the kernel's feature space?
+
+        The separability LP (:class:`~convexlearn.halfspace.Halfspace`, homogeneous when the
+        problem has no intercept) on X for the linear kernel, on the Gram matrix otherwise:
+        f(x_i) = sum_j beta_j K_ji + b is linear in beta, so the hard-margin SVM is feasible
+        iff ``Halfspace(K, y)`` is separable.
+
+        Returns
+        -------
+        SeparabilityResult
+            Without margin and slack (only the verdict and its verified certificate).
+        """
+        from .halfspace import Halfspace
+        features = self.X if self.kernel.is_linear and self._K is None else self.gram
+        return Halfspace(features, self.y, homogeneous=not self.intercept).check(
+            margin=False, slack=False)
 
     def _kernel_block(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
         if self._K is not None or not self.kernel.is_linear:

@@ -278,3 +278,10 @@ def test_integer_weights_equal_repetition_with_gamma_scale():
     expanded = cl.SVM(X[repeat], y[repeat], C=0.7, kernel="rbf")
     assert weighted.kernel.gamma == pytest.approx(expanded.kernel.gamma, rel=1e-12)
     assert weighted.solve().objective == pytest.approx(expanded.solve().objective, rel=1e-8)
+
+
+def test_homogeneous_hard_margin_with_the_zero_vector_is_infeasible():
+    # y_i <w, 0> = 0 < 1 for every w: no homogeneous hyperplane has margin there.
+    X = np.array([[0.0, 0.0], [1.0, 1.0], [-1.0, -1.0]])
+    with pytest.raises(cl.InfeasibleError, match="Halfspace"):
+        cl.SVM(X, [0, 1, 0], C=None, intercept=False).solve()

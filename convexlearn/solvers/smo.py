@@ -327,16 +327,13 @@ def _raise_diverged(svm, res: SMOResult):
     SolverError
         Separable after all (SMO failed numerically), or separability undecided.
     """
-    from ..halfspace import Halfspace
     i = res.diverged_at
     what = (f"SMO: alpha_{i} = {res.alpha[i]:.3g} after {res.n_iter} iterations (the "
             f"hard-margin dual looks unbounded)")
     linear = svm.kernel.is_linear and svm.X is not None
-    features = svm.X if linear else svm.gram
     space = "input space" if linear else "the kernel's feature space (Gram-matrix LP)"
     try:
-        check = Halfspace(features, svm.y, homogeneous=not svm.intercept).check(margin=False,
-                                                                               slack=False)
+        check = svm.feature_space_separability()
     except DataError as exc:     # homogeneous with a zero vector: trivially not separable
         raise InfeasibleError(f"{what}: the classes are not separable ({exc}); use a finite C"
                               ) from None
