@@ -270,7 +270,9 @@ class SVM:
             valid = list(EXACT_METHODS) + list(ITERATIVE_METHODS)
             raise ParameterError(f"unknown SVM method {method!r}; valid: "
                                  f"{', '.join(map(repr, valid))}")
-        report = self.kkt(solution, tol=kkt_tol)
+        report = solution.report
+        if report is None or report.tol != kkt_tol:     # the polish already checked its point
+            report = self.kkt(solution, tol=kkt_tol)
         solution.report = report
         if solution.status in ("optimal", "converged"):
             solution.status = "optimal" if report.passed else "inaccurate"
@@ -420,7 +422,7 @@ class SVM:
                 best, best_report = candidate, report
         if best is None:
             return solution
-        best.method, best.n_iter = solution.method, solution.n_iter
+        best.method, best.n_iter, best.report = solution.method, solution.n_iter, best_report
         best.status = "optimal" if best_report.passed else solution.status
         best.objective = self.primal_objective(best)
         best.provenance = {**solution.provenance, "polished": True,
