@@ -132,6 +132,61 @@ def test_newton_mixed_precision_reaches_the_float64_answer():
     assert slow.status == "converged"
 
 
+@pytest.mark.parametrize("intercept", [True, False])
+@pytest.mark.parametrize("stride", [1, 3])
+def test_oracle_hessian_is_the_definition_on_its_rows(intercept, stride):
+    erm = _problem("logistic", "l2", {"intercept": intercept})
+    oracle = erm.oracle()
+    x = np.random.default_rng(3).normal(size=oracle.dim) * 0.3
+    Xo, d = oracle.X, oracle.d       # the oracle's data: labels mapped to -1/+1
+    A = np.column_stack([Xo, np.ones(len(Xo))]) if intercept else Xo
+    h = LOSSES["logistic"].hessian(oracle.y, A @ x)
+    A_s, h_s = A[::stride], h[::stride]
+    expected = A_s.T @ (h_s[:, None] * A_s) / len(A_s)
+    expected[np.arange(d), np.arange(d)] += LAM
+    np.testing.assert_allclose(oracle.hessian(x, stride=stride), expected, rtol=1e-12)
+    np.testing.assert_allclose(oracle.hessian(x, dtype=np.float32, stride=stride), expected,
+                               rtol=1e-5, atol=1e-6 * np.abs(expected).max())
+
+
+def _noisy_labels(n, d, seed, scale):
+    """Gaussian X (n x d) and labels drawn from a logistic model with weights ~ scale."""
+    rng = np.random.default_rng(seed)
+    X_ = rng.normal(size=(n, d))
+    p = 1.0 / (1.0 + np.exp(-scale * (X_ @ rng.normal(size=d) + 0.3)))
+    return X_, np.where(rng.uniform(size=n) < p, 1, -1)
+
+
+def test_newton_subsampled_hessians_double_to_the_full_one():
+    X_big, y_big = _noisy_labels(2000, 5, seed=4, scale=1.0)
+    erm = cl.ERM(X_big, y_big, loss="logistic", penalty="l2", lam=1e-4)
+    sub = erm.solve("newton", tol=1e-10, certify=False)
+    full = erm.solve("newton", tol=1e-10, subsample=False, certify=False)
+    rows = sub.history["hessian_rows"]
+    # stride min(8, 2000 // 60) = 8, halved at every step: 250, 500, 1000, then all rows.
+    assert list(rows[:4]) == [250, 500, 1000, 2000] and set(rows[3:]) == {2000}
+    assert set(full.history["hessian_rows"]) == {2000}
+    assert sub.status == full.status == "converged"
+    # The direction changes, the fixed point does not: the same minimizer.
+    np.testing.assert_allclose(sub.w, full.w, atol=1e-9)
+    assert abs(sub.b - full.b) <= 1e-9
+    assert sub.n_iter <= full.n_iter + 1
+
+
+def test_newton_slow_subsampled_step_switches_to_all_rows():
+    # An ordering adversarial to strided subsampling: every 8th sample is x = 0, so the
+    # first sample (stride 8) sees no curvature in w and its step barely moves the gradient.
+    # That slow step must end the subsample at once, not after the doubling schedule.
+    X_big, y_big = _noisy_labels(2000, 5, seed=5, scale=1.0)
+    X_big[::8] = 0.0
+    sol = cl.ERM(X_big, y_big, loss="logistic", penalty="none").solve(
+        "newton", tol=1e-9, certify=False)
+    g, rows = sol.history["grad_norm"], sol.history["hessian_rows"]
+    assert g[1] > 0.5 * g[0] and rows[0] == 250
+    assert set(rows[1:]) == {2000}
+    assert sol.status == "converged"
+
+
 def test_irls_is_newton():
     erm = _problem("logistic", "l2", {})
     a, b = erm.solve("newton"), erm.solve("irls")

@@ -303,6 +303,25 @@ def test_tiny_and_huge_features_do_not_change_the_verdict(homogeneous):
     assert_verified(Z, labels, res)
 
 
+def test_exact_certificate_check_is_invariant_to_feature_scales():
+    # Found by hypothesis: 4 points, columns scaled by 1e8 and 1e-8. The basis for the exact
+    # solve was picked by a QR rank threshold relative to the largest row, so the 1e-8 row
+    # counted as zero and a valid certificate was reported "not proven".
+    rng = np.random.default_rng(0)
+    X = rng.integers(-3, 4, size=(4, 2)).astype(float) + rng.standard_normal((4, 2)) * 0.5
+    y = rng.choice([-1, 1], size=4)
+    y[:2] = [1, -1]
+    base = cl.Halfspace(X, y).check(margin=False, slack=False)
+    assert not base.separable
+    for D in ([1e8, 1e-8], [1e-8, 1e8], [1.0, 1.0]):
+        XD = X * np.array(D)
+        res = cl.Halfspace(XD, y).check(margin=False, slack=False)
+        assert not res.separable
+        assert_verified(XD, y, res, exact=False)
+        exact = verify(XD, y, lam=res.certificate, exact=True)[-1]
+        assert exact.arithmetic == "exact" and exact.passed, exact.message
+
+
 @given(st.integers(0, 2**32 - 1), st.integers(1, 3), st.integers(4, 12), st.booleans(),
        st.data())
 def test_verdict_invariant_to_per_column_scaling(seed, d, n, homogeneous, data):

@@ -39,6 +39,22 @@ def test_logistic_is_stable_at_extreme_margins():
     np.testing.assert_allclose(d, [-1.0, 0.0, -0.0], atol=1e-300)
 
 
+def test_logistic_fast_forms_equal_logaddexp_and_expit():
+    # value, derivative and curvature use exp(-|m|) once each (vectorized ufuncs); they must
+    # equal the textbook stable forms to round-off on every scale, infinities included.
+    from scipy.special import expit
+    m = np.concatenate([-np.geomspace(1e-300, 1e300, 301)[::-1], [0.0],
+                        np.geomspace(1e-300, 1e300, 301), [-np.inf, np.inf]])
+    y, loss = np.ones_like(m), LOSSES["logistic"]
+    with np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):
+        v, d, h = loss.value(y, m), loss.derivative(y, m), loss.hessian(y, m)
+    np.testing.assert_allclose(v, np.logaddexp(0.0, -m), rtol=4e-16, atol=0)
+    np.testing.assert_allclose(d, -expit(-m), rtol=4e-16, atol=0)
+    finite = np.isfinite(m)
+    np.testing.assert_allclose(h[finite], (expit(m) * expit(-m))[finite], rtol=1e-15, atol=0)
+    assert np.all(h[~finite] == 0.0)
+
+
 @pytest.mark.parametrize("name", DIFF)
 def test_derivatives_match_finite_differences(name):
     loss, h = LOSSES[name], 1e-6

@@ -302,7 +302,13 @@ def verify_certificate_exact(X, y, lam, *, homogeneous: bool = False,
     A = np.vstack([(X * y[:, None]).T, rows])[:, support]       # (d + k) x |S|
     c = [0] * X.shape[1] + [1] * rows.shape[0]
     lam_S = lam[support] / (rows[:, support] @ lam[support]).mean()  # class sums near 1
-    _, R, piv = scipy.linalg.qr(A, mode="economic", pivoting=True)
+    # The basis is chosen on A with each row scaled by a power of two (exact; same solution
+    # set): a feature of scale 1e-8 next to one of 1e8 would otherwise fall below the rank
+    # threshold and leave the basis one column short.
+    row_max = np.abs(A).max(axis=1)
+    exponents = np.frexp(np.where(row_max > 0, row_max, 1.0))[1]
+    _, R, piv = scipy.linalg.qr(np.ldexp(A, -exponents[:, None]), mode="economic",
+                                pivoting=True)
     diag = np.abs(np.diag(R))
     rank = int(np.sum(diag > max(A.shape) * np.finfo(float).eps * max(diag.max(), 1e-300)))
     basic, fixed = piv[:rank], piv[rank:]

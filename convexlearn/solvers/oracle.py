@@ -43,7 +43,7 @@ class ERMOracle:
         # Scores f = A x of the last point asked for: Newton asks for the value, the
         # gradient and the Hessian at the same x, and X @ w is a full pass over X.
         self._last_x, self._last_f = None, None
-        self._A_cache = {}
+        self._buffers = {}
 
     # ------------------------------------------------------------------ shapes
     def split(self, x: np.ndarray) -> tuple[np.ndarray, float]:
@@ -141,35 +141,50 @@ class ERMOracle:
         """(F(x), g) with g one subgradient of F at x (sum rule, chain rule through A)."""
         return self.value_grad(x)   # derivative() and subgradient() return subgradients
 
-    def hessian(self, x: np.ndarray, dtype=np.float64) -> np.ndarray:
-        """(1/n) A^T diag(l''(f)) A + lam diag(R'') (generalized for the squared hinge).
+    def hessian(self, x: np.ndarray, dtype=np.float64, stride: int = 1) -> np.ndarray:
+        """(1/m) A_S^T diag(l''(f_S)) A_S + lam diag(R''), S = every ``stride``-th sample.
 
-        Formed as B^T B with B = sqrt(l'') * A (l'' >= 0 for convex losses): numpy then
-        uses the symmetric rank-k product, half the flops of A^T (l'' * A). ``dtype``
-        float32 halves the time again (the result is returned in float64).
+        With ``stride=1`` S is every sample and this is the Hessian of F (generalized for
+        the squared hinge). A larger stride gives a subsampled estimate of the loss part
+        (m = ceil(n / stride) rows; Byrd et al. 2011), used by Newton's early iterations
+        (see :func:`~convexlearn.solvers.newton.newton`).
+
+        The X block is formed as B^T B with B = sqrt(l'') * X_S (l'' >= 0 for convex
+        losses): numpy then uses the symmetric rank-k product, half the flops of
+        X^T (l'' * X). ``dtype`` float32 halves the time again; B lives in a buffer kept
+        across calls (a fresh n x d array per call costs as much as the product, in page
+        faults). The intercept row, X_S^T l'' and sum l'', is formed in float64.
+        Returned in float64.
         """
         h = self.loss.hessian(self.y, self.scores(x))
-        B = self._A(dtype) * np.sqrt(h, dtype=dtype)[:, None]
-        H = (B.T @ B).astype(np.float64)
-        H /= self.n
+        X = self.X
+        if stride > 1:
+            X, h = X[::stride], h[::stride]
+        m = X.shape[0]
+        B = self._hessian_buffer(dtype)[:m]
+        np.multiply(X, np.sqrt(h)[:, None], out=B, casting="same_kind")
+        H = np.empty((self.dim, self.dim))
+        H[:self.d, :self.d] = B.T @ B
+        if self.intercept:
+            H[:self.d, self.d] = H[self.d, :self.d] = X.T @ h
+            H[self.d, self.d] = h.sum()
+        H /= m
         if self.lam > 0:
             w, _ = self.split(x)
             d = np.arange(self.d)
             H[d, d] += self.lam * self.penalty.hessian_diag(w)
         return H
 
-    def _A(self, dtype=np.float64) -> np.ndarray:
-        """A = [X, 1] (or X), built once per dtype (one cast-and-copy pass over X)."""
+    def _hessian_buffer(self, dtype) -> np.ndarray:
+        """An n x d work array of ``dtype`` for the Hessian's weighted rows, kept per dtype."""
         key = np.dtype(dtype).name
-        if key not in self._A_cache:
-            if self.intercept:
-                A = np.empty((self.n, self.dim), dtype=dtype)
-                A[:, :self.d] = self.X
-                A[:, self.d] = 1.0
-            else:
-                A = np.ascontiguousarray(self.X, dtype=dtype)
-            self._A_cache[key] = A
-        return self._A_cache[key]
+        if key not in self._buffers:
+            self._buffers[key] = np.empty((self.n, self.d), dtype=dtype)
+        return self._buffers[key]
+
+    def _A(self) -> np.ndarray:
+        """A = [X, 1] (or X)."""
+        return np.column_stack([self.X, np.ones(self.n)]) if self.intercept else self.X
 
     def lipschitz(self) -> float | None:
         """An upper bound on the Lipschitz constant of grad L: curvature * ||A||_2^2 / n.
