@@ -2,7 +2,10 @@
 
 ``compare(reference, other, problem)`` reports
 
-* the objective gap  F(other) - F(reference), absolute and relative to max(1, |F(reference)|);
+* the objective gap  F(other) - F(reference), absolute and relative to max(1, |F(reference)|),
+  with F the *primal* objective P(w, b): taken from the KKT report where there is one (the
+  ``objective`` of an exact-dual SVM solution is the dual value D(alpha), which would mix a
+  lower bound into the comparison), else the solution's ``objective``;
 * ||w - w*|| where both solutions carry w (linear problems), and |b - b*|;
 * with the problem at hand: the largest difference of the decision functions on the
   training samples, max_i |f(x_i) - f*(x_i)| (the comparison that makes sense for kernel
@@ -31,6 +34,7 @@ class Comparison:
     ----------
     reference_method, other_method : str
     objective_reference, objective_other : float
+        Primal objectives P(w, b) (from the KKT reports when available).
     objective_gap : float
         F(other) - F(reference) (positive when ``other`` is worse on a minimization).
     relative_gap : float
@@ -126,7 +130,9 @@ def compare(reference: Solution, other: Solution, problem=None) -> Comparison:
     -------
     Comparison
     """
-    f_ref, f_other = float(reference.objective), float(other.objective)
+    rep_ref, rep_other = _report(reference, problem), _report(other, problem)
+    f_ref, f_other = (float(sol.objective) if rep is None else float(rep.primal_objective)
+                      for sol, rep in ((reference, rep_ref), (other, rep_other)))
     gap = f_other - f_ref
     cmp = Comparison(reference.method, other.method, f_ref, f_other, gap,
                      abs(gap) / max(1.0, abs(f_ref)),
@@ -136,7 +142,6 @@ def compare(reference: Solution, other: Solution, problem=None) -> Comparison:
     if problem is not None and hasattr(problem, "decision_function"):
         diff = problem.decision_function(other) - problem.decision_function(reference)
         cmp.decision_difference = float(np.max(np.abs(diff)))
-    rep_ref, rep_other = _report(reference, problem), _report(other, problem)
     if rep_ref is None or rep_other is None:
         cmp.notes.append("support sets not compared: a solution has no KKT report "
                          "(pass the problem to compute one)")

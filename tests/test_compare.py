@@ -60,3 +60,18 @@ def test_missing_reports_without_problem(linear):
     assert any("no KKT report" in n for n in cmp.notes)
     # with the problem, the missing report is computed
     assert cl.compare(exact, bare, svm).same_support is not None
+
+
+def test_objectives_compared_are_primal_even_for_an_unpolished_dual():
+    # The exact-dual solution's own objective is the dual value D(alpha) <= P*: comparing
+    # it with a primal value gave a negative "gap" (the dual solution looked better).
+    X, y = binary_dataset("wine", (0, 1))
+    svm = cl.SVM(X, y, C=1.0, kernel="rbf")
+    dual = svm.solve("exact-dual", polish=False)
+    primal = svm.solve("exact-primal")
+    assert dual.objective == pytest.approx(dual.report.dual_objective, rel=1e-15)
+    assert dual.report.primal_objective != dual.objective
+    cmp = cl.compare(primal, dual, svm)
+    assert cmp.objective_other == dual.report.primal_objective
+    assert cmp.objective_reference == primal.report.primal_objective
+    assert cmp.relative_gap <= 1e-8

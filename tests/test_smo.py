@@ -260,3 +260,24 @@ def test_smo_divergence_is_confirmed_before_calling_the_data_not_separable(monke
         with pytest.raises(InfeasibleError, match=f"not linearly separable in .*{where}.*"
                                                   f"certificate verified"):
             smo_solve(cl.SVM(X2, y2, C=None, kernel=kernel), tol=1e-6)
+
+
+@pytest.mark.parametrize("C", [1e3, 1e4])
+def test_large_C_stops_on_the_duality_gap_too(C):
+    # At large C the violation bound leaves margins ~tol off 1, and P - D holds C sum xi:
+    # stopping on the violation alone left a relative gap of 2.6e-4 .. 2.6e-3 here, so the
+    # KKT report called the "converged" point inaccurate.
+    X, y = binary_dataset("wine", (0, 1))
+    svm = cl.SVM(X, y, C=C, kernel="rbf")
+    violation_only = svm.solve("smo", gap_tol=np.inf)
+    assert violation_only.report.relative_gap > 1e-6
+    assert violation_only.status == "inaccurate"
+    sol = svm.solve("smo")
+    assert sol.status == "optimal" and sol.report.relative_gap <= 1e-6
+    checks = sol.extra["gap_checks"]
+    assert checks and all(gap > 1e-6 for _, _, gap in checks)
+    targets = [target for _, target, _ in checks]
+    assert all(b <= a / 10 for a, b in zip(targets, targets[1:]))     # cut tenfold each time
+    assert sol.n_iter > violation_only.n_iter
+    exact = svm.solve("exact")
+    assert abs(sol.objective - exact.objective) <= 1e-6 * abs(exact.objective)

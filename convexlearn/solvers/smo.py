@@ -12,7 +12,11 @@ The method keeps ``v_t = -y_t grad_t F(a) = y_t - g_t`` with ``g_t = sum_j a_j y
     I_low = {t : a_t < C, y_t = -1  or  a_t > 0, y_t = +1}   (a_t can move by -y_t)
 
 a is optimal iff m(a) = max_{I_up} v_t <= M(a) = min_{I_low} v_t; the method stops when the
-maximal KKT violation m(a) - M(a) <= tol (LIBSVM's ``-e``). Each iteration moves a pair
+maximal KKT violation m(a) - M(a) <= tol (LIBSVM's ``-e``) and, when ``gap_tol`` is given,
+the relative duality gap |P - D| / max(1, |P|) <= gap_tol. The violation bounds how far
+margins are from 1, not the gap: P - D contains C sum_i xi_i, so at large C a violation
+of 1e-6 leaves a gap of ~C n_SV 1e-6. Where the gap is too large the violation target is
+cut tenfold and the iterations go on (the gap is what the KKT report checks). Each iteration moves a pair
 (i, j) along a_i += y_i t, a_j -= y_j t (which keeps y^T a), with
 
 * i = argmax_{I_up} v_t, and j chosen by second-order working-set selection (Fan, Chen and
@@ -73,6 +77,8 @@ class SMOResult:
     the last maximal KKT violation; ``n_shrink`` counts the shrinking steps. ``status`` is
     "converged", "max_iter", "stopped" (callback) or "diverged" (hard margin, alpha
     growing without bound: see the module docstring; ``diverged_at`` is the variable).
+    ``gap_checks`` lists (iteration, violation target, relative gap) of each stop the
+    duality gap refused (``gap_tol``).
     """
 
     alpha: np.ndarray
@@ -83,6 +89,7 @@ class SMOResult:
     violation: float
     n_shrink: int
     diverged_at: int | None = None
+    gap_checks: list = None
 
 
 def _rebuild_v(cols: KernelColumns, y: np.ndarray, alpha: np.ndarray,
@@ -98,7 +105,7 @@ def _rebuild_v(cols: KernelColumns, y: np.ndarray, alpha: np.ndarray,
 
 def smo(cols: KernelColumns, y: np.ndarray, C: float, intercept: bool = True, tol: float = 1e-3,
         max_iter: int | None = None, shrinking: bool = True, alpha0: np.ndarray | None = None,
-        callback=None) -> SMOResult:
+        callback=None, gap_tol: float | None = None) -> SMOResult:
     """Run SMO on the dual of the SVM with kernel columns ``cols`` (see the module docstring).
 
     Parameters
@@ -119,6 +126,10 @@ def smo(cols: KernelColumns, y: np.ndarray, C: float, intercept: bool = True, to
     callback : callable, optional
         ``callback(t, alpha, dual_objective)`` each iteration (``alpha`` is live: copy it
         to keep it); returning False stops.
+    gap_tol : float, optional
+        Also require the relative duality gap ``|P - D| / max(1, |P|) <= gap_tol`` (P at
+        the intercept of :func:`~convexlearn.solvers.polish.intercept_from_alpha`); while
+        it fails, the violation target is cut tenfold, down to 1e-15 times the scale of v.
 
     Returns
     -------
@@ -149,6 +160,8 @@ def smo(cols: KernelColumns, y: np.ndarray, C: float, intercept: bool = True, to
     counter = shrink_every
     unshrunk_once = False
     status, it, violation, n_shrink = "max_iter", 0, math.inf, 0
+    floor = 1e-15 * max(1.0, float(np.max(np.abs(v)))) if n else 0.0
+    gap_checks = []       # (iteration, violation target, relative gap) where the gap failed
 
     def masks():
         aA = alpha[active]
@@ -189,6 +202,12 @@ def smo(cols: KernelColumns, y: np.ndarray, C: float, intercept: bool = True, to
                 unshrink()
                 up, low = masks()
                 continue
+            if gap_tol is not None and tol > floor:
+                gap = _relative_gap(y, C, alpha, vA, intercept)
+                if gap > gap_tol:              # margins still too far from 1 for this C
+                    gap_checks.append((it, float(tol), float(gap)))
+                    tol = max(min(tol, float(violation)) / 10.0, floor)
+                    continue
             status = "converged"
             break
 
@@ -283,7 +302,18 @@ def smo(cols: KernelColumns, y: np.ndarray, C: float, intercept: bool = True, to
         unshrink()
     else:
         v[:] = vA
-    return SMOResult(alpha, v, it, status, history, violation, n_shrink, diverged_at)
+    return SMOResult(alpha, v, it, status, history, violation, n_shrink, diverged_at, gap_checks)
+
+
+def _relative_gap(y, C, alpha, v, intercept) -> float:
+    """|P - D| / max(1, |P|) at alpha, with v = y - g (all samples) and b from alpha."""
+    from .polish import intercept_from_alpha
+    g = y - v
+    b = intercept_from_alpha(y, C, alpha, g)[0] if intercept else 0.0
+    aQa = float((y * alpha) @ g)
+    hinge = 0.0 if math.isinf(C) else C * float(np.maximum(0.0, 1.0 - y * (g + b)).sum())
+    primal = 0.5 * aQa + hinge
+    return abs(primal - (float(alpha.sum()) - 0.5 * aQa)) / max(1.0, abs(primal))
 
 
 def _columns_for(svm, cache_size: float) -> KernelColumns:
@@ -352,7 +382,8 @@ def _raise_diverged(svm, res: SMOResult):
 
 
 def solve_svm(svm, tol: float = 1e-3, max_iter: int | None = None, shrinking: bool = True,
-              cache_size: float = 200.0, callback=None, warm_start=None) -> Solution:
+              cache_size: float = 200.0, callback=None, warm_start=None,
+              gap_tol: float | None = None) -> Solution:
     """SMO on ``svm`` (any kernel, hard or soft margin, with or without intercept).
 
     Parameters
@@ -369,6 +400,10 @@ def solve_svm(svm, tol: float = 1e-3, max_iter: int | None = None, shrinking: bo
         ``callback(t, alpha, dual_objective)``; returning False stops (status "stopped").
     warm_start : Solution or ndarray, optional
         Starting multipliers (feasible).
+    gap_tol : float, optional
+        Relative duality gap required as well before stopping (default: ``tol``, so that
+        "converged" means what the KKT report checks; ``math.inf``: the violation alone,
+        as LIBSVM stops). See :func:`smo`.
 
     Returns
     -------
@@ -380,11 +415,13 @@ def solve_svm(svm, tol: float = 1e-3, max_iter: int | None = None, shrinking: bo
     """
     from .polish import intercept_from_alpha
     tol = check_positive("tol", tol)
+    gap_tol = tol if gap_tol is None else check_positive("gap_tol", gap_tol, allow_inf=True)
     timer = Timer()
     cols = _columns_for(svm, cache_size)
     y, C = svm.y, svm.C
     res = smo(cols, y, C, svm.intercept, tol, max_iter, shrinking,
-              _warm_alpha(warm_start, svm), callback)
+              _warm_alpha(warm_start, svm), callback,
+              gap_tol=None if math.isinf(gap_tol) else gap_tol)
     if res.status == "diverged":
         _raise_diverged(svm, res)
     alpha = res.alpha
@@ -401,9 +438,9 @@ def solve_svm(svm, tol: float = 1e-3, max_iter: int | None = None, shrinking: bo
     xi = None if svm.hard_margin else hinge
     sol = Solution(w=w, b=float(b), alpha=alpha, xi=xi, objective=objective, status=res.status,
                    method="smo", n_iter=res.n_iter, history=res.history, time_s=timer(),
-                   provenance={"solver": "convexlearn.smo", "tol": tol,
+                   provenance={"solver": "convexlearn.smo", "tol": tol, "gap_tol": gap_tol,
                                "working_set": "second order (WSS2)", "shrinking": shrinking},
                    dual_coef=beta)
     sol.extra.update(intercept_rule=rule, violation=res.violation, n_shrink=res.n_shrink,
-                     cache=cols.stats())
+                     cache=cols.stats(), gap_checks=res.gap_checks)
     return sol
