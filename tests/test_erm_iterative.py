@@ -173,6 +173,17 @@ def test_newton_subsampled_hessians_double_to_the_full_one():
     assert sub.n_iter <= full.n_iter + 1
 
 
+def test_newton_subsamples_from_cold_starts_only():
+    # A path's warm start is in the quadratic phase: full Hessians there (unless asked).
+    X_big, y_big = _noisy_labels(2000, 5, seed=6, scale=1.0)
+    erm = cl.ERM(X_big, y_big, loss="logistic", penalty="l2", lam=1e-2)
+    first, second = erm.path([1e-2, 5e-3], method="newton", certify=False)
+    assert first.history["hessian_rows"][0] == 250
+    assert set(second.history["hessian_rows"]) == {2000}
+    forced = erm.solve("newton", warm_start=first, subsample=True, certify=False)
+    assert forced.history["hessian_rows"][0] == 250
+
+
 def test_newton_slow_subsampled_step_switches_to_all_rows():
     # An ordering adversarial to strided subsampling: every 8th sample is x = 0, so the
     # first sample (stride 8) sees no curvature in w and its step barely moves the gradient.
