@@ -108,8 +108,13 @@ def test_recession_lp_detects_quasi_separation_that_strict_separability_misses()
     Xq = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 0.0], [2.0, 1.0], [-1.0, 0.5], [-2.0, 0.0]])
     yq = np.array([1, -1, 1, 1, -1, -1])
     assert not cl.Halfspace(Xq, yq).check(margin=False, slack=False).separable
-    found, v, c, strict = recession_direction(Xq, np.where(yq > 0, 1.0, -1.0))
-    assert found and strict == 4
+    yq_pm = np.where(yq > 0, 1.0, -1.0)
+    found, v, c, strict = recession_direction(Xq, yq_pm)
+    # A weak direction: no sample on the wrong side, the two coincident opposite samples
+    # exactly on it (they cannot be strict), `strict` others strictly positive.
+    s = yq_pm * (Xq @ v + c)
+    assert found and s.min() >= -1e-12 and np.allclose(s[:2], 0.0, atol=1e-12)
+    assert strict == int(np.sum(s > 1e-9)) and 1 <= strict <= 4
     with pytest.raises(UnboundedError):
         cl.ERM(Xq, yq, loss="logistic", penalty="none").solve()
     # Overlapping classes: no direction, and the unregularized problem is solvable.
@@ -117,6 +122,23 @@ def test_recession_lp_detects_quasi_separation_that_strict_separability_misses()
     assert not found
     erm = cl.ERM(X, Y, loss="logistic", penalty="none")
     assert erm.solve("newton").objective == pytest.approx(erm.solve("exact").objective, rel=1e-8)
+
+
+@pytest.mark.parametrize("scales", [(1.0, 1.0), (1e8, 1e-8), (1e-8, 1e8), (1e6, 1e-6)])
+def test_recession_lp_is_invariant_to_feature_scales(scales):
+    # Separable by the second feature only. With it at scale 1e-8 beside one at 1e8, the
+    # LP (box |v_j| <= 1, absolute tolerances) found no direction, and the unregularized
+    # logistic ERM returned |w| ~ 3e9 as "inaccurate" instead of saying "no minimizer".
+    rng = np.random.default_rng(0)
+    labels = np.where(rng.random(60) < 0.5, -1.0, 1.0)
+    Xs = np.column_stack([rng.normal(size=60), labels * (0.5 + rng.random(60))]) * scales
+    found, v, c, strict = recession_direction(Xs, labels)
+    assert found and strict >= 50
+    s = labels * (Xs @ v + c)
+    tiny = 1e-9 * np.abs(s).max()
+    assert s.min() >= -tiny and np.sum(s > tiny) == strict       # a real direction
+    with pytest.raises(UnboundedError, match="no finite minimizer"):
+        cl.ERM(Xs, labels, loss="logistic", penalty="none").solve("exact")
 
 
 def test_report_summary_names_the_numbers():

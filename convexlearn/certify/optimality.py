@@ -168,15 +168,23 @@ def recession_direction(X: np.ndarray, y: np.ndarray, intercept: bool = True,
     """
     n, d = X.shape
     A = y[:, None] * (np.column_stack([X, np.ones(n)]) if intercept else X)
+    # The LP runs on A with columns, then rows, scaled to max |entry| 1: positive scalings
+    # keep the sign pattern of every y_i (<v, x_i> + c), so the answer is the same, but a
+    # direction that needs a feature of scale 1e-8 next to one of 1e8 is no longer lost
+    # in the box bounds and tolerances. The direction is mapped back (v_j / column scale).
+    col = np.abs(A).max(axis=0)
+    col[col == 0] = 1.0
+    A = A / col
+    row = np.abs(A).max(axis=1)
+    A = A / np.where(row > 0, row, 1.0)[:, None]
     res = linprog(-A.sum(axis=0), A_ub=-A, b_ub=np.zeros(n), bounds=[(-1.0, 1.0)] * A.shape[1],
                   method="highs")
     # The LP is always feasible and bounded (0 is feasible, box bounds); a solver failure
     # is reported as "no direction found" by the caller's own message.
     if res.status != 0:
         return False, np.zeros(d), 0.0, 0
-    z = res.x
-    s = A @ z
-    scale = max(1.0, float(np.abs(A).max()))
-    found = -res.fun > tol * n * scale and s.min() >= -tol * scale
+    s = A @ res.x
+    found = -res.fun > tol * n and s.min() >= -tol
+    z = res.x / col
     v, c = z[:d], (float(z[d]) if intercept else 0.0)
-    return bool(found), v, c, int(np.sum(s > tol * scale))
+    return bool(found), v, c, int(np.sum(s > tol))
