@@ -165,8 +165,9 @@ def bench_newton():
             times = _interleaved_times(fns, NEWTON_REPEATS)
     lbfgs = [(gap, tol, times.get(tol, (float("nan"),) * 2), F, iters)
              for gap, tol, F, iters in lbfgs]
-    # The last history entry is the converged check: no Hessian formed there.
-    rows = [int(r) for r in sol.history["hessian_rows"][:-1]]
+    # A converged run's last history entry is the stopping check: no Hessian formed there.
+    rows = [int(r) for r in sol.history["hessian_rows"]]
+    rows = rows[:-1] if sol.status == "converged" else rows
     return dict(n=n, d=d, C=C, t_newton=times["newton"], newton_iter=sol.n_iter,
                 grad_norm=grad_norm, F_newton=F_newton, lbfgs=lbfgs, hessian_rows=rows)
 

@@ -34,7 +34,8 @@ class Comparison:
     ----------
     reference_method, other_method : str
     objective_reference, objective_other : float
-        Primal objectives P(w, b) (from the KKT reports when available).
+        Primal objectives P(w, b) from the KKT reports when available, else each
+        solution's ``objective`` (a note says when that is a dual value).
     objective_gap : float
         F(other) - F(reference) (positive when ``other`` is worse on a minimization).
     relative_gap : float
@@ -137,14 +138,22 @@ def compare(reference: Solution, other: Solution, problem=None) -> Comparison:
     cmp = Comparison(reference.method, other.method, f_ref, f_other, gap,
                      abs(gap) / max(1.0, abs(f_ref)),
                      b_difference=abs(float(other.b) - float(reference.b)))
+    for sol, rep in ((reference, rep_ref), (other, rep_other)):
+        if rep is None and sol.method == "exact-dual":
+            cmp.notes.append(f"the objective of {sol.method} is its dual value D(alpha), not "
+                             f"P(w, b): it has no KKT report to take P from (pass the problem)")
     if reference.w is not None and other.w is not None:
         cmp.w_distance = float(np.linalg.norm(np.asarray(other.w) - np.asarray(reference.w)))
     if problem is not None and hasattr(problem, "decision_function"):
         diff = problem.decision_function(other) - problem.decision_function(reference)
         cmp.decision_difference = float(np.max(np.abs(diff)))
     if rep_ref is None or rep_other is None:
-        cmp.notes.append("support sets not compared: a solution has no KKT report "
-                         "(pass the problem to compute one)")
+        if problem is not None and not hasattr(problem, "kkt"):
+            cmp.notes.append("support sets not compared: this problem has no KKT report "
+                             "(support vectors are an SVM notion)")
+        else:
+            cmp.notes.append("support sets not compared: a solution has no KKT report "
+                             "(pass the problem to compute one)")
         return cmp
     if rep_ref.tol != rep_other.tol:
         cmp.notes.append(f"the KKT reports use different tolerances ({rep_ref.tol:g} vs "

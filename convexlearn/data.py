@@ -235,7 +235,8 @@ def check_positive(name: str, value, allow_inf: bool = False) -> float:
     """Validate a strictly positive, finite real parameter."""
     value = _real_scalar(name, value)
     if not value > 0 or (math.isinf(value) and not allow_inf):
-        raise ParameterError(f"{name} must be a positive finite number; got {name}={value!r}")
+        what = "a positive number (inf allowed)" if allow_inf else "a positive finite number"
+        raise ParameterError(f"{name} must be {what}; got {name}={value!r}")
     return value
 
 

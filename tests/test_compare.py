@@ -75,3 +75,23 @@ def test_objectives_compared_are_primal_even_for_an_unpolished_dual():
     assert cmp.objective_other == dual.report.primal_objective
     assert cmp.objective_reference == primal.report.primal_objective
     assert cmp.relative_gap <= 1e-8
+
+
+def test_a_dual_value_without_report_is_named_in_the_notes():
+    X, y = binary_dataset("wine", (0, 1))
+    svm = cl.SVM(X, y, C=1.0, kernel="rbf")
+    smo = svm.solve("smo")
+    bare = svm.solve("exact-dual", polish=False)
+    bare.report = None
+    cmp = cl.compare(smo, bare)                        # no problem: P cannot be computed
+    assert cmp.objective_other == bare.objective
+    assert any("dual value D(alpha)" in n for n in cmp.notes)
+    assert not any("dual value" in n for n in cl.compare(smo, bare, svm).notes)
+
+
+def test_erm_comparison_says_why_support_sets_are_absent():
+    X, y = binary_dataset("wine", (0, 1))
+    erm = cl.ERM(X, y, loss="logistic", penalty="l2", lam=0.1)
+    cmp = cl.compare(erm.solve("exact"), erm.solve("newton"), erm)
+    assert cmp.relative_gap <= 1e-9
+    assert any("no KKT report (support vectors are an SVM notion)" in n for n in cmp.notes)

@@ -195,7 +195,24 @@ def test_newton_slow_subsampled_step_switches_to_all_rows():
     g, rows = sol.history["grad_norm"], sol.history["hessian_rows"]
     assert g[1] > 0.5 * g[0] and rows[0] == 250
     assert set(rows[1:]) == {2000}
+    assert set(sol.history["precision"][1:]) == {64}      # both approximations end
     assert sol.status == "converged"
+
+
+def test_newton_failed_line_search_on_a_subsampled_hessian_retries_exactly():
+    # Found in review: feature 0 is ~1e-13 exactly on the stride-8 rows, so the first
+    # subsampled H is nearly singular, its step ~1e25 long and no backtrack (of 60) helps.
+    # The solve used to stop there ("max_iter" after 1 iteration, x = 0).
+    rng = np.random.default_rng(1)
+    X_big = rng.normal(size=(2000, 5))
+    y_big = np.sign(X_big @ rng.normal(size=5) + 2 * rng.normal(size=2000))
+    X_big[::8, 0] = 1e-13 * rng.normal(size=250)
+    erm = cl.ERM(X_big, y_big, loss="logistic", penalty="none")
+    sol = erm.solve("newton", tol=1e-9, certify=False)
+    ref = erm.solve("newton", tol=1e-9, subsample=False, certify=False)
+    assert sol.status == ref.status == "converged"
+    assert sol.history["hessian_rows"][0] == 250 and sol.history["step"][1] < 1e-15
+    assert abs(sol.objective - ref.objective) <= 1e-12
 
 
 def test_irls_is_newton():

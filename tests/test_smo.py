@@ -281,3 +281,15 @@ def test_large_C_stops_on_the_duality_gap_too(C):
     assert sol.n_iter > violation_only.n_iter
     exact = svm.solve("exact")
     assert abs(sol.objective - exact.objective) <= 1e-6 * abs(exact.objective)
+
+
+def test_gap_not_met_at_the_violation_floor_is_inaccurate_not_converged():
+    # C = 1e10: the violation target reaches its floor (1e-15 x scale) with the relative gap
+    # still 2.4e-6 > tol; stopping there used to be reported "converged" by solve_svm.
+    X, y = binary_dataset("wine", (0, 1))
+    svm = cl.SVM(X, y, C=1e10, kernel="rbf")
+    sol = smo_solve(svm, tol=1e-6)
+    assert sol.status == "inaccurate"
+    last_iteration, target, gap = sol.extra["gap_checks"][-1]
+    assert target <= 1e-14 and gap > 1e-6
+    assert svm.kkt(sol).relative_gap == pytest.approx(gap, rel=1e-6)

@@ -18,10 +18,10 @@ Forming H (n d^2) is the cost of an iteration, and far from the solution an exac
 little: the step is limited by the loss's nonlinearity, not by H's accuracy. So H climbs
 an accuracy ladder (see :func:`newton`): subsampled rows (Byrd, Chin, Neveitt & Nocedal,
 "On the use of stochastic Hessian information in optimization methods for machine
-learning", SIAM J. Optim. 2011) with the sample doubling at every step, then all rows in
-float32, then float64. Gradients, values, the line search and the stopping rule are
-always exact (float64, all samples): the ladder changes the direction only, never the
-fixed point or what "converged" means.
+learning", SIAM J. Optim. 2011) with the sample doubling at every step, then all rows,
+in float32 while progress is fast, float64 after the first slow step. Gradients, values,
+the line search and the stopping rule are always exact (float64, all samples): the ladder
+changes the direction only, never the fixed point or what "converged" means.
 """
 
 from __future__ import annotations
@@ -43,15 +43,18 @@ def newton(oracle: ERMOracle, x0: np.ndarray | None = None, *, tol: float = 1e-8
     precision, hessian_rows, time).
 
     ``subsample``: the first Hessian averages l'' A^T A over every k-th sample only,
-    k = min(8, n // (10 (d + 1))) (at least 10 samples per coordinate; k = 1, no
-    subsampling, when that is below 2), and k halves at every step until it is 1. Default
+    k = min(8, n // (10 p)) with p the number of coordinates (d, plus 1 for an intercept):
+    at least 10 samples per coordinate; k = 1, no subsampling, when that is below 2. k
+    halves at every step until it is 1. Default
     (None): only from a cold start (no ``x0``); a warm start (a path's previous point) is
     usually in the quadratic phase already, where a subsampled H costs steps (measured:
     a 20-point logistic path at n=5000, d=50 took 37 ms with it, 28 ms without).
-    ``mixed_precision``: then form the Hessian in float32 (half the time of its n d^2
-    product); its relative error ~1e-7 cond(H) only perturbs the direction. Either rung is left for good at the first step that fails to
-    halve the gradient norm (slow progress: the inexact direction is the suspect):
-    subsample -> all rows in float32 -> float64.
+    ``mixed_precision``: form the Hessian in float32 (half the time of its n d^2 product);
+    its relative error ~1e-7 cond(H) only perturbs the direction.
+
+    Both approximations end for good (all rows, float64) at the first step that fails to
+    halve the gradient norm, or whose line search finds no decrease (the step is then
+    retried with the exact Hessian): the inexact direction is the suspect.
     """
     oracle.require("newton", hessian=True, twice_smooth_penalty=True)
     timer, history = Timer(), History()
@@ -92,12 +95,14 @@ def newton(oracle: ERMOracle, x0: np.ndarray | None = None, *, tol: float = 1e-8
                 break
             t *= 0.5
         else:
+            if stride > 1 or mixed_precision:     # the approximate H is the suspect
+                stride, mixed_precision = 1, False
+                continue
             break        # no decrease at machine precision: the gradient norm says how close
-        slow = np.linalg.norm(grad_new) > 0.5 * gnorm
-        if stride > 1:      # climb the ladder: twice the sample, or all rows if slow
-            stride = 1 if slow else stride // 2
-        elif slow:
-            mixed_precision = False
+        if np.linalg.norm(grad_new) > 0.5 * gnorm:
+            stride, mixed_precision = 1, False    # slow progress: exact Hessians for good
+        elif stride > 1:
+            stride //= 2
         x, value, grad = x_new, value_new, grad_new
     return oracle.solution(x, "newton", status, k, history, timer(), objective=value, tol=tol,
                            max_iter=max_iter)

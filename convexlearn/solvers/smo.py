@@ -75,8 +75,10 @@ class SMOResult:
 
     ``v = y - g`` with g_t = sum_j alpha_j y_j k(x_j, x_t) (so f = g + b); ``violation`` is
     the last maximal KKT violation; ``n_shrink`` counts the shrinking steps. ``status`` is
-    "converged", "max_iter", "stopped" (callback) or "diverged" (hard margin, alpha
-    growing without bound: see the module docstring; ``diverged_at`` is the variable).
+    "converged", "inaccurate" (the duality gap ``gap_tol`` not met even at a violation
+    target of 1e-15 times the scale of v), "max_iter", "stopped" (callback) or "diverged"
+    (hard margin, alpha growing without bound: see the module docstring; ``diverged_at``
+    is the variable).
     ``gap_checks`` lists (iteration, violation target, relative gap) of each stop the
     duality gap refused (``gap_tol``).
     """
@@ -129,7 +131,8 @@ def smo(cols: KernelColumns, y: np.ndarray, C: float, intercept: bool = True, to
     gap_tol : float, optional
         Also require the relative duality gap ``|P - D| / max(1, |P|) <= gap_tol`` (P at
         the intercept of :func:`~convexlearn.solvers.polish.intercept_from_alpha`); while
-        it fails, the violation target is cut tenfold, down to 1e-15 times the scale of v.
+        it fails, the violation target is cut tenfold, down to 1e-15 times the scale of v;
+        a gap still too large there ends with status "inaccurate".
 
     Returns
     -------
@@ -202,13 +205,15 @@ def smo(cols: KernelColumns, y: np.ndarray, C: float, intercept: bool = True, to
                 unshrink()
                 up, low = masks()
                 continue
-            if gap_tol is not None and tol > floor:
+            status = "converged"
+            if gap_tol is not None:
                 gap = _relative_gap(y, C, alpha, vA, intercept)
                 if gap > gap_tol:              # margins still too far from 1 for this C
                     gap_checks.append((it, float(tol), float(gap)))
-                    tol = max(min(tol, float(violation)) / 10.0, floor)
-                    continue
-            status = "converged"
+                    if tol > floor:
+                        tol = max(min(tol, float(violation)) / 10.0, floor)
+                        continue
+                    status = "inaccurate"      # the gap cannot be met in floating point
             break
 
         if shrinking:
