@@ -182,15 +182,17 @@ def as_binary_labels(y, n: int | None = None, name: str = "y") -> tuple[np.ndarr
     return label_map.to_signed(arr), label_map
 
 
-def as_targets(y, n: int | None = None, name: str = "y") -> np.ndarray:
-    """Validate real regression targets (finite float64 vector of length ``n``)."""
+def as_targets(y, n: int | None = None, name: str = "y", noun: str = "targets",
+               purpose: str = " for a regression loss") -> np.ndarray:
+    """Validate real regression targets (finite float64 vector of length ``n``); ``noun``
+    and ``purpose`` word the errors for other real vectors (e.g. sample weights)."""
     arr = _column(y, n, name)
     if arr.dtype.kind not in "biuf":
-        raise DataError(f"{name} must hold real numbers for a regression loss; got dtype "
+        raise DataError(f"{name} must hold real numbers{purpose}; got dtype "
                         f"{arr.dtype} with values such as {_show_values(np.unique(arr)[:3])}")
     arr = arr.astype(np.float64)
     if not np.all(np.isfinite(arr)):
-        raise DataError(f"{name} has non-finite targets at positions "
+        raise DataError(f"{name} has non-finite {noun} (NaN or inf) at positions "
                         f"{np.flatnonzero(~np.isfinite(arr))[:_MAX_SHOWN].tolist()}")
     return arr
 
@@ -202,7 +204,7 @@ def as_sample_weight(sample_weight, n: int) -> np.ndarray | None:
         return None
     if isinstance(sample_weight, numbers.Real) and not isinstance(sample_weight, bool):
         sample_weight = np.full(n, float(sample_weight))
-    s = as_targets(sample_weight, n=n, name="sample_weight")
+    s = as_targets(sample_weight, n=n, name="sample_weight", noun="weights", purpose="")
     if np.any(s < 0):
         i = int(np.flatnonzero(s < 0)[0])
         raise DataError(f"sample_weight must be >= 0; sample_weight[{i}] = {float(s[i])!r}")

@@ -184,13 +184,14 @@ class Halfspace:
         :mod:`convexlearn.formulations.halfspace`). The certificate is then checked by
         :func:`~convexlearn.certify.separability.verify` from the data alone.
 
-        The LPs are solved on column-scaled data ``X D^{-1}``, ``D = diag(s)``,
-        ``s_j = max_i |x_ij|`` (1 for a zero column), because HiGHS's tolerances are
-        absolute: separability is invariant under this scaling (``(w, b)`` separates
-        ``X D^{-1}`` iff ``(D^{-1} w, b)`` separates X; lambda certificates and the
-        minimum total slack are unchanged), so tiny or huge features do not change the
-        verdict. The hyperplane is mapped back, ``w = D^{-1} w_scaled``, and every
-        certificate is verified on the original X.
+        The LPs are solved on centred, column-scaled data ``(X - c) D^{-1}``, ``c`` the
+        column midrange (0 for homogeneous problems), ``D = diag(s)``,
+        ``s_j = max_i |x_ij - c_j|`` (1 for a zero column), because HiGHS's tolerances are
+        absolute: affine separability is invariant under both (``(w, b)`` separates
+        ``(X - c) D^{-1}`` iff ``(D^{-1} w, b - <D^{-1} w, c>)`` separates X; lambda
+        certificates and the minimum total slack are unchanged), so tiny or huge features
+        and data far from the origin do not change the verdict. The hyperplane is mapped
+        back, and every certificate is verified on the original X.
 
         Parameters
         ----------
@@ -227,23 +228,38 @@ class Halfspace:
         if backend == "auto":
             backend = "highspy" if self.X.size >= AUTO_DIRECT_ENTRIES else "cvxpy"
         timer = Timer()
-        scale = _column_scale(self.X)
-        log = _Log(self.X / scale, self.y, self.homogeneous, backend, solver)
-        log.notes["column_scale"] = "LPs solved on X / max_i |x_ij| per column"
+        shift = self._shift()
+        scale = _column_scale(self.X - shift)
+        log = _Log((self.X - shift) / scale, self.y, self.homogeneous, backend, solver)
+        log.notes["column_scale"] = ("LPs solved on X / max_i |x_ij| per column" if
+                                     self.homogeneous else "LPs solved on (X - c) / max_i "
+                                     "|x_ij - c_j| per column, c the column midrange")
         values = log.solve("consistency")
         if values is not None:
-            result = self._separable(values, scale, margin, exact, tol, log)
+            result = self._separable(values, shift, scale, margin, exact, tol, log)
         else:
             result = self._not_separable(slack, exact, tol, log)
         result.provenance = log.provenance()
         result.time_s = timer()
         return result
 
-    def _separable(self, values: dict, scale: np.ndarray, margin: bool, exact, tol: float,
-                   log: "_Log") -> SeparabilityResult:
+    def _shift(self) -> np.ndarray:
+        """c = the column midrange (affine problems), 0 (homogeneous): the LPs run on X - c.
+
+        Affine separability is translation invariant ((w, b) separates X - c iff
+        (w, b - <w, c>) separates X), and far from the origin (x ~ 1e9, spread ~ 1) the
+        absolute LP tolerances would otherwise swallow the spread (found in review: a
+        separable set reported not separable).
+        """
+        if self.homogeneous:
+            return np.zeros(self.X.shape[1])
+        return 0.5 * (self.X.max(axis=0) + self.X.min(axis=0))
+
+    def _separable(self, values: dict, shift: np.ndarray, scale: np.ndarray, margin: bool,
+                   exact, tol: float, log: "_Log") -> SeparabilityResult:
         X, y = self.X, self.y
         w = np.asarray(values["w"], dtype=float) / scale    # back to the original columns
-        b = 0.0 if self.homogeneous else float(values["b"])
+        b = 0.0 if self.homogeneous else float(values["b"]) - float(w @ shift)
         with log.timed("verification"):
             checks = verify(X, y, w=w, b=b, homogeneous=self.homogeneous, exact=exact, tol=tol)
         notes: list[str] = []
@@ -255,17 +271,18 @@ class Halfspace:
     def _margin(self, log: "_Log", notes: list[str]) -> float | None:
         """The maximal geometric margin ``1 / ||w*||``, or None (with a note) if unavailable.
 
-        The hard-margin SVM is solved on ``X / m``, ``m = max_ij |x_ij|``: its solution is
-        ``m w*``, so ``margin(X) = m margin(X / m)`` (the SVM's solvers, like the LPs, have
+        The hard-margin SVM is solved on ``(X - c) / m``, ``m = max_ij |x_ij - c_j|`` (c as
+        in :meth:`_shift`): its solution is ``m w*``, so ``margin(X) = m margin((X - c) / m)`` (the SVM's solvers, like the LPs, have
         absolute tolerances). Only an SVM solution with status "optimal" is reported: the
         verdict is already proven, and a failure here must not lose it.
         """
         from .svm import SVM
 
-        m = float(np.max(np.abs(self.X)))       # > 0: the data are separable, so X != 0
+        Xc = self.X - self._shift()     # the margin is translation invariant (affine case)
+        m = float(np.max(np.abs(Xc)))   # > 0: separable data have two distinct points
         with log.timed("margin_svm"):
             try:
-                sol = SVM(self.X / m, self.y, C=None, intercept=not self.homogeneous).solve()
+                sol = SVM(Xc / m, self.y, C=None, intercept=not self.homogeneous).solve()
             except ConvexLearnError as exc:
                 notes.append(f"margin not computed: the hard-margin SVM failed "
                              f"({type(exc).__name__}: {exc})")

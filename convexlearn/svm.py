@@ -110,7 +110,16 @@ class SVM:
         if sample_weight is not None and self.hard_margin:
             raise ParameterError("sample_weight needs a finite C: the hard-margin SVM has no "
                                  "per-sample cost to weight")
-        return as_sample_weight(sample_weight, self.n_samples)
+        weights = as_sample_weight(sample_weight, self.n_samples)
+        if weights is not None:
+            for label in (-1, 1):
+                if not np.any(weights[self.y == label] > 0):
+                    original = self.label_map.to_labels(np.array([label]))[0]
+                    original = original.item() if hasattr(original, "item") else original
+                    raise DataError(f"every sample of class {original!r} has weight 0: with "
+                                    f"them removed one class is left, and there is nothing "
+                                    f"to separate")
+        return weights
 
     # ------------------------------------------------------------------ basics
     @property
@@ -368,10 +377,14 @@ class SVM:
             return SolverError(
                 f"the solvers reported the hard-margin SVM infeasible, but the data are "
                 f"separable (verified: {verdict.verified}): a numerical failure ({detail})")
-        proof = ("a verified certificate" if verdict.verified
-                 else "an LP verdict whose certificate did not verify")
+        if not verdict.verified:     # three floating-point claims, no proof: undecided
+            return SolverError(
+                f"the solvers reported the hard-margin SVM infeasible and the separability "
+                f"LP says 'not separable', but its certificate did not verify: not proven "
+                f"either way (margins this small are below floating-point resolution); use a "
+                f"finite C, or cl.Halfspace(X, y).check(exact=True) ({detail})")
         return InfeasibleError(f"{_INFEASIBLE_HINT} (both formulations agree, and the "
-                               f"separability LP returns {proof})")
+                               f"separability LP returns a verified certificate)")
 
     def feature_space_separability(self):
         """Are the data linearly separable in the kernel's feature space?

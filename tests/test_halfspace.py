@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 import convexlearn as cl
-from convexlearn.certify.separability import verify, verify_result
+from convexlearn.certify.separability import verify, verify_certificate, verify_result
 from convexlearn.errors import DataError, ParameterError
 from helpers import binary_dataset
 
@@ -344,3 +344,22 @@ def test_verdict_invariant_to_per_column_scaling(seed, d, n, homogeneous, data):
     else:
         mapped = verify(X, y, lam=other.certificate, homogeneous=homogeneous, exact="auto")
     assert all(c.passed for c in mapped), "\n".join(map(str, mapped))
+
+
+@pytest.mark.parametrize("offset", [1e6, 1e9, 1e12])
+def test_far_from_the_origin_verdicts_and_certificates(offset):
+    # Found in review: at x ~ 1e9 with spread 1, the LPs (absolute tolerances) called a
+    # separable set not separable, and the float lambda check passed a wrong lambda because
+    # its rounding scale included the offset. Both now work on centred data.
+    X = np.array([[0.0, 5.0], [1.0, 5.0], [0.0, 6.0], [1.0, 6.0]]) + [offset, 0.0]
+    y = np.array([0, 1, 0, 1])                      # x_0 = offset + 1/2 separates
+    res = cl.Halfspace(X, y).check()
+    assert res.separable and res.verified
+    assert res.margin == pytest.approx(0.5, rel=1e-6)
+    assert_verified(X, y, res)
+    wrong = verify_certificate(X, np.where(y > 0, 1, -1), [1.0, 1.0, 0.0, 0.0])
+    assert not wrong.passed and "balance" in wrong.message
+    # XOR at the same offset: not separable, with a certificate that verifies.
+    xor = cl.Halfspace(X, np.array([0, 1, 1, 0])).check()
+    assert not xor.separable and xor.verified
+    assert_verified(X, np.array([0, 1, 1, 0]), xor)

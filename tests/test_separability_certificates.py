@@ -105,11 +105,13 @@ def test_tampered_certificate_fails(tamper):
 
 
 def test_float_check_is_approximate_exact_check_is_a_proof():
-    # The -1 point sits 1e-12 above the segment of the +1 points: separable, but the
-    # lambda that pretends the hulls meet is within float tolerance.
-    X = np.array([[0.0, 1.0], [2.0, 1.0], [1.0, 1.0 + 2.0 ** -40]])
-    y = np.array([1.0, 1.0, -1.0])
-    fake = np.array([0.5, 0.5, 1.0])
+    # The -1 point sits 1e-12 below the segment of the +1 points: separable, but the
+    # lambda that pretends the hulls meet is within float tolerance. (The 4th point gives
+    # the second column a spread of 1: the float check measures the balance on centred
+    # data, so without it a column of spread 2^-40 would expose the fake at once.)
+    X = np.array([[0.0, 0.0], [2.0, 0.0], [1.0, -2.0 ** -40], [0.0, 1.0]])
+    y = np.array([1.0, 1.0, -1.0, 1.0])
+    fake = np.array([0.5, 0.5, 1.0, 0.0])
     float_check = verify_certificate(X, y, fake)
     assert float_check.passed and float_check.margin_bound < 1e-11
     assert not verify_certificate_exact(X, y, fake).passed

@@ -258,7 +258,7 @@ def test_smo_divergence_is_confirmed_before_calling_the_data_not_separable(monke
     X2, y2 = np.vstack([X, X[:1]]), np.append(y, -y[0])
     for kernel, where in (("linear", "input space"), ("rbf", "feature space")):
         with pytest.raises(InfeasibleError, match=f"not linearly separable in .*{where}.*"
-                                                  f"certificate verified"):
+                                                  f"verified certificate"):
             smo_solve(cl.SVM(X2, y2, C=None, kernel=kernel), tol=1e-6)
 
 

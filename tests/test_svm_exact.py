@@ -194,6 +194,32 @@ def test_sample_weight_zero_removes_and_integer_repeats(kernel, params):
     assert np.all(sol.alpha <= 0.7 * weights + 1e-12)
 
 
+@pytest.mark.parametrize("method", ["exact", "exact-primal", "exact-primal-hinge",
+                                    "exact-dual"])
+@pytest.mark.parametrize("removed_at", [0.5, 2.5])
+def test_weight_zero_inside_the_margin_is_removal(method, removed_at):
+    # Found in review: a weight-0 sample (C_i = 0) counted as both "at 0" and "at C" and
+    # pinned the intercept (status inaccurate, P = 3 instead of 1.5), was listed as a KKT
+    # disagreement, and on the margin band crashed the multiplier reconstruction (bounds
+    # [0, 0] to lsq_linear).
+    X = np.array([[0.0], [1.0], [2.0], [3.0], [removed_at]])
+    y = np.array([0, 0, 1, 1, 1])
+    svm = cl.SVM(X, y, C=1.0, sample_weight=[1, 1, 1, 1, 0])
+    sol = svm.solve(method)
+    ref = cl.SVM(X[:4], y[:4], C=1.0).solve()
+    assert sol.status == "optimal", sol.report.summary()
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-8)
+    assert sol.report.disagreements.size == 0
+    assert svm.kkt(cl.Solution(w=sol.w, b=sol.b, objective=sol.objective)).passed
+
+
+def test_a_class_with_zero_total_weight_is_refused():
+    X, y = OVERLAPPING
+    weights = np.where(y == y[0], 0.0, 1.0)
+    with pytest.raises(cl.DataError, match="has weight 0.*one class is left"):
+        cl.SVM(X, y, C=1.0, sample_weight=weights)
+
+
 def test_weighted_forms_agree_and_iterative_methods_refuse_weights():
     X, y = OVERLAPPING
     weights = np.linspace(0.2, 2.0, len(y))
@@ -210,6 +236,7 @@ def test_weighted_forms_agree_and_iterative_methods_refuse_weights():
     (np.zeros(40), 1.0, cl.DataError, "zero everywhere"),
     (np.ones(39), 1.0, cl.DataError, "40 samples but sample_weight has 39"),
     (np.ones(40), None, cl.ParameterError, "finite C"),
+    (np.r_[np.nan, np.ones(39)], 1.0, cl.DataError, "non-finite weights"),
 ])
 def test_bad_sample_weights_are_named(weights, C, error, fragment):
     X, y = OVERLAPPING
@@ -285,3 +312,18 @@ def test_homogeneous_hard_margin_with_the_zero_vector_is_infeasible():
     X = np.array([[0.0, 0.0], [1.0, 1.0], [-1.0, -1.0]])
     with pytest.raises(cl.InfeasibleError, match="Halfspace"):
         cl.SVM(X, [0, 1, 0], C=None, intercept=False).solve()
+
+
+@pytest.mark.parametrize("method", ["exact", "smo"])
+def test_unproven_not_separable_verdict_is_not_infeasible(method):
+    # Found in review: separable with margin 5e-10 (below the LPs' resolution): the LP says
+    # "not separable" but its certificate does not verify. That is undecided, not a proof
+    # of infeasibility: SolverError, never InfeasibleError.
+    X = np.array([[0.0], [1e-9], [1.0], [-1.0]])
+    y = np.array([0, 1, 1, 0])
+    verdict = cl.Halfspace(X, y).check()
+    if verdict.verified:        # an LP that resolves this margin: nothing unproven left
+        assert verdict.separable
+        return
+    with pytest.raises(cl.SolverError, match="did not verify"):
+        cl.SVM(X, y, C=None).solve(method)

@@ -167,7 +167,7 @@ def reconstruct_multipliers(features: np.ndarray, y: np.ndarray, C, intercept: b
     A_full = np.vstack(rows) * y[None, :]                 # columns: y_i (phi_i, 1)
     target = np.concatenate([w, [0.0]]) if intercept else np.array(w, dtype=float)
     target = target - A_full[:, below] @ alpha[below]
-    idx = np.flatnonzero(on)
+    idx = np.flatnonzero(on & (upper > 0))     # C_i = 0 (weight 0): a_i = 0 is forced
     if idx.size:
         fit = lsq_linear(A_full[:, idx], target, bounds=(np.zeros(idx.size), upper[idx]),
                          method="bvls")
@@ -236,11 +236,13 @@ def svm_kkt(y: np.ndarray, C, intercept: bool, alpha: np.ndarray, f: np.ndarray,
 
     a_tol = tol * s_a
     support = alpha > a_tol
-    bounded = support & (alpha >= C - a_tol) if not hard else np.zeros_like(support)
+    at_upper = alpha >= C - a_tol if not hard else np.zeros_like(support)
+    bounded = support & at_upper
     free = support & ~bounded
     margin_support = m <= 1 + tol
+    # (at_upper without support: C_i = 0, a weight-0 sample, absent from the problem)
     disagree = ((support & (m > 1 + tol))                       # SV strictly outside the margin
-                | (~bounded & (m < 1 - tol))                    # margin violator not at C
+                | (~at_upper & (m < 1 - tol))                   # margin violator not at C
                 | (free & (np.abs(m - 1) > tol)))               # free SV off the margin
     return KKTReport(
         passed=bool(max_violation <= tol), tol=tol, max_violation=max_violation,

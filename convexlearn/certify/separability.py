@@ -221,6 +221,15 @@ def verify_certificate(X, y, lam, *, homogeneous: bool = False,
     residuals = {"sign": float(max(0.0, -lam.min()))}
     sums = rows @ lam
     residuals["normalization"] = float(np.max(np.abs(sums - 1.0)))
+    if not homogeneous:
+        # With each class's lambda summing to 1, sum_i lambda_i y_i x_i is the difference of
+        # two convex combinations: the same for X - c, any c. Measured on X centred at its
+        # midrange, so points far from the origin (x ~ 1e9, spread ~ 1) do not inflate the
+        # rounding scale and let a residual of size ~ spread pass (found in review).
+        if np.any(sums <= 0):
+            return fail("a class sum of lambda is <= 0: lambda does not meet both hulls")
+        lam = lam / (sums @ rows)
+        X = X - 0.5 * (X.max(axis=0) + X.min(axis=0))
     r = X.T @ (y * lam)
     scale = np.maximum(np.abs(X).T @ np.abs(lam), 1e-300)
     residuals["balance"] = float(np.max(np.abs(r) / scale))

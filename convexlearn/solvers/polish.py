@@ -161,9 +161,11 @@ def intercept_from_alpha(y: np.ndarray, C, alpha: np.ndarray, g: np.ndarray,
     free = lower & upper
     if np.any(free):
         return float(np.mean(y[free] - g[free])), "free support vectors"
-    # y_i (g_i + b) >= 1 for alpha_i = 0; <= 1 for alpha_i = C.
-    needs_ge = ~lower
-    needs_le = ~upper
+    # y_i (g_i + b) >= 1 for alpha_i = 0; <= 1 for alpha_i = C. A sample with C_i = 0
+    # (weight 0) is absent from the problem: it bounds b neither way.
+    present = C > 0
+    needs_ge = ~lower & present
+    needs_le = ~upper & present
     r = y - g      # y_i f_i >= 1  <=>  b >= r_i (y_i = +1) or b <= r_i (y_i = -1)
     lo = np.concatenate([r[needs_ge & (y > 0)], r[needs_le & (y < 0)]])
     hi = np.concatenate([r[needs_ge & (y < 0)], r[needs_le & (y > 0)]])

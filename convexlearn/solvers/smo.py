@@ -380,10 +380,15 @@ def _raise_diverged(svm, res: SMOResult):
             f"{what}, but the classes ARE linearly separable in {space} (verified: "
             f"{check.verified}): SMO failed numerically; try the exact solver "
             f"(method='exact-dual') or rescale the data")
+    if not check.verified:
+        raise SolverError(
+            f"{what}, and the separability LP says 'not separable' in {space}, but its "
+            f"certificate did not verify: not proven either way; use a finite C or the "
+            f"exact solver")
     raise InfeasibleError(
-        f"{what}: the classes are not linearly separable in {space} (certificate "
-        f"{'verified' if check.verified else 'NOT verified'} by Halfspace.check); use a "
-        f"finite C, or cl.Halfspace(X, y).check() for the certificate")
+        f"{what}: the classes are not linearly separable in {space} (verified certificate "
+        f"from Halfspace.check); use a finite C, or cl.Halfspace(X, y).check() for the "
+        f"certificate")
 
 
 def solve_svm(svm, tol: float = 1e-3, max_iter: int | None = None, shrinking: bool = True,
