@@ -250,6 +250,21 @@ def check_nonnegative(name: str, value) -> float:
     return value
 
 
+def check_count(name: str, value) -> int:
+    """Validate a positive whole number (an iteration budget): 5 or 5.0, not 2.5, 0 or -5."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or \
+            not float(value).is_integer() or not value >= 1:
+        raise ParameterError(f"{name} must be a positive whole number; got {name}={value!r}")
+    return int(value)
+
+
+def check_bool(name: str, value) -> bool:
+    """Validate a flag: True/False (numpy bools too), not strings such as 'no'."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ParameterError(f"{name} must be True or False; got {name}={value!r}")
+    return bool(value)
+
+
 def check_choice(name: str, value, choices) -> str:
     """Validate a string option against its valid values."""
     choices = list(choices)

@@ -27,7 +27,8 @@ import inspect
 import numpy as np
 
 from .certify.optimality import OptimalityReport, recession_direction, subgradient_distance
-from .data import as_binary_labels, as_features, as_targets, check_nonnegative
+from .data import (as_binary_labels, as_features, as_targets, check_bool, check_count,
+                   check_nonnegative)
 from .errors import NotApplicableError, ParameterError, SolverError, UnboundedError
 from .formulations.base import solve_formulation
 from .formulations.erm import erm_problem
@@ -102,7 +103,7 @@ class ERM:
             self.y, self.label_map = as_binary_labels(y, n=n)
         else:
             self.y, self.label_map = as_targets(y, n=n), None
-        self.intercept = bool(intercept)
+        self.intercept = check_bool("intercept", intercept)
         self._lam = check_nonnegative("lam", lam)
         self._formulation = None
         self._references: dict[float, Solution] = {}
@@ -271,6 +272,8 @@ class ERM:
             if method == "subgradient" and options.get("step") == "polyak" \
                     and options.get("f_star") is None:
                 options["f_star"] = self.reference().objective
+            if options.get("max_iter") is not None:
+                options["max_iter"] = check_count("max_iter", options["max_iter"])
             sol = run(oracle, x0, tol=tol, **options)
             sol.method = method
         sol.extra["lam"] = self.lam

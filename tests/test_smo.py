@@ -103,13 +103,13 @@ def test_smo_hard_margin(kernel):
 
 
 def test_smo_hard_margin_nonseparable():
-    # The hard-margin dual is unbounded; SMO cannot certify that, it runs out of budget and
-    # the KKT report says why (margins violated).
+    # The hard-margin dual is unbounded; SMO runs out of budget, and at the end of it the
+    # separability LP's verified certificate turns that into InfeasibleError.
     X, y = synthetic(n=60, d=2, shift=0.2)
     svm = cl.SVM(X, y, C=None)
-    sol = svm.solve(method="smo", tol=1e-6, max_iter=2000)
-    assert sol.status == "max_iter" and not sol.report.passed
-    assert np.max(sol.report.residuals["primal_feasibility"]) > 1e-3
+    assert not cl.Halfspace(X, y).check(margin=False, slack=False).separable
+    with pytest.raises(InfeasibleError, match="max_iter=2000.*not linearly separable"):
+        svm.solve(method="smo", tol=1e-6, max_iter=2000)
     # Two copies of a point with opposite labels: the pair direction has zero curvature,
     # the step is unbounded at once.
     X2 = np.vstack([X, X[:1]])
@@ -293,3 +293,17 @@ def test_gap_not_met_at_the_violation_floor_is_inaccurate_not_converged():
     last_iteration, target, gap = sol.extra["gap_checks"][-1]
     assert target <= 1e-14 and gap > 1e-6
     assert svm.kkt(sol).relative_gap == pytest.approx(gap, rel=1e-6)
+
+
+@pytest.mark.parametrize("intercept", [True, False])
+def test_hard_margin_budget_end_asks_the_separability_lp(intercept):
+    # Found in review: on XOR-like data alpha grows linearly, below the divergence test, so
+    # SMO used to end "max_iter" (alpha = 2e5 after 100 000 iterations) instead of saying
+    # the hard margin is infeasible.
+    X = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]]) + 0.5
+    with pytest.raises(InfeasibleError, match="max_iter=2000.*not linearly separable"):
+        cl.SVM(X, [0, 0, 1, 1], C=None, intercept=intercept).solve("smo", max_iter=2000)
+    # Separable data at the same budget keep their honest "max_iter" (no error).
+    Xs, ys = synthetic(n=40, d=2, shift=3.0)
+    sol = cl.SVM(Xs, ys, C=None).solve("smo", max_iter=3)
+    assert sol.status == "max_iter"

@@ -327,3 +327,17 @@ def test_unproven_not_separable_verdict_is_not_infeasible(method):
         return
     with pytest.raises(cl.SolverError, match="did not verify"):
         cl.SVM(X, y, C=None).solve(method)
+
+
+def test_exact_tries_the_other_formulation_when_the_kkt_check_fails():
+    # Found in review: iris versicolor/virginica scaled by 1e-4 (C-scaling law: C = 1e-8 on
+    # the unscaled data) - the dual's point failed its KKT check at 1.9e-4 and "exact"
+    # returned it; the primal's point passes. "exact" now keeps the better of the two.
+    X, y = binary_dataset("iris", (1, 2), standardized=False)
+    svm = cl.SVM(X * 1e-4, y, C=1.0)
+    sol = svm.solve()
+    assert sol.status == "optimal", sol.report.summary()
+    ref = cl.SVM(X, y, C=1e-8).solve("exact-primal")      # P(sX, C) = P(X, C s^2) / s^2
+    assert sol.objective == pytest.approx(ref.objective * 1e8, rel=1e-6)
+    if sol.method != "exact-dual":
+        assert "exact-dual" in sol.provenance["fallback_from"]

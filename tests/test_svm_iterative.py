@@ -169,3 +169,15 @@ def test_pegasos_full_batch_is_deterministic_subgradient_and_errors():
         pegasos_solve(cl.SVM(X, y, kernel="rbf"))
     with pytest.raises(NotApplicableError, match="finite C"):
         pegasos_solve(cl.SVM(X, y, C=None))
+
+
+def test_a_loose_tol_never_makes_an_iterative_answer_optimal():
+    # Found in review: the KKT tolerance followed tol without a cap, so smo at tol=10 was
+    # "optimal" at alpha = 0 (objective 5.7x the optimum).
+    X, y = binary_dataset("wine", (0, 1))
+    svm = cl.SVM(X, y, C=1.0, kernel="rbf")
+    loose = svm.solve("smo", tol=10.0)
+    assert loose.report.tol == 1e-3 and loose.status == "inaccurate"
+    assert svm.solve("smo", tol=1e-4).report.tol == 1e-4
+    with pytest.raises(cl.ParameterError, match="kkt_tol"):
+        svm.solve("smo", kkt_tol=0.0)

@@ -33,6 +33,12 @@ make to b) is <= tol as well.
 
 Equivalently: LIBLINEAR's penalized-intercept problem is the first inner problem (lam = 0,
 constant feature 1 = sqrt(rho) with rho = 1); the outer loop removes the penalty.
+
+:func:`solve_svm` runs on centred data X - mean (b unpenalized: the same problem, b shifted
+by <w, mean>) with rho = mean ||x_i - mean||^2, and restores y^T a = 0 exactly at the end
+(:func:`_balanced`). Both were measured necessary: uncentred iris versicolor/virginica
+stayed 7e-4 above the optimum after 10 000 epochs (+530% at a shift of 1e3), and centred
+digits 3/8 with rho = 1 stayed 0.78 above it after 3000.
 """
 
 from __future__ import annotations
@@ -88,8 +94,12 @@ def dcd_linear(X: np.ndarray, y: np.ndarray, C: float, loss: str = "hinge", inte
     seed : int or numpy.random.Generator
         For the random order of the coordinates.
     rho : float, optional
-        Augmented-Lagrangian penalty, default 1 (LIBLINEAR's bias feature of value 1 has
-        the same curvature; measured faster than rho = mean ||x_i||^2 on breast cancer).
+        Augmented-Lagrangian penalty, default mean_i ||x_i||^2 (1 for all-zero X): the
+        scale of the coordinates' own curvature, which makes the method equivariant under
+        X -> s X (the C-scaling law). LIBLINEAR's bias feature of value 1 is rho = 1:
+        measured 1.4x fewer epochs on standardized breast cancer, but 0.78 relative
+        suboptimality after 3000 epochs on digits 3/8 (centred), where the default
+        converges in 856.
     alpha0 : ndarray, optional
         Warm start (clipped to the box).
     b0 : float
@@ -114,10 +124,14 @@ def dcd_linear(X: np.ndarray, y: np.ndarray, C: float, loss: str = "hinge", inte
     diag = 0.0 if hinge else 1.0 / (2.0 * C)
     sq = np.einsum("ij,ij->i", X, X)
     if intercept:
-        rho = 1.0 if rho is None else check_positive("rho", rho)
+        mean_sq = float(sq.mean()) if n else 0.0
+        rho = (mean_sq if mean_sq > 0 else 1.0) if rho is None else check_positive("rho", rho)
     else:
         rho = 0.0
-    curv = sq + diag + rho
+    # A zero row without intercept (hinge) has no curvature: its dual term is linear, and
+    # the clipped step must go to the bound the gradient points at. A tiny curvature does
+    # that through the clip (the step is +-huge), with no branch in the loop.
+    curv = np.maximum(sq + diag + rho, 1e-300)
     alpha = np.zeros(n) if alpha0 is None else np.clip(np.array(alpha0, dtype=float), 0.0, upper)
     w = X.T @ (y * alpha)
     s = float(y @ alpha)
@@ -174,7 +188,15 @@ def dcd_linear(X: np.ndarray, y: np.ndarray, C: float, loss: str = "hinge", inte
                         s += step
                         b += rho * step
         active = perm[keep]
-        violation = (pg_max - pg_min) if active.size else 0.0
+        # LIBLINEAR's spread max - min of the projected gradients; without an intercept the
+        # box is the only constraint and optimality is every pg = 0: max |pg| (the spread
+        # is 0 when all pg are equal, e.g. all -1 at the start; found in review).
+        if not active.size:
+            violation = 0.0
+        elif intercept:
+            violation = pg_max - pg_min
+        else:
+            violation = max(pg_max, -pg_min)
         # O(1) bookkeeping per epoch: running sums, not O(n) reductions (a threaded BLAS
         # dot of length 20 000 was measured at ~10 ms on a busy machine)
         dual = a_sum - 0.5 * ddot(w, w) - 0.5 * diag * a_sq
@@ -217,6 +239,26 @@ def dcd_linear(X: np.ndarray, y: np.ndarray, C: float, loss: str = "hinge", inte
 
 
 
+def _balanced(alpha: np.ndarray, y: np.ndarray, C: float) -> np.ndarray:
+    """alpha with y^T alpha = 0 restored exactly on the free variables, when they have room.
+
+    The multiplier method stops at |y^T alpha| <= tol; the remainder s would show in w as
+    mu s once the data are shifted back by their mean mu (5e-4 at a shift of 1e3, tol 1e-6).
+    The minimal-norm correction on the free set F, alpha_F -= s y_F / |F|, removes it; it
+    moves w by sum_F delta_i y_i x_i, so it is applied only where |s| ||mu|| > tol.
+    """
+    s = float(y @ alpha)
+    upper = C if math.isfinite(C) else math.inf
+    free = (alpha > 0.0) & (alpha < upper)
+    if s == 0.0 or not free.any():
+        return alpha
+    moved = alpha[free] - s * y[free] / free.sum()
+    if np.all(moved >= 0.0) and np.all(moved <= upper):
+        alpha = alpha.copy()
+        alpha[free] = moved
+    return alpha
+
+
 def solve_svm(svm, tol: float = 1e-4, max_iter: int = 1000, loss: str = "hinge", seed=0,
               shrinking: bool = True, rho: float | None = None, callback=None,
               warm_start=None) -> Solution:
@@ -238,7 +280,8 @@ def solve_svm(svm, tol: float = 1e-4, max_iter: int = 1000, loss: str = "hinge",
         Random order of the coordinates; the same seed gives the same result.
     shrinking : bool
     rho : float, optional
-        Augmented-Lagrangian penalty of y^T a = 0 (default 1).
+        Augmented-Lagrangian penalty of y^T a = 0 (default: mean ||x_i - mu||^2, see
+        :func:`dcd_linear`).
     callback : callable, optional
         ``callback(epoch, alpha, dual_objective)``; returning False stops.
     warm_start : Solution or ndarray, optional
@@ -269,9 +312,22 @@ def solve_svm(svm, tol: float = 1e-4, max_iter: int = 1000, loss: str = "hinge",
         b0 = float(warm_start.b) if isinstance(warm_start, Solution) else 0.0
         if alpha0 is None or np.shape(alpha0) != (svm.n_samples,):
             raise ParameterError(f"warm_start must carry alpha of shape ({svm.n_samples},)")
+    # With an intercept, b is unpenalized, so the problem on X - mu is the same one with
+    # b shifted by <w, mu>: the multiplier method converges much faster on centred data
+    # (uncentred, ||x||^2 >> rho stalls it: iris versicolor/virginica was 7e-4 above the
+    # optimum after 10 000 epochs, and 5x at a +1e3 shift; found in review).
+    mu = svm.X.mean(axis=0) if svm.intercept else np.zeros(svm.X.shape[1])
+    if alpha0 is not None:
+        b0 += float((svm.X.T @ (svm.y * np.clip(alpha0, 0.0, svm.C))) @ mu)
     alpha, w, b, epochs, status, history = dcd_linear(
-        svm.X, svm.y, svm.C, loss, svm.intercept, tol, max_iter, seed, shrinking, rho,
+        svm.X - mu, svm.y, svm.C, loss, svm.intercept, tol, max_iter, seed, shrinking, rho,
         alpha0, callback, b0)
+    if svm.intercept and abs(float(svm.y @ alpha)) * float(np.linalg.norm(mu)) > tol:
+        alpha = _balanced(alpha, svm.y, svm.C)     # the shift would show: restore balance
+    # w = sum_i alpha_i y_i x_i (the primal-dual link the KKT report checks), the same on X
+    # and on X - mu once y^T alpha = 0; b keeps the centred run's decision values.
+    w = svm.X.T @ (svm.y * alpha)
+    b -= float(w @ mu)
     primal, dual = _objectives(svm.X, svm.y, svm.C, loss, alpha, w, b)
     xi = np.maximum(0.0, 1.0 - svm.y * (svm.X @ w + b))
     sol = Solution(w=w, b=float(b), alpha=alpha, xi=xi, objective=primal, status=status,

@@ -434,6 +434,20 @@ def solve_svm(svm, tol: float = 1e-3, max_iter: int | None = None, shrinking: bo
               gap_tol=None if math.isinf(gap_tol) else gap_tol)
     if res.status == "diverged":
         _raise_diverged(svm, res)
+    if res.status == "max_iter" and svm.hard_margin:
+        # alpha can grow linearly, below the divergence test, for the whole budget (found
+        # in review: 4 points of XOR, alpha = 2e5 after 100 000 iterations). Ask the LP.
+        try:
+            verdict = svm.feature_space_separability()
+        except ConvexLearnError:
+            verdict = None
+        if verdict is not None and verdict.verified and not verdict.separable:
+            linear = svm.kernel.is_linear and svm.X is not None
+            raise InfeasibleError(
+                f"SMO reached max_iter={res.n_iter} on the hard margin with alpha up to "
+                f"{float(res.alpha.max()):.3g}: the classes are not linearly separable in "
+                f"{'input space' if linear else 'the kernel feature space'} (verified "
+                f"certificate from Halfspace.check); use a finite C")
     alpha = res.alpha
     g = y - res.v
     if svm.intercept:
