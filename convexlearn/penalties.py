@@ -203,6 +203,14 @@ class Lp(Penalty):
     def __init__(self, p: float = 2.0):
         if not _is_real(p) or not 1.0 <= p < math.inf:
             raise ParameterError(f"p must be a finite number >= 1 for the lp penalty; got p={p!r}")
+        # cvxpy's pnorm rounds p to a nearby fraction: the exact solver (and every
+        # certificate's reference) would then solve another problem (p = 1.0001 -> 1).
+        rounded = float(cp.pnorm(cp.Variable(1), float(p)).p) if p != 1.0 else 1.0
+        if abs(rounded - float(p)) > 1e-12 * float(p):
+            raise ParameterError(
+                f"p={p!r} is represented by cvxpy's pnorm as p={rounded!r}: the exact "
+                f"reference would solve another problem; use p={rounded!r} (1 is the l1 "
+                f"norm)")
         self.p = float(p)
         self.params = {"p": self.p}
         self.formula = f"||w||_{self.p:g}"
@@ -238,6 +246,8 @@ class Lp(Penalty):
             norm = np.linalg.norm(v)
             return np.zeros_like(v) if norm <= t else (1.0 - t / norm) * v
         u, self._mu = _project_lq_ball(v / t, self.q, mu0=getattr(self, "_mu", 1.0))
+        # the previous multiplier is only a starting point: the result must not depend on
+        # it (found in review: p = 1.01 gave different, wrong proxes on repeated calls)
         return v - t * u
 
     def cvxpy(self, w):
@@ -247,11 +257,18 @@ class Lp(Penalty):
 def _solve_shrink(a: np.ndarray, c: float, q: float, iters: int = 100) -> np.ndarray:
     """Per coordinate, the root s in [0, a_j] of s + c s^(q-1) = a_j (c >= 0, q > 1).
 
-    The left side increases in s, so the root is unique; Newton steps are kept inside
-    the bracket [lo, hi] (bisection otherwise), vectorized over coordinates.
+    The left side increases in s, so the root is unique. Each term is <= a_j at the root,
+    so it is <= min(a_j, (a_j / c)^(1/(q-1))); each is <= a_j / 2 below
+    min(a_j / 2, (a_j / (2c))^(1/(q-1))), so the root is above that: Newton steps from the
+    upper end are kept inside this bracket (bisection otherwise), vectorized. (A bracket [0, a_j] was not
+    enough: for q ~ 100, p near 1, Newton crawled down c s^(q-1) by 1% a step and stopped
+    far from the root - found in review.)
     """
-    lo, hi = np.zeros_like(a), a.copy()
-    s = 0.5 * a
+    with np.errstate(divide="ignore", over="ignore"):
+        cap = np.where(c > 0, (a / c) ** (1.0 / (q - 1.0)), np.inf)
+    hi = np.minimum(a, cap)
+    lo = np.minimum(0.5 * a, cap * 0.5 ** (1.0 / (q - 1.0)))
+    s = hi.copy()
     for _ in range(iters):
         phi = s + c * s ** (q - 1.0) - a
         lo = np.where(phi < 0, s, lo)
@@ -303,7 +320,14 @@ def _project_lq_ball(a: np.ndarray, q: float, iters: int = 100, mu0: float = 1.0
         dh = float(np.sum(np.where(s > 0, q * s ** (q - 1.0) * ds, 0.0)))
         mu_new = mu - h / dh if dh < 0 else math.nan
         if not (lo < mu_new < hi):
-            mu_new = 0.5 * (lo + hi) if math.isfinite(hi) else 4.0 * mu
+            # bisect in log scale: for q ~ 100 (p near 1) mu spans hundreds of decades,
+            # where halving the bracket would not converge in ``iters`` steps
+            if not math.isfinite(hi):
+                mu_new = 4.0 * mu
+            elif lo == 0.0:
+                mu_new = 0.25 * mu if mu < hi else 0.25 * hi
+            else:
+                mu_new = math.sqrt(lo * hi)
         if abs(mu_new - mu) <= 1e-16 * mu:
             break
         mu = mu_new

@@ -306,3 +306,13 @@ def test_default_subgradient_step_does_not_blow_up_smooth_losses(loss, penalty):
     assert np.all(np.isfinite(sol.history["objective"]))
     assert sol.history["objective"][1] <= sol.history["objective"][0]
     assert (sol.objective - ref.objective) / ref.objective <= 1e-6
+
+
+def test_subgradient_default_step_on_exponential_loss_with_elastic_net():
+    # Found in review: the 1/t step's offset took the curvature from the full Hessian,
+    # which asks the penalty for R'' - elastic net has none, so the method was refused
+    # with a message about Newton.
+    erm = _problem("exponential", "elastic_net", {"l1_ratio": 0.5})
+    sol = erm.solve("subgradient", max_iter=3000)
+    assert sol.provenance["step"] == "1/t"
+    assert _rel(sol.objective, erm.solve("exact").objective) <= 1e-3

@@ -225,3 +225,15 @@ def test_expected_failures_have_reasons():
     assert all("not linearly separable" in reason for reason in halfspace.values())
     assert set(expected_failed_checks(ERMRegressor())) == {"check_non_transformer_estimators_n_iter"}
     assert expected_failed_checks(ERMRegressor(loss="squared", penalty="l1")) == {}
+
+
+def test_erm_estimators_refuse_a_loss_of_the_other_task():
+    # Found in review: ERMClassifier(loss="squared") fitted 0/1 labels as real targets
+    # (accuracy 0.58 where squared_classification gets 0.83); ERMRegressor(loss="logistic")
+    # fitted a classifier and predicted logits.
+    X, y = binary_dataset("wine", (0, 1))
+    with pytest.raises(ValueError, match="needs a classification loss.*squared_classification"):
+        ERMClassifier(loss="squared").fit(X, y)
+    with pytest.raises(ValueError, match="needs a regression loss"):
+        ERMRegressor(loss="logistic").fit(X, y.astype(float))
+    assert ERMClassifier(loss="squared_classification").fit(X, y).score(X, y) > 0.9

@@ -41,7 +41,9 @@ def test_distance_is_the_gradient_norm_for_smooth_problems():
     w, b = np.linspace(-1, 1, X.shape[1]), 0.3
     rep = erm.optimality(cl.Solution(w=w, b=b))
     _, grad = erm.oracle().value_grad(np.append(w, b))
-    assert rep.distance == pytest.approx(np.linalg.norm(grad), rel=1e-12)
+    # each coordinate in units of F: divided by its column's RMS (1 for the intercept)
+    units = np.append(np.sqrt(np.mean(erm.X ** 2, axis=0)), 1.0)
+    assert rep.distance == pytest.approx(np.linalg.norm(grad / units), rel=1e-12)
     assert rep.suboptimality > 0
 
 
@@ -145,3 +147,41 @@ def test_report_summary_names_the_numbers():
     erm = _problem("logistic", "l1", {})
     text = erm.solve("exact").report.summary()
     assert "passed" in text and "distance" in text and "F - F*" in text
+
+
+@pytest.mark.parametrize("loss", ["hinge", "logistic", "squared_hinge", "squared"])
+@pytest.mark.parametrize("scale", [1e-8, 1e-4, 1.0, 1e4, 1e8])
+def test_certificate_does_not_depend_on_the_units_of_the_features(loss, scale):
+    # Found in review: the distance was an absolute 2-norm, and subgradient coordinates
+    # scale with the features: at x 1e-8 a wrong point (w = 0) passed at 1e-6, at x 1e8
+    # exact optima failed. Coordinates are now measured in units of F (divided by the
+    # feature's RMS), so the optimum of X maps to a passing point of sX and a wrong one fails.
+    rng = np.random.default_rng(1)
+    Xs = rng.standard_normal((40, 3))
+    labels = np.where(Xs[:, 0] + 0.8 * rng.standard_normal(40) > 0, 1, -1)
+    targets = Xs @ [1.0, -2.0, 0.5] + 0.3 * rng.standard_normal(40)
+    yv = targets if loss == "squared" else labels
+    base = cl.ERM(Xs, yv, loss=loss, penalty="none")
+    star = base.solve("exact")
+    assert star.report.passed
+    scaled = cl.ERM(Xs * scale, yv, loss=loss, penalty="none")
+    mapped = cl.Solution(w=star.w / scale, b=star.b, objective=star.objective, method="mapped")
+    report = scaled.optimality(mapped, reference=star.objective)
+    assert report.passed and report.distance == pytest.approx(star.report.distance, abs=1e-9)
+    wrong = cl.Solution(w=np.zeros(3), b=star.b, method="wrong")
+    bad = scaled.optimality(wrong, reference=star.objective)
+    assert not bad.passed and bad.distance > 1e-2
+
+
+def test_an_iterative_point_is_kept_when_the_exact_reference_fails(monkeypatch):
+    # Found in review: certify=True asks the exact solver for F*; when that failed (Clarabel
+    # on data at 1e8), the Newton point was lost behind a SolverError.
+    erm = _problem("logistic", "l2", {})
+
+    def failing_reference(*args, **kwargs):
+        raise cl.SolverError("CLARABEL failed (simulated)")
+    monkeypatch.setattr(erm, "reference", failing_reference)
+    sol = erm.solve("newton")
+    assert sol.w is not None and sol.status == "inaccurate"
+    assert not sol.report.passed and np.isnan(sol.report.optimal_objective)
+    assert "simulated" in sol.report.details["reference_failed"]

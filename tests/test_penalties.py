@@ -109,3 +109,29 @@ def test_numpy_scalar_parameters_are_accepted(kind):
             make_penalty("elastic_net", l1_ratio=bad)
         with pytest.raises(ParameterError, match="p must be"):
             make_penalty("lp", p=bad)
+
+
+@pytest.mark.parametrize("p", [1.01, 1.1, 1.5, 3.0, 10.0])
+def test_lp_prox_is_the_minimizer_and_does_not_depend_on_earlier_calls(p):
+    # Found in review: at p = 1.01 (q = 101) the inner root solve crawled and stopped far
+    # from the root, so the prox was wrong and changed between identical calls (it starts
+    # from the previous call's multiplier).
+    v, t = np.array([0.3, -1.2, 2.0, 0.01, 5.0, -0.7]), 0.7
+    pen = make_penalty("lp", p=p)
+    first = pen.prox(v, t)
+    pen.prox(3.0 * v, 0.1)                          # another call in between
+    again = pen.prox(v, t)
+    np.testing.assert_allclose(again, first, rtol=0, atol=1e-12)
+    x = cp.Variable(6)
+    cp.Problem(cp.Minimize(0.5 * cp.sum_squares(x - v) + t * cp.pnorm(x, p))).solve(
+        solver="CLARABEL")
+
+    def objective(z):
+        return 0.5 * np.sum((z - v) ** 2) + t * np.linalg.norm(z, p)
+    assert objective(first) <= objective(x.value) + 1e-8
+
+
+def test_p_that_cvxpy_cannot_represent_is_refused():
+    with pytest.raises(ParameterError, match="p=1.0001 is represented by cvxpy's pnorm as p=1.0"):
+        make_penalty("lp", p=1.0001)
+    assert make_penalty("lp", p=1.001).p == 1.001

@@ -7,8 +7,10 @@ x = (w, b), the sum and affine chain rules are exact for finite convex functions
 
 A point is optimal iff 0 is in dF(x). The report gives
 
-* ``distance`` = min ||(1/n) A^T g + lam (r, 0)|| over that set: the norm of the
-  minimum-norm subgradient. Every per-sample interval [lo_i, hi_i] and every
+* ``distance`` = min ||U^{-1} ((1/n) A^T g + lam (r, 0))|| over that set: the norm of
+  the minimum-norm subgradient, each coordinate in units of F (U = diag of the columns'
+  root mean squares, 1 for the intercept), so that it does not depend on the units of
+  the features. Every per-sample interval [lo_i, hi_i] and every
   per-coordinate subdifferential of l1/elastic net is a box, so the minimization is a
   box-constrained least-squares problem, solved exactly by scipy's ``lsq_linear``
   (bounded-variable least squares); only ||w||_p (p > 1) at w = 0, whose subdifferential
@@ -95,6 +97,12 @@ def subgradient_distance(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Pena
     free = lo < hi
     A_T = np.vstack([X.T, np.ones(n)]) if intercept else X.T       # (dim, n)
     dim = A_T.shape[0]
+    # Coordinate j of a subgradient is in units of F times units of x_j: measured in units
+    # of F, it is divided by the RMS of feature j (1 for the intercept and zero columns),
+    # so the distance does not change with the units of X (found in review: at features
+    # x 1e-8 a wrong point passed at 1e-6, at x 1e8 exact optima failed).
+    units = np.sqrt(np.mean(A_T * A_T, axis=1))
+    units = np.where(units > 0, units, 1.0)
     g_fixed = np.where(free, 0.0, lo)
     base = A_T @ g_fixed / n
     cols, lower, upper = [A_T[:, free] / n], [lo[free]], [hi[free]]
@@ -114,7 +122,8 @@ def subgradient_distance(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Pena
             cols.append(E)
             lower.append(r_lo[box])
             upper.append(r_hi[box])
-    M = np.hstack(cols)
+    M = np.hstack(cols) / units[:, None]
+    base = base / units
     lb, ub = np.concatenate(lower), np.concatenate(upper)
     details = {"kink_tol": kink_tol, "on_kink": np.flatnonzero(free),
                "zero_coordinates": zero_coords,
@@ -126,7 +135,7 @@ def subgradient_distance(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Pena
         # evaluated there is a true upper bound whatever the SOCP solver's tolerance.
         k = M.shape[1]
         r = cp.Variable(d)
-        pad = np.vstack([np.eye(d), np.zeros((dim - d, d))])
+        pad = np.vstack([np.eye(d), np.zeros((dim - d, d))]) / units[:, None]
         expr, cons = base + lam * (pad @ r), [cp.norm(r, ball_q) <= 1]
         if k:
             z = cp.Variable(k)

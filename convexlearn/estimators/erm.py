@@ -68,6 +68,19 @@ _COMMON_DOC = """
 
 class _ERMBase(BaseEstimator):
     _default_loss = "logistic"
+    _task = "classification"
+
+    def _check_task(self) -> None:
+        """A classifier needs a classification loss, a regressor a regression loss (found
+        in review: loss="squared" in the classifier fitted the raw 0/1 labels as real
+        targets and thresholded at 0)."""
+        from ..losses import make_loss
+        loss = make_loss(self.loss)
+        if loss.task != self._task:
+            hint = ("'squared_classification' is the squared loss on labels mapped to "
+                    "-1/+1" if self._task == "classification" else "use ERMClassifier")
+            raise ValueError(f"{type(self).__name__} needs a {self._task} loss; "
+                             f"loss={self.loss!r} is a {loss.task} loss ({hint})")
 
     def _penalty_params(self) -> dict:
         if self.penalty == "lp":
@@ -116,6 +129,7 @@ class ERMClassifier(LinearDecisionMixin, ClassifierMixin, _ERMBase):
 
     def fit(self, X, y):
         """Fit one problem (two classes, classes_[1] -> +1) or one per class; returns self."""
+        self._check_task()
         X, y = validate_data(self, X, y, dtype=np.float64)
         self.classes_ = fit_classes(y, None)
         solutions = [self._solve(X, yk) for yk in ovr_targets(y, self.classes_)]
@@ -126,6 +140,7 @@ class ERMClassifier(LinearDecisionMixin, ClassifierMixin, _ERMBase):
 
 
 class ERMRegressor(RegressorMixin, _ERMBase):
+    _task = "regression"
     __doc__ = ("Linear regressor by regularized ERM.\n" +
                _COMMON_DOC.format(loss="squared", coef_shape="(n_features,)",
                                   intercept_type="float"))
@@ -144,6 +159,7 @@ class ERMRegressor(RegressorMixin, _ERMBase):
 
     def fit(self, X, y):
         """Fit w, b to real targets; returns self."""
+        self._check_task()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
         solution = self._solve(X, y)
         self.coef_ = np.asarray(solution.w, dtype=float)

@@ -53,7 +53,7 @@ def subgradient(oracle: ERMOracle, x0=None, *, step=None, step_scale: float = 1.
         # curvature at the starting point.
         L = oracle.lipschitz()
         if L is None and oracle.loss.twice_differentiable:
-            L = float(np.linalg.norm(oracle.hessian(x), 2))
+            L = float(np.linalg.norm(oracle.hessian(x, penalty=False), 2))
         offset = (L or 0.0) / mu
     rule = make_step_rule(step, scale=step_scale, mu=mu if mu > 0 else None, f_star=f_star,
                           offset=offset)

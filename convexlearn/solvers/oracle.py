@@ -141,7 +141,8 @@ class ERMOracle:
         """(F(x), g) with g one subgradient of F at x (sum rule, chain rule through A)."""
         return self.value_grad(x)   # derivative() and subgradient() return subgradients
 
-    def hessian(self, x: np.ndarray, dtype=np.float64, stride: int = 1) -> np.ndarray:
+    def hessian(self, x: np.ndarray, dtype=np.float64, stride: int = 1,
+                penalty: bool = True) -> np.ndarray:
         """(1/m) A_S^T diag(l''(f_S)) A_S + lam diag(R''), S = every ``stride``-th sample.
 
         With ``stride=1`` S is every sample and this is the Hessian of F (generalized for
@@ -154,7 +155,8 @@ class ERMOracle:
         X^T (l'' * X). ``dtype`` float32 halves the time again; B lives in a buffer kept
         across calls (a fresh n x d array per call costs as much as the product, in page
         faults). The intercept row, X_S^T l'' and sum l'', is formed in float64.
-        Returned in float64.
+        ``penalty=False`` leaves out lam R'' (the loss's curvature alone, defined for every
+        penalty). Returned in float64.
         """
         h = self.loss.hessian(self.y, self.scores(x))
         X = self.X
@@ -169,7 +171,7 @@ class ERMOracle:
             H[:self.d, self.d] = H[self.d, :self.d] = X.T @ h
             H[self.d, self.d] = h.sum()
         H /= m
-        if self.lam > 0:
+        if penalty and self.lam > 0:
             w, _ = self.split(x)
             d = np.arange(self.d)
             H[d, d] += self.lam * self.penalty.hessian_diag(w)
