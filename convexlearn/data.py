@@ -251,10 +251,9 @@ def check_nonnegative(name: str, value) -> float:
 
 
 def check_count(name: str, value) -> int:
-    """Validate a positive whole number (an iteration budget): 5 or 5.0, not 2.5, 0 or -5."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or \
-            not float(value).is_integer() or not value >= 1:
-        raise ParameterError(f"{name} must be a positive whole number; got {name}={value!r}")
+    """Validate a positive integer (an iteration budget): 5, not 5.0, 2.5, 0, -5 or True."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ParameterError(f"{name} must be a positive integer; got {name}={value!r}")
     return int(value)
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .certify.separability import DEFAULT_TOL, CertificateCheck, verify
+from .certify.separability import DEFAULT_TOL, CertificateCheck, midrange, verify
 from .data import LabelMap, as_binary_labels, as_features, check_choice
 from .errors import ConvexLearnError, DataError, InfeasibleError, SolverError
 from .formulations.base import solve_formulation
@@ -253,7 +253,7 @@ class Halfspace:
         """
         if self.homogeneous:
             return np.zeros(self.X.shape[1])
-        return 0.5 * (self.X.max(axis=0) + self.X.min(axis=0))
+        return midrange(self.X)
 
     def _separable(self, values: dict, shift: np.ndarray, scale: np.ndarray, margin: bool,
                    exact, tol: float, log: "_Log") -> SeparabilityResult:

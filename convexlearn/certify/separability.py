@@ -52,7 +52,7 @@ from ..errors import DataError
 
 __all__ = ["CertificateCheck", "verify_hyperplane", "verify_hyperplane_exact",
            "verify_certificate", "verify_certificate_exact", "verify", "verify_result",
-           "exact_is_cheap", "DEFAULT_TOL", "EXACT_MAX_ENTRIES"]
+           "exact_is_cheap", "midrange", "DEFAULT_TOL", "EXACT_MAX_ENTRIES"]
 
 #: Default relative tolerance of the floating-point checks.
 DEFAULT_TOL = 1e-6
@@ -195,6 +195,12 @@ def _class_rows(y: np.ndarray, homogeneous: bool) -> tuple[np.ndarray, list[str]
     return np.vstack([y > 0, y < 0]).astype(float), ["sum over y=+1", "sum over y=-1"]
 
 
+def midrange(X: np.ndarray) -> np.ndarray:
+    """Per-column centre of the data's range, (max + min) / 2: the point affine problems
+    are translated to (Halfspace's LPs, the float lambda check)."""
+    return 0.5 * (X.max(axis=0) + X.min(axis=0))
+
+
 def verify_certificate(X, y, lam, *, homogeneous: bool = False,
                        tol: float = DEFAULT_TOL) -> CertificateCheck:
     """Float check of a non-separability certificate lambda, with scaled tolerances.
@@ -229,7 +235,7 @@ def verify_certificate(X, y, lam, *, homogeneous: bool = False,
         if np.any(sums <= 0):
             return fail("a class sum of lambda is <= 0: lambda does not meet both hulls")
         lam = lam / (sums @ rows)
-        X = X - 0.5 * (X.max(axis=0) + X.min(axis=0))
+        X = X - midrange(X)
     r = X.T @ (y * lam)
     scale = np.maximum(np.abs(X).T @ np.abs(lam), 1e-300)
     residuals["balance"] = float(np.max(np.abs(r) / scale))

@@ -15,13 +15,12 @@ and the core ERM has no per-sample weights yet.
 
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import validate_data
 
-from ..data import check_nonnegative
+from ..data import check_count, check_nonnegative
 from ..erm import ERM
 from ._base import (LinearDecisionMixin, fit_classes, ovr_targets, validated_X,
                     warn_if_not_optimal)
@@ -91,11 +90,8 @@ class _ERMBase(BaseEstimator):
 
     def _solve(self, X, y):
         check_nonnegative("lam", self.lam)
-        if self.max_iter is not None and (isinstance(self.max_iter, bool) or not
-                                          isinstance(self.max_iter, numbers.Integral)
-                                          or self.max_iter < 1):
-            raise ValueError(f"max_iter must be a positive integer or None; got "
-                             f"max_iter={self.max_iter!r}")
+        if self.max_iter is not None:
+            check_count("max_iter", self.max_iter)
         options = {} if self.max_iter is None or self.method in ("exact", "closed-form") \
             else {"max_iter": int(self.max_iter)}
         erm = ERM(X, y, loss=self.loss, penalty=self.penalty, lam=self.lam,

@@ -10,12 +10,12 @@ certificate that the convex hulls of the classes meet.
 
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import validate_data
 
+from ..data import check_count
 from ..errors import InfeasibleError
 from ..halfspace import Halfspace
 from ..solvers.perceptron import perceptron
@@ -68,9 +68,7 @@ class PerceptronClassifier(_LinearPredictor):
 
     def fit(self, X, y):
         """Run the perceptron (one-vs-rest for more than two classes); returns self."""
-        if isinstance(self.max_iter, bool) or not isinstance(self.max_iter, numbers.Integral) \
-                or self.max_iter < 1:
-            raise ValueError(f"max_iter must be a positive integer; got max_iter={self.max_iter!r}")
+        check_count("max_iter", self.max_iter)
         X, y = validate_data(self, X, y, dtype=np.float64)
         self.classes_ = fit_classes(y, None)
         seed = seed_from(self.random_state)

@@ -23,13 +23,12 @@ from __future__ import annotations
 import importlib
 import inspect
 import math
-import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import validate_data
 
-from ..data import as_sample_weight, check_C, check_choice, check_positive
+from ..data import as_sample_weight, check_C, check_choice, check_count, check_positive
 from ..errors import NotApplicableError
 from ..kernels import check_gram
 from ..svm import ITERATIVE_METHODS, SVM
@@ -73,11 +72,8 @@ class _SVMClassifierBase(ClassifierMixin, BaseEstimator):
         available = [m for m in self._methods if m == "exact" or m in ITERATIVE_METHODS]
         check_choice("method", self.method, available)
         check_positive("tol", self.tol)
-        if self.max_iter is not None and (isinstance(self.max_iter, bool) or not
-                                          isinstance(self.max_iter, numbers.Integral)
-                                          or self.max_iter < 1):
-            raise ValueError(f"max_iter must be a positive integer or None; got "
-                             f"max_iter={self.max_iter!r}")
+        if self.max_iter is not None:
+            check_count("max_iter", self.max_iter)
         return check_C(self.C)
 
     def _options(self) -> dict:

@@ -310,14 +310,22 @@ def smo(cols: KernelColumns, y: np.ndarray, C: float, intercept: bool = True, to
     return SMOResult(alpha, v, it, status, history, violation, n_shrink, diverged_at, gap_checks)
 
 
-def _relative_gap(y, C, alpha, v, intercept) -> float:
-    """|P - D| / max(1, |P|) at alpha, with v = y - g (all samples) and b from alpha."""
+def _primal_at(y, C, alpha, v, intercept):
+    """The primal point implied by alpha, with v = y - g (all samples): b (from
+    :func:`~convexlearn.solvers.polish.intercept_from_alpha`), its rule, g, alpha^T Q alpha,
+    the hinge slacks and P(w, b)."""
     from .polish import intercept_from_alpha
     g = y - v
-    b = intercept_from_alpha(y, C, alpha, g)[0] if intercept else 0.0
+    b, rule = intercept_from_alpha(y, C, alpha, g) if intercept else (0.0, "no intercept")
     aQa = float((y * alpha) @ g)
-    hinge = 0.0 if math.isinf(C) else C * float(np.maximum(0.0, 1.0 - y * (g + b)).sum())
-    primal = 0.5 * aQa + hinge
+    hinge = np.maximum(0.0, 1.0 - y * (g + b))
+    primal = 0.5 * aQa + (0.0 if math.isinf(C) else C * float(hinge.sum()))
+    return b, rule, g, aQa, hinge, primal
+
+
+def _relative_gap(y, C, alpha, v, intercept) -> float:
+    """|P - D| / max(1, |P|) at alpha, with v = y - g (all samples) and b from alpha."""
+    _, _, _, aQa, _, primal = _primal_at(y, C, alpha, v, intercept)
     return abs(primal - (float(alpha.sum()) - 0.5 * aQa)) / max(1.0, abs(primal))
 
 
@@ -423,7 +431,6 @@ def solve_svm(svm, tol: float = 1e-3, max_iter: int | None = None, shrinking: bo
         linear kernel, ``objective`` = the primal objective P(w, b) of the returned point,
         ``n_iter``, and ``extra`` with the final violation, shrink count and cache stats.
     """
-    from .polish import intercept_from_alpha
     tol = check_positive("tol", tol)
     gap_tol = tol if gap_tol is None else check_positive("gap_tol", gap_tol, allow_inf=True)
     timer = Timer()
@@ -449,15 +456,8 @@ def solve_svm(svm, tol: float = 1e-3, max_iter: int | None = None, shrinking: bo
                 f"{'input space' if linear else 'the kernel feature space'} (verified "
                 f"certificate from Halfspace.check); use a finite C")
     alpha = res.alpha
-    g = y - res.v
-    if svm.intercept:
-        b, rule = intercept_from_alpha(y, C, alpha, g)
-    else:
-        b, rule = 0.0, "no intercept"
+    b, rule, _, _, hinge, objective = _primal_at(y, C, alpha, res.v, svm.intercept)
     beta = y * alpha
-    aQa = float(beta @ g)
-    hinge = np.maximum(0.0, 1.0 - y * (g + b))
-    objective = 0.5 * aQa + (0.0 if svm.hard_margin else C * float(hinge.sum()))
     w = svm.X.T @ beta if svm.kernel.is_linear and svm.X is not None else None
     xi = None if svm.hard_margin else hinge
     sol = Solution(w=w, b=float(b), alpha=alpha, xi=xi, objective=objective, status=res.status,
