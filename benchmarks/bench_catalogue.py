@@ -14,8 +14,8 @@ import platform
 import time
 from pathlib import Path
 
-from convexlearn.catalogue import find_problem_files, load_problem
-from convexlearn.runner import run_problem
+from convexlearn.app.catalogue import find_problem_files, load_problem
+from convexlearn.app.runner import run_problem
 
 ROOT = Path(__file__).resolve().parents[1]
 

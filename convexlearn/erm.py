@@ -353,7 +353,7 @@ class ERM:
         return distance, dict(details)
 
     def _solve_closed_form(self) -> Solution:
-        from . import closed_forms
+        from .solvers import closed_forms
         if self.loss.name not in ("squared", "squared_classification") or \
                 (self.penalty.name not in ("none", "l2") and self.lam > 0):
             raise NotApplicableError(

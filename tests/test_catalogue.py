@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from convexlearn.catalogue import ProblemFileError, load_dataset, load_problem, standardize
-from convexlearn.generators import GENERATORS
+from convexlearn.app.catalogue import ProblemFileError, load_dataset, load_problem, standardize
+from convexlearn.app.generators import GENERATORS
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = sorted((ROOT / "problems").glob("*.toml"))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from convexlearn.cli import Progress, main
+from convexlearn.app.cli import Progress, main
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -246,12 +246,12 @@ def test_method_option_typo_is_a_usage_error(tmp_path, capsys):
 
 
 def test_internal_error_exits_4_not_1(tmp_path, capsys, monkeypatch):
-    import convexlearn.runner
+    import convexlearn.app.runner
 
     def boom(*args, **kwargs):
         raise RuntimeError("simulated bug")
 
-    monkeypatch.setattr(convexlearn.runner, "run_problem", boom)
+    monkeypatch.setattr(convexlearn.app.runner, "run_problem", boom)
     path = make(tmp_path)
     assert main(["solve", str(path), "--json", str(tmp_path / "out.json")]) == 4
     err = capsys.readouterr().err
@@ -272,7 +272,7 @@ def test_check_runs_every_file_and_exits_with_the_worst_error(tmp_path, capsys):
 # ------------------------------------------------------------- regressions (review)
 def test_utf8_byte_order_mark_is_not_part_of_the_first_column_name(tmp_path, capsys):
     """Excel writes a BOM: it used to turn the first column's name into '\\ufeffa'."""
-    from convexlearn.csvfile import read_csv
+    from convexlearn.app.csvfile import read_csv
     path = tmp_path / "bom.csv"
     path.write_bytes("\ufeffa,b,c\n0,1,x\n1,0,y\n".encode("utf-8"))
     header, rows = read_csv(path)
@@ -286,7 +286,7 @@ def test_utf8_byte_order_mark_is_not_part_of_the_first_column_name(tmp_path, cap
 def test_failed_plot_leaves_no_json_either(tmp_path, capsys, monkeypatch, failure):
     """--json and --plot are written all or nothing (the JSON used to be written first)."""
     pytest.importorskip("matplotlib")
-    import convexlearn.runner
+    import convexlearn.app.runner
     path = make(tmp_path)
     outdir = tmp_path / "out"
     outdir.mkdir()
@@ -300,13 +300,13 @@ def test_failed_plot_leaves_no_json_either(tmp_path, capsys, monkeypatch, failur
     else:   # the plot's directory disappears during the solve (checked writable before)
         (tmp_path / "plots").mkdir()
         plot = tmp_path / "plots" / "p.png"
-        real = convexlearn.runner.run_problem
+        real = convexlearn.app.runner.run_problem
 
         def solve_then_remove(*args, **kwargs):
             result = real(*args, **kwargs)
             (tmp_path / "plots").rmdir()
             return result
-        monkeypatch.setattr(convexlearn.runner, "run_problem", solve_then_remove)
+        monkeypatch.setattr(convexlearn.app.runner, "run_problem", solve_then_remove)
     code = main(["solve", str(path), "--json", str(outdir / "r.json"), "--plot", str(plot)])
     err = capsys.readouterr().err
     assert os.listdir(outdir) == []               # no JSON, no temporary file

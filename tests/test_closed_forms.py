@@ -8,7 +8,7 @@ from sklearn.linear_model import LinearRegression
 from sklearn.preprocessing import PolynomialFeatures
 
 import convexlearn as cl
-from convexlearn import closed_forms as cf
+from convexlearn.solvers import closed_forms as cf
 from convexlearn.errors import DataError, ParameterError
 from helpers import binary_dataset
 

@@ -14,11 +14,11 @@ pytest.importorskip("matplotlib")
 
 from matplotlib.collections import PathCollection  # noqa: E402
 
-from convexlearn.catalogue import load_problem  # noqa: E402
+from convexlearn.app.catalogue import load_problem  # noqa: E402
 from convexlearn.errors import NotApplicableError  # noqa: E402
-from convexlearn.plot import DPI, PANEL_SIZE, make_figure, plot_result, require_matplotlib  # noqa: E402
-from convexlearn.report import write_atomic  # noqa: E402
-from convexlearn.runner import run_problem  # noqa: E402
+from convexlearn.app.figures import DPI, PANEL_SIZE, make_figure, plot_result, require_matplotlib  # noqa: E402
+from convexlearn.app.report import write_atomic  # noqa: E402
+from convexlearn.app.runner import run_problem  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -126,7 +126,7 @@ def test_writes_are_atomic(tmp_path):
 
 
 def test_solve_command_writes_the_png(tmp_path, capsys):
-    from convexlearn.cli import main
+    from convexlearn.app.cli import main
     out = tmp_path / "iris.png"
     code = main(["solve", str(ROOT / "problems" / "iris_versicolor_virginica.toml"),
                  "--methods", "exact-primal", "smo", "--plot", str(out), "--quiet"])

@@ -25,8 +25,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .catalogue import Key, Problem
-from .errors import ParameterError, SolverError
+from .schema import Key, Problem
+from ..errors import ParameterError, SolverError
 
 __all__ = ["MethodRow", "RunResult", "Adapter", "SVMAdapter", "ERMAdapter", "HalfspaceAdapter",
            "ShatteringAdapter", "ADAPTERS", "adapter_for"]
@@ -221,7 +221,7 @@ class SVMAdapter(Adapter):
 
     def methods(self) -> list[str]:
         """Every SVM method: the exact formulations, then the iterative methods."""
-        from .svm import EXACT_METHODS, ITERATIVE_METHODS
+        from ..svm import EXACT_METHODS, ITERATIVE_METHODS
         return list(EXACT_METHODS) + list(ITERATIVE_METHODS)
 
     def run(self, problem, methods, tol, progress):
@@ -233,7 +233,7 @@ class SVMAdapter(Adapter):
         verdict when ``expect.separable`` is set (linear kernel only). Raises SolverError when
         the reference is not certified optimal.
         """
-        from .svm import EXACT_METHODS, ITERATIVE_METHODS, SVM
+        from ..svm import EXACT_METHODS, ITERATIVE_METHODS, SVM
         m = problem.model
         svm = SVM(problem.data.X, problem.data.y, C=m["C"], kernel=m["kernel"],
                   intercept=m["intercept"], gamma=m["gamma"], degree=m["degree"],
@@ -285,7 +285,7 @@ class SVMAdapter(Adapter):
 
 
 def _halfspace(X, y, homogeneous: bool):
-    from .halfspace import Halfspace
+    from ..halfspace import Halfspace
     return Halfspace(X, y, homogeneous=homogeneous).check()
 
 
@@ -345,12 +345,12 @@ class ERMAdapter(Adapter):
 
     def task(self, model: dict) -> str:
         """The task of the loss ``model["loss"]``: "classification" or "regression"."""
-        from .losses import make_loss
+        from ..losses import make_loss
         return make_loss(model["loss"]).task
 
     def methods(self) -> list[str]:
         """Every ERM method: "exact", "closed-form", then the iterative methods."""
-        from .erm import METHODS
+        from ..erm import METHODS
         return list(METHODS)
 
     def run(self, problem, methods, tol, progress):
@@ -360,7 +360,7 @@ class ERMAdapter(Adapter):
         (|w_j| > 1e-6 max(1, ||w||_inf)) and, for a classification loss, training_errors.
         Raises SolverError when the reference is not certified optimal.
         """
-        from .erm import ERM, ITERATIVE_METHODS
+        from ..erm import ERM, ITERATIVE_METHODS
         m = problem.model
         extra = {k: m[k] for k in ("p", "l1_ratio") if m[k] is not None}
         erm = ERM(problem.data.X, problem.data.y, loss=m["loss"], penalty=m["penalty"],
@@ -420,7 +420,7 @@ class ShatteringAdapter(Adapter):
         A row's status names an unrealizable labeling when one is found; the first method is
         the reference. Fact: shattered. Raises SolverError when the methods disagree.
         """
-        from .shattering import unrealizable_labeling
+        from ..shattering import unrealizable_labeling
         rows, verdicts = [], {}
         for method in methods:
             start = time.perf_counter()

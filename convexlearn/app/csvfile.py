@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import ProblemFileError
+from ..errors import ProblemFileError
 
 __all__ = ["read_csv", "numeric_column", "label_column"]
 

@@ -21,7 +21,7 @@ import sys
 import time
 import traceback
 
-from .errors import (ConvexLearnError, InfeasibleError, NotApplicableError, ParameterError,
+from ..errors import (ConvexLearnError, InfeasibleError, NotApplicableError, ParameterError,
                      SolverError, UnboundedError)
 
 __all__ = ["main", "build_parser", "exit_code", "EXIT_OK", "EXIT_EXPECTATION", "EXIT_USAGE",
@@ -86,7 +86,7 @@ def cmd_solve(args) -> int:
                 f"--plot: nothing to plot for {problem.name}: the decision boundary needs 2 "
                 f"features (it has {problem.data.X.shape[1]}) and the convergence curves an "
                 f"iterative method (methods: {', '.join(methods)})")
-        from .plot import require_matplotlib
+        from .figures import require_matplotlib
         require_matplotlib()                          # ImportError now, with the pip hint
     progress = Progress(args.quiet)
     try:
@@ -100,7 +100,7 @@ def cmd_solve(args) -> int:
     if args.json is not None:
         outputs.append((args.json, dumps(result_record(result))))
     if args.plot is not None:
-        from .plot import figure_png, make_figure
+        from .figures import figure_png, make_figure
         outputs.append((args.plot, figure_png(make_figure(result))))
     write_all_atomic(outputs)
     return EXIT_OK if result.passed else EXIT_EXPECTATION
@@ -150,7 +150,7 @@ def cmd_check(args) -> int:
 
 def cmd_separable(args) -> int:
     from .catalogue import load_dataset
-    from .halfspace import Halfspace
+    from ..halfspace import Halfspace
     from .report import check_writable, dumps, separability_record, write_atomic
 
     if args.json is not None:
@@ -188,7 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
     Each subcommand sets ``func`` (cmd_solve, cmd_check, cmd_separable), which :func:`main`
     calls with the parsed arguments.
     """
-    from . import __version__
+    from .. import __version__
     parser = argparse.ArgumentParser(
         prog="convexlearn",
         description="Solve convex learning problems exactly and iteratively, and verify every "

@@ -24,7 +24,7 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import DataError
+from ..errors import DataError
 
 __all__ = ["format_table", "format_report", "result_record", "provenance", "write_atomic",
            "write_all_atomic",
@@ -146,7 +146,7 @@ def provenance_of_data(data) -> dict:
 
 
 def _solver_version(solver: str) -> str:
-    from .formulations.base import solver_version
+    from ..formulations.base import solver_version
     return solver_version(solver)
 
 

@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .data import as_binary_labels, as_features, as_targets, check_choice, check_nonnegative
-from .errors import DataError
-from .kernels import polynomial_features
+from ..data import as_binary_labels, as_features, as_targets, check_choice, check_nonnegative
+from ..errors import DataError
+from ..kernels import polynomial_features
 
 __all__ = ["LinearModel", "least_squares", "ridge", "classify_by_regression", "lda",
            "polynomial_regression"]

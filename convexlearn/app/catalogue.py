@@ -12,7 +12,7 @@ A problem file has five tables::
     [expect]    # facts established by the exact solver (see each model's adapter)
 
 The keys of ``[model]`` and ``[expect]`` depend on the model kind and are declared by
-its adapter in :mod:`convexlearn.runner`. Every error names the file and, where it can,
+its adapter in :mod:`convexlearn.app.adapters`. Every error names the file and, where it can,
 the line: a TOML syntax error its line and column, an unknown key the valid ones, a
 wrong type the key and the expected type, a bad CSV cell its line and column.
 
@@ -24,60 +24,18 @@ explicit feature map. ``Dataset.sha256`` is a checksum of the arrays actually so
 from __future__ import annotations
 
 import hashlib
-import re
-import tomllib
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
+from ..errors import ConvexLearnError, ProblemFileError
+from .adapters import adapter_for
 from .csvfile import label_column, numeric_column, read_csv
-from .errors import ConvexLearnError, ProblemFileError
 from .generators import GENERATORS
+from .schema import Dataset, FileContext, Key, Problem, is_number, read_toml, validate
 
 __all__ = ["Key", "Problem", "Dataset", "ProblemFileError", "load_problem", "read_csv",
            "standardize", "find_problem_files", "load_dataset"]
-
-_REQUIRED = object()
-
-
-@dataclass(frozen=True)
-class Key:
-    """One key of a problem-file table: its type (see ``_TYPES``), default and meaning."""
-
-    type: str
-    default: Any = _REQUIRED
-    doc: str = ""
-
-    @property
-    def required(self) -> bool:
-        """True when the key has no default: the table must give it."""
-        return self.default is _REQUIRED
-
-
-def _is_number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def _is_label(v) -> bool:
-    return isinstance(v, str) or _is_number(v)
-
-
-_TYPES = {
-    "number": _is_number,
-    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-    "string": lambda v: isinstance(v, str),
-    "boolean": lambda v: isinstance(v, bool),
-    "number or string": lambda v: _is_number(v) or isinstance(v, str),
-    "list of strings": lambda v: isinstance(v, list) and all(isinstance(s, str) for s in v),
-    "list of numbers": lambda v: isinstance(v, list) and all(map(_is_number, v)),
-    "list of labels": lambda v: isinstance(v, list) and all(map(_is_label, v)),
-    "list of lists of numbers": lambda v: isinstance(v, list) and all(
-        isinstance(r, list) and all(map(_is_number, r)) for r in v),
-    "table": lambda v: isinstance(v, dict),
-    "table of numbers": lambda v: isinstance(v, dict) and all(map(_is_number, v.values())),
-}
 
 TOP_KEYS = {
     "name": Key("string", doc="short identifier"),
@@ -109,133 +67,13 @@ RUN_KEYS = {
 }
 
 
-@dataclass
-class Dataset:
-    """The samples of a problem, after selection, standardization and feature map.
-
-    ``y`` holds the original labels (classification), real targets (regression) or is
-    None (point sets). ``sha256`` is a checksum of X and y as solved (see the property);
-    ``source_sha256`` of the CSV file's bytes.
-    """
-
-    X: np.ndarray
-    y: np.ndarray | None
-    feature_names: list[str]
-    label: str | None = None
-    classes: list | None = None
-    source: str = ""
-    source_sha256: str | None = None
-    seed: int | None = None
-    transforms: list[str] = field(default_factory=list)
-
-    @property
-    def sha256(self) -> str:
-        """SHA-256 hex digest of X's shape and float64 bytes, then of y: its float64 bytes, or
-        its labels joined by newlines when not numeric (nothing when y is None).
-        """
-        h = hashlib.sha256(repr(self.X.shape).encode())
-        h.update(np.ascontiguousarray(self.X, dtype="<f8").tobytes())
-        if self.y is not None:
-            if self.y.dtype.kind in "biuf":
-                h.update(np.ascontiguousarray(self.y, dtype="<f8").tobytes())
-            else:
-                h.update("\n".join(map(str, self.y)).encode())
-        return h.hexdigest()
-
-
-@dataclass
-class Problem:
-    """A validated problem file with its data loaded (see the module docstring)."""
-
-    path: Path
-    name: str
-    description: str
-    kind: str
-    model: dict
-    data: Dataset
-    methods: list[str] | None
-    tol: float
-    solver: str | None
-    solver_options: dict
-    options: dict
-    expect: dict
-
-
-# --------------------------------------------------------------------------- TOML layer
-class _Context:
-    """The file being read: turns a dotted key into 'file, line N' for messages."""
-
-    def __init__(self, path: Path, text: str):
-        self.path, self.lines = path, text.splitlines()
-
-    def line_of(self, dotted: str) -> int | None:
-        *section, key = dotted.split(".")
-        header, pattern = None, re.compile(rf'^\s*"?{re.escape(key)}"?\s*=')
-        for number, line in enumerate(self.lines, start=1):
-            stripped = line.strip()
-            if stripped.startswith("["):
-                header = stripped.strip("[] ").split("]")[0]
-            elif pattern.match(line) and (header or "") == ".".join(section):
-                return number
-        return None
-
-    def error(self, dotted: str | None, message: str) -> ProblemFileError:
-        line = self.line_of(dotted) if dotted else None
-        where = f"{self.path}, line {line}" if line else f"{self.path}"
-        return ProblemFileError(f"{where}: {message}")
-
-
-def validate(table: dict, schema: dict[str, Key], where: str, ctx: _Context) -> dict:
-    """Check a TOML table against ``schema``; return it with defaults filled in.
-
-    Raises ProblemFileError naming the key for an unknown key (listing the valid ones), a
-    wrong type (naming the expected type) or a missing required key.
-    """
-    prefix = f"{where}." if where else ""
-    for key, value in table.items():
-        if key not in schema:
-            raise ctx.error(prefix + key, f"unknown key {prefix + key!r}; valid keys in "
-                            f"[{where or 'top level'}]: {', '.join(sorted(schema))}")
-        spec = schema[key]
-        if not _TYPES[spec.type](value):
-            raise ctx.error(prefix + key, f"key {prefix + key!r} must be {_article(spec.type)}; "
-                            f"got {type(value).__name__} {value!r}")
-    missing = [k for k, spec in schema.items() if spec.required and k not in table]
-    if missing:
-        raise ctx.error(None, f"missing required key(s) in [{where or 'top level'}]: "
-                        f"{', '.join(prefix + k for k in missing)}")
-    return {k: table.get(k, spec.default) for k, spec in schema.items()
-            if k in table or not spec.required}
-
-
-def _article(type_name: str) -> str:
-    return ("an " if type_name[0] in "aeiou" else "a ") + type_name
-
-
-def read_toml(path: Path) -> tuple[dict, _Context]:
-    """Parse a TOML file; a syntax error names the file, line and column."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ProblemFileError(f"{path}: no such problem file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ProblemFileError(f"{path}: cannot read the problem file: {exc}") from None
-    try:
-        return tomllib.loads(text), _Context(path, text)
-    except tomllib.TOMLDecodeError as exc:
-        found = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
-        message = re.sub(r"\s*\(at .*\)$", "", str(exc))
-        where = f"line {found.group(1)}, column {found.group(2)}" if found else "end of file"
-        raise ProblemFileError(f"{path}, {where}: TOML syntax error: {message}") from None
-
-
 def _select_classes(y: np.ndarray, wanted: list, where: str) -> np.ndarray:
     """Boolean mask of the rows in the two ``wanted`` classes (matched by value)."""
     found = sorted(set(y.tolist()), key=str)
     if len(wanted) != 2 or wanted[0] == wanted[1]:
         raise ProblemFileError(f"{where}: 'data.classes' must name two distinct classes; "
                                f"got {wanted!r}")
-    as_found = [float(c) if y.dtype.kind == "f" and _is_number(c) else c for c in wanted]
+    as_found = [float(c) if y.dtype.kind == "f" and is_number(c) else c for c in wanted]
     missing = [c for c in as_found if c not in found]
     if missing:
         raise ProblemFileError(f"{where}: class(es) {missing} not found in the label column; "
@@ -250,7 +88,7 @@ def standardize(X: np.ndarray) -> np.ndarray:
     return (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
 
 
-def _load_data(spec: dict, task: str, ctx: _Context, classes_hint: str) -> Dataset:
+def _load_data(spec: dict, task: str, ctx: FileContext, classes_hint: str) -> Dataset:
     """Read or generate the samples, then select, standardize and map them."""
     if (spec["path"] is None) == (spec["generator"] is None):
         raise ctx.error(None, "[data] needs exactly one of 'path' (a CSV file) or "
@@ -285,7 +123,7 @@ def _load_data(spec: dict, task: str, ctx: _Context, classes_hint: str) -> Datas
         if fm["kind"] != "poly":
             raise ctx.error("data.feature_map.kind", f"unknown feature map {fm['kind']!r}; "
                             "valid: 'poly'")
-        from .kernels import polynomial_features      # scipy: only when asked for
+        from ..kernels import polynomial_features      # scipy: only when asked for
         data.X = polynomial_features(data.X, degree=fm["degree"], gamma=fm["gamma"],
                                      coef0=fm["coef0"])
         data.transforms.append(f"polynomial feature map (degree={fm['degree']}, "
@@ -294,7 +132,7 @@ def _load_data(spec: dict, task: str, ctx: _Context, classes_hint: str) -> Datas
     return data
 
 
-def _from_csv(spec: dict, task: str, ctx: _Context) -> Dataset:
+def _from_csv(spec: dict, task: str, ctx: FileContext) -> Dataset:
     path = ctx.path.parent / spec["path"]
     header, rows = read_csv(path)
     lines = np.arange(2, len(rows) + 2)
@@ -320,7 +158,7 @@ def _from_csv(spec: dict, task: str, ctx: _Context) -> Dataset:
                    source_sha256=hashlib.sha256(path.read_bytes()).hexdigest())
 
 
-def _generate(table: dict, ctx: _Context) -> Dataset:
+def _generate(table: dict, ctx: FileContext) -> Dataset:
     kind = table.get("kind")
     if kind not in GENERATORS:
         raise ctx.error("data.generator.kind", f"unknown generator {kind!r}; valid: "
@@ -345,8 +183,6 @@ def load_problem(path) -> Problem:
         Missing or unreadable file, TOML syntax, unknown key, wrong type, bad data file
         (each naming the file and, where known, the line).
     """
-    from .adapters import adapter_for     # adapters declare [model] and [expect] keys
-
     path = Path(path)
     raw, ctx = read_toml(path)
     top = validate(raw, TOP_KEYS, "", ctx)
@@ -387,7 +223,7 @@ def load_dataset(path, label: str, classes=None, features=None, standardize: boo
     spec = {**{k: key.default for k, key in DATA_KEYS.items()}, "path": path.name,
             "label": label, "classes": classes, "features": features,
             "standardize": standardize}
-    return _load_data(spec, task, _Context(path, ""), "--classes A B")
+    return _load_data(spec, task, FileContext(path, ""), "--classes A B")
 
 
 def find_problem_files(paths) -> list[Path]:

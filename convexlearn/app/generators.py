@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import ParameterError
+from ..errors import ParameterError
 
 __all__ = ["GENERATORS", "xor", "blobs", "regression", "rank_deficient", "polynomial", "points"]
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import NotApplicableError
+from ..errors import NotApplicableError
 
 __all__ = ["plot_result", "save_figure", "figure_png", "make_figure", "plot_boundary",
            "plot_convergence", "PANEL_SIZE", "DPI"]

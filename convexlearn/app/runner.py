@@ -16,7 +16,7 @@ from typing import Any
 
 from .adapters import ADAPTERS, MethodRow, Progress, RunResult, adapter_for
 from .catalogue import Problem
-from .errors import ConvexLearnError
+from ..errors import ConvexLearnError
 
 __all__ = ["MethodRow", "Check", "RunResult", "ADAPTERS", "adapter_for", "run_problem",
            "check_expectations"]
