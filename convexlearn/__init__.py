@@ -4,7 +4,7 @@ The SVM family, halfspaces and regularized empirical risk minimization, each wri
 as an exact cvxpy problem and solved by classical iterative methods; every answer is
 checked against its optimality (KKT) conditions recomputed from the data.
 
-Conventions: see DESIGN.md section 1 and the docstrings of each class.
+Conventions: docs/conventions.md and the docstrings of each class.
 """
 
 from .errors import (ConvexLearnError, DataError, InfeasibleError, NotApplicableError,
@@ -16,6 +16,7 @@ from .certify.kkt import KKTReport
 from .svm import SVM
 from .halfspace import Halfspace, SeparabilityResult
 from .shattering import shatters
+from .perceptron import perceptron
 from .compare import Comparison, compare
 from .erm import ERM
 from .certify.optimality import OptimalityReport
@@ -28,7 +29,7 @@ __all__ = [
     "Kernel", "make_kernel", "polynomial_features",
     "History", "Solution",
     "KKTReport", "SVM",
-    "Halfspace", "SeparabilityResult", "shatters",
+    "Halfspace", "SeparabilityResult", "shatters", "perceptron",
     "compare", "Comparison",
     "ERM", "OptimalityReport",
 ]

@@ -11,36 +11,25 @@ Labels: sorted classes, ``classes[0] -> -1``, ``classes[1] -> +1``.
 
 from __future__ import annotations
 
-import importlib
-import inspect
 import math
 
 import numpy as np
 
-from .certify.kkt import KKTReport, gram_factor, kkt_report, solution_multipliers
+from .certify.kkt import KKTReport, gram_factor, kkt_report
 from .data import (as_binary_labels, as_features, as_sample_weight, check_bool, check_C,
-                   check_count, check_nonnegative, check_positive)
-from .errors import (DataError, InfeasibleError, NotApplicableError, ParameterError,
-                     SolverError, UnboundedError)
-from .formulations.base import solve_formulation
+                   check_nonnegative)
+from .errors import DataError, NotApplicableError, ParameterError
 from .formulations.svm import svm_dual, svm_primal
 from .kernels import DEFAULT_PSD_TOL, PSDCheck, check_gram, check_psd, make_kernel
-from .solution import Solution, Timer
-from .solvers.polish import intercept_from_alpha, polish_alpha
+from .routes import svm as routes
+from .routes.halfspace import SeparabilityResult, decide_separability
+from .solution import Solution
+from .solvers.polish import intercept_from_alpha
 
 __all__ = ["SVM", "EXACT_METHODS", "ITERATIVE_METHODS"]
 
-EXACT_METHODS = ("exact", "exact-primal", "exact-primal-hinge", "exact-dual")
-
-#: Iterative methods: name -> "module:function" under convexlearn.solvers; each function
-#: takes the SVM and keyword options and returns a Solution.
-ITERATIVE_METHODS: dict[str, str] = {"subgradient": "svm_subgradient:solve_svm",
-                                     "pegasos": "pegasos:solve_svm", "smo": "smo:solve_svm",
-                                     "dcd": "dcd:solve_svm"}
-
-_INFEASIBLE_HINT = ("the hard-margin SVM is infeasible: no hyperplane separates the two classes "
-                    "with margin. cl.Halfspace(X, y).check() decides linear separability and "
-                    "returns a certificate; use a finite C for the soft margin")
+EXACT_METHODS = routes.EXACT_METHODS
+ITERATIVE_METHODS = routes.ITERATIVE_METHODS
 
 
 class SVM:
@@ -181,7 +170,8 @@ class SVM:
     def _data_args(self) -> dict:
         return {"X": self.X} if self.kernel.is_linear else {"K": self.gram}
 
-    def _check_primal_form(self, form: str) -> str:
+    def check_primal_form(self, form: str) -> str:
+        """Validate a primal form name: "slack", or "hinge" (which needs a finite C)."""
         if form not in ("slack", "hinge"):
             raise ParameterError(f"unknown primal form {form!r}; valid: 'slack', 'hinge'")
         if form == "hinge" and self.hard_margin:
@@ -191,7 +181,7 @@ class SVM:
         return form
 
     def _primal_formulation(self, form: str):
-        return svm_primal(self.y, self.C, self.intercept, self._check_primal_form(form),
+        return svm_primal(self.y, self.C, self.intercept, self.check_primal_form(form),
                           weights=self.sample_weight, **self._data_args())
 
     def primal(self, form: str = "slack"):
@@ -208,16 +198,6 @@ class SVM:
                         **self._data_args()).problem
 
     # ----------------------------------------------------------------- solving
-    def default_exact_method(self) -> str:
-        """The exact formulation used by ``solve()``: the dual, for every kernel and shape.
-
-        Measured (benchmarks/bench_exact_svm.py, n=5000, d=50): the linear dual in factor
-        form 1/2 ||X^T (y * alpha)||^2 solves 2x faster than the primal, with many or with
-        few support vectors; nonlinear kernels have no cheaper primal (the expansion form
-        carries the same n x n matrix, singular for low-rank kernels).
-        """
-        return "exact-dual"
-
     def solve(self, method: str = "exact", *, solver: str | None = None, tol: float = 1e-6,
               kkt_tol: float | None = None, polish: bool = True, **options) -> Solution:
         """Solve the problem and attach its KKT report.
@@ -253,245 +233,52 @@ class SVM:
         InfeasibleError
             Hard margin on data that are not linearly separable.
         """
-        if kkt_tol is None:     # capped: smo at tol=10 was "optimal" at alpha = 0
-            kkt_tol = 1e-6 if method in EXACT_METHODS else min(max(tol, 1e-6), 1e-3)
-        kkt_tol = check_positive("kkt_tol", kkt_tol)
-        if method in EXACT_METHODS:
-            solution = self._solve_exact(method, solver, polish=polish, kkt_tol=kkt_tol,
-                                         **options)
-        elif method in ITERATIVE_METHODS:
-            if options.get("loss", "hinge") != "hinge":
-                raise NotApplicableError(
-                    f"SVM.solve solves the hinge-loss SVM; loss={options['loss']!r} is another "
-                    f"problem, whose KKT conditions this report does not check. Use "
-                    f"cl.ERM(X, y, loss={options['loss']!r}, penalty='l2') or call "
-                    f"convexlearn.solvers.{ITERATIVE_METHODS[method].split(':')[0]} directly")
-            if self.sample_weight is not None:
-                raise NotApplicableError(
-                    f"method {method!r} does not take sample weights; the exact methods do "
-                    f"(per-sample cost C s_i)")
-            module_name, func_name = ITERATIVE_METHODS[method].split(":")
-            func = getattr(importlib.import_module(f"convexlearn.solvers.{module_name}"), func_name)
-            accepted = set(inspect.signature(func).parameters) - {"svm", "tol"}
-            unknown = sorted(set(options) - accepted)
-            if unknown:
-                raise ParameterError(f"method {method!r} has no option(s) {unknown}; valid: "
-                                     f"{', '.join(sorted(accepted))}")
-            if options.get("max_iter") is not None:
-                options["max_iter"] = check_count("max_iter", options["max_iter"])
-            solution = func(self, tol=tol, **options)
-        else:
-            valid = list(EXACT_METHODS) + list(ITERATIVE_METHODS)
-            raise ParameterError(f"unknown SVM method {method!r}; valid: "
-                                 f"{', '.join(map(repr, valid))}")
-        report = solution.report
-        if report is None or report.tol != kkt_tol:     # the polish already checked its point
-            report = self.kkt(solution, tol=kkt_tol)
-        solution.report = report
-        if solution.status in ("optimal", "converged"):
-            solution.status = "optimal" if report.passed else "inaccurate"
-        return solution
+        return routes.solve(self, method, solver=solver, tol=tol, kkt_tol=kkt_tol,
+                            polish=polish, **options)
 
-    def _solve_exact(self, method: str, solver: str | None, polish: bool = True,
-                     kkt_tol: float = 1e-6, **options) -> Solution:
-        """Solve one exact formulation; on a failure or an infeasible/unbounded claim, the
-        other one; a claim of infeasibility is raised only when both formulations make it
-        and, for the hard margin, the separability LP does not contradict it."""
-        timer = Timer()
-        auto = method == "exact"
-        if auto:
-            method = self.default_exact_method()
-        other = "exact-primal" if method == "exact-dual" else "exact-dual"
-        failures = []
-        for attempt in (method, other):
-            try:
-                solution = self._solve_formulation(attempt, solver, **options)
-            except (InfeasibleError, UnboundedError, SolverError) as exc:
-                failures.append((attempt, exc))
-                continue
-            if failures:
-                solution.provenance["fallback_from"] = {m: str(e) for m, e in failures}
-            break
-        else:
-            raise self._exact_failure(failures)
-        if polish:
-            solution = self._polished(solution, kkt_tol)
-        if auto and not failures:
-            solution = self._second_opinion(solution, other, solver, polish, kkt_tol, options)
-        solution.time_s = timer()
-        if self.psd_check is not None:
-            solution.extra["psd_check"] = self.psd_check
-        return solution
-
-    def _second_opinion(self, solution: Solution, other: str, solver, polish: bool,
-                        kkt_tol: float, options: dict) -> Solution:
-        """method="exact": when the first formulation's point fails its KKT check, solve
-        the other one too and keep the point with the better report (found in review: on
-        iris scaled by 1e-4 the dual's point failed at 1.9e-4, the primal's passed)."""
-        report = solution.report
-        if report is None or report.tol != kkt_tol:
-            report = solution.report = self.kkt(solution, tol=kkt_tol)
-        if report.passed:
-            return solution
-        try:
-            alt = self._solve_formulation(other, solver, **options)
-        except (InfeasibleError, UnboundedError, SolverError):
-            return solution
-        if polish:
-            alt = self._polished(alt, kkt_tol)
-        alt_report = alt.report if alt.report is not None and alt.report.tol == kkt_tol \
-            else self.kkt(alt, tol=kkt_tol)
-        alt.report = alt_report
-        if alt_report.max_violation < report.max_violation:
-            alt.provenance["fallback_from"] = {
-                solution.method: f"its point failed the KKT check (max violation "
-                                 f"{report.max_violation:.3g} > {kkt_tol:g})"}
-            return alt
-        return solution
-
-    def _solver_data(self) -> tuple[dict, float, np.ndarray | None]:
-        """The data the exact solvers see: (X or K scaled, kappa, shift).
-
-        kappa = mean_i k(x_i, x_i): the solvers see K / kappa and C kappa. The SVM is
-        equivariant under this scaling (alpha -> kappa alpha, w -> sqrt(kappa) w in the
-        scaled features, objective -> kappa objective: the C-scaling law), so the
-        interior-point method works on unit-scale data whatever the units of X. With an
-        intercept the linear SVM is also translation invariant (b absorbs <w, mu>), so the
-        linear data are centred first (``shift`` = the mean): far-from-origin clouds stay
-        well conditioned.
-        """
-        def safe(kappa: float) -> float:
-            return kappa if math.isfinite(kappa) and kappa > 0 else 1.0
-        if self.kernel.is_linear and self._K is None:
-            shift = self.X.mean(axis=0) if self.intercept else None
-            Xs = self.X - shift if shift is not None else self.X
-            kappa = safe(float(np.mean(np.einsum("ij,ij->i", Xs, Xs))))
-            return {"X": Xs / math.sqrt(kappa)}, kappa, shift
-        kappa = safe(float(np.mean(np.diag(self.gram))))
-        return {"K": self.gram / kappa}, kappa, None
-
-    def _solve_formulation(self, method: str, solver: str | None, **options) -> Solution:
-        data, kappa, shift = self._solver_data()
-        C = self.C * kappa
-        if method == "exact-dual":
-            form = svm_dual(self.y, C, self.intercept, weights=self.sample_weight, **data)
-        else:
-            form_name = self._check_primal_form("hinge" if method.endswith("hinge") else "slack")
-            form = svm_primal(self.y, C, self.intercept, form_name, weights=self.sample_weight,
-                              **data)
-        info = solve_formulation(form, solver, **options)
-        if method == "exact-dual":
-            # alpha is translation invariant on y^T alpha = 0; b is recomputed on X itself.
-            solution = self._from_dual(np.asarray(form.variables["alpha"].value) / kappa)
-        else:
-            solution = self._from_primal(form, kappa)
-            if shift is not None:
-                solution.b -= float(solution.w @ shift)
-        solution.method = method
-        solution.status = info.status
-        solution.n_iter = info.iterations
-        solution.objective = float(form.problem.value) / kappa
-        solution.provenance = {**info.provenance(), "formulation": form.name,
-                               "normalization": kappa, "polished": False}
-        return solution
-
-    def _exact_failure(self, failures) -> Exception:
-        """The error to raise when every exact formulation failed."""
-        detail = "; ".join(f"{m}: {e}" for m, e in failures)
-        claims = all(isinstance(e, (InfeasibleError, UnboundedError)) for _, e in failures)
-        if not (self.hard_margin and claims):
-            return SolverError(f"every exact formulation of the {self.describe()} failed "
-                               f"({detail})")
-        # Both formulations say "no separating hyperplane with margin": ask the LP.
-        try:
-            verdict = self.feature_space_separability()
-        except DataError as exc:       # homogeneous with a zero vector: never separable
-            return InfeasibleError(f"{_INFEASIBLE_HINT} ({exc})")
-        if verdict.separable:
-            return SolverError(
-                f"the solvers reported the hard-margin SVM infeasible, but the data are "
-                f"separable (verified: {verdict.verified}): a numerical failure ({detail})")
-        if not verdict.verified:     # three floating-point claims, no proof: undecided
-            return SolverError(
-                f"the solvers reported the hard-margin SVM infeasible and the separability "
-                f"LP says 'not separable', but its certificate did not verify: not proven "
-                f"either way (margins this small are below floating-point resolution); use a "
-                f"finite C, or cl.Halfspace(X, y).check(exact=True) ({detail})")
-        return InfeasibleError(f"{_INFEASIBLE_HINT} (both formulations agree, and the "
-                               f"separability LP returns a verified certificate)")
-
-    def feature_space_separability(self):
+    def feature_space_separability(self) -> SeparabilityResult:
         """Are the data linearly separable in the kernel's feature space?
 
-        The separability LP (:class:`~convexlearn.halfspace.Halfspace`, homogeneous when the
-        problem has no intercept) on X for the linear kernel, on the Gram matrix otherwise:
-        f(x_i) = sum_j beta_j K_ji + b is linear in beta, so the hard-margin SVM is feasible
-        iff ``Halfspace(K, y)`` is separable.
+        The separability LP (:func:`convexlearn.routes.halfspace.decide_separability`,
+        homogeneous when the problem has no intercept) on X for the linear kernel, on the
+        Gram matrix otherwise: f(x_i) = sum_j beta_j K_ji + b is linear in beta, so the
+        hard-margin SVM is feasible iff the rows of K are separable.
 
         Returns
         -------
         SeparabilityResult
             Without margin and slack (only the verdict and its verified certificate).
-        """
-        from .halfspace import Halfspace
-        features = self.X if self.kernel.is_linear and self._K is None else self.gram
-        return Halfspace(features, self.y, homogeneous=not self.intercept).check(
-            margin=False, slack=False)
 
-    def _kernel_block(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        Raises
+        ------
+        DataError
+            Without intercept, when a sample is the zero vector of the feature space: no
+            hyperplane through the origin classifies it.
+        """
+        features = self.X if self.kernel.is_linear and self._K is None else self.gram
+        if not self.intercept:
+            zero = np.flatnonzero(~np.any(features != 0, axis=1))
+            if zero.size:
+                raise DataError(f"without intercept, sample(s) {zero[:8].tolist()} are the "
+                                f"zero vector of the feature space: no hyperplane through the "
+                                f"origin classifies them")
+        return decide_separability(features, self.y, not self.intercept, slack=False,
+                                   label_map=self.label_map)
+
+    def kernel_block(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """K[rows][:, cols], from X for the linear kernel (no Gram matrix is formed)."""
         if self._K is not None or not self.kernel.is_linear:
             return self.gram[np.ix_(rows, cols)]
         return self.X[rows] @ self.X[cols].T
 
-    def _polished(self, solution: Solution, kkt_tol: float) -> Solution:
-        """Return the active-set polished solution if its KKT report is no worse.
+    def from_alpha(self, alpha, b: float | None = None) -> Solution:
+        """The solution (w or the expansion beta = y * alpha, b, xi) that multipliers imply.
 
-        Starting multipliers: the solver's (or the report's reconstruction); for a
-        solution without multipliers (hinge form) also reconstructions with wider margin
-        bands, since the interior point leaves margins ~1e-5 off. A polished point whose
-        KKT report passes is certified by the data alone and gets status "optimal" even if
-        the solver said optimal_inaccurate (kept in provenance["cvxpy_status"]).
+        alpha is clipped to its box [0, C s_i]; b, when not given, is taken from the
+        free multipliers (the midpoint of the feasible interval when none is free;
+        :func:`~convexlearn.solvers.polish.intercept_from_alpha`); ``extra["intercept_rule"]``
+        says which.
         """
-        before = self.kkt(solution, tol=kkt_tol)
-        starts = [before.alpha]
-        if solution.alpha is None:
-            starts += [solution_multipliers(self, solution, band)[0]
-                       for band in (1e-3, 1e-2, 1e-1)]
-        best, best_report = None, before
-        for alpha0 in starts:
-            refined = polish_alpha(self.y, self.C_bounds, alpha0, self.intercept,
-                                   self._kernel_block)
-            if refined is None:
-                continue
-            candidate = self._from_dual(refined[0], b=refined[1])
-            report = self.kkt(candidate, tol=kkt_tol)
-            if report.max_violation <= best_report.max_violation:
-                best, best_report = candidate, report
-        if best is None:
-            return solution
-        best.method, best.n_iter, best.report = solution.method, solution.n_iter, best_report
-        best.status = "optimal" if best_report.passed else solution.status
-        best.objective = self.primal_objective(best)
-        best.provenance = {**solution.provenance, "polished": True,
-                           "unpolished_max_violation": before.max_violation,
-                           "unpolished_objective": solution.objective}
-        return best
-
-    def _from_primal(self, form, kappa: float = 1.0) -> Solution:
-        """Read (w or beta, b, xi, alpha) off a primal solved on data scaled by 1/kappa."""
-        v = form.variables
-        b = float(v["b"].value) if "b" in v else 0.0
-        margin = form.constraints.get("margin")
-        alpha = (None if margin is None
-                 else np.maximum(np.asarray(margin.dual_value, float), 0.0) / kappa)
-        xi = np.asarray(v["xi"].value, float) if "xi" in v else None
-        if "w" in v:
-            w = np.asarray(v["w"].value, float) / math.sqrt(kappa)
-            return Solution(w=w, b=b, alpha=alpha, xi=xi)
-        beta = np.asarray(v["beta"].value, float) / kappa
-        return Solution(w=None, b=b, alpha=alpha, xi=xi, dual_coef=beta)
-
-    def _from_dual(self, alpha, b: float | None = None) -> Solution:
         alpha = np.clip(np.asarray(alpha, float), 0.0, self.C_bounds)
         beta = self.y * alpha
         if self.kernel.is_linear:
@@ -533,26 +320,27 @@ class SVM:
         if X is None:
             if self.kernel.is_linear and solution.w is not None:
                 return self.X @ solution.w + solution.b
-            return self.gram @ self._expansion(solution) + solution.b
+            return self.gram @ self.expansion(solution) + solution.b
         if self.kernel.name == "precomputed":
             K_new = as_features(X, name="K")
             if K_new.shape[1] != self.n_samples:
                 raise ParameterError(f"a precomputed test kernel needs {self.n_samples} "
                                      f"columns; got shape {K_new.shape}")
-            return K_new @ self._expansion(solution) + solution.b
+            return K_new @ self.expansion(solution) + solution.b
         X = as_features(X)
         if X.shape[1] != self.X.shape[1]:
             raise ParameterError(f"X has {X.shape[1]} features; the model was built with "
                                  f"{self.X.shape[1]}")
         if self.kernel.is_linear and solution.w is not None:
             return X @ solution.w + solution.b
-        return self.kernel(X, self.X) @ self._expansion(solution) + solution.b
+        return self.kernel(X, self.X) @ self.expansion(solution) + solution.b
 
     def predict(self, solution: Solution, X=None) -> np.ndarray:
         """Predicted labels in the original classes (sign(0) = +1)."""
         return self.label_map.to_labels(self.decision_function(solution, X))
 
-    def _expansion(self, solution: Solution) -> np.ndarray:
+    def expansion(self, solution: Solution) -> np.ndarray:
+        """beta with f(x) = sum_i beta_i k(x_i, x) + b: ``dual_coef``, else y * alpha."""
         if solution.dual_coef is not None:
             return np.asarray(solution.dual_coef, float)
         if solution.alpha is not None:
@@ -569,7 +357,7 @@ class SVM:
         if self.kernel.is_linear and solution.w is not None:
             w2 = float(solution.w @ solution.w)
         else:
-            beta = self._expansion(solution)
+            beta = self.expansion(solution)
             w2 = float(beta @ (self.gram @ beta))
         hinge = np.maximum(0.0, 1.0 - self.y * f)
         if self.hard_margin:

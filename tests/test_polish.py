@@ -16,9 +16,9 @@ def problem():
 
 
 def _polished_report(svm, alpha):
-    out = polish_alpha(svm.y, svm.C_bounds, alpha, svm.intercept, svm._kernel_block)
+    out = polish_alpha(svm.y, svm.C_bounds, alpha, svm.intercept, svm.kernel_block)
     assert out is not None
-    return svm.kkt(svm._from_dual(*out))
+    return svm.kkt(svm.from_alpha(*out))
 
 
 def test_polish_restores_a_free_support_vector_set_to_zero(problem):
@@ -26,7 +26,7 @@ def test_polish_restores_a_free_support_vector_set_to_zero(problem):
     alpha = sol.alpha.copy()
     dropped = sol.report.free[:2]
     alpha[dropped] = 0.0                          # primal side: margins now violated
-    assert not svm.kkt(svm._from_dual(alpha)).passed
+    assert not svm.kkt(svm.from_alpha(alpha)).passed
     report = _polished_report(svm, alpha)
     assert report.passed, report.summary()
     np.testing.assert_allclose(report.alpha, sol.alpha, atol=1e-8)

@@ -127,10 +127,13 @@ def test_problems_are_inspectable_and_dpp():
     assert kernel_dual.is_dcp(dpp=True) and kernel_dual.is_qp()
 
 
-def test_default_exact_method_is_the_measured_fastest_dual():
+def test_exact_chain_records_its_route():
+    from convexlearn.routes.svm import exact_chain
     X, y = OVERLAPPING
-    assert cl.SVM(X, y).default_exact_method() == "exact-dual"
-    assert cl.SVM(X, y, kernel="rbf").solve().method == "exact-dual"
+    svm = cl.SVM(X, y, kernel="rbf")
+    sol = svm.solve()
+    assert sol.provenance["route"] == exact_chain(svm)[0]
+    assert sol.method == sol.provenance["route"]
 
 
 def test_solution_carries_provenance_and_the_report():

@@ -18,7 +18,7 @@ from sklearn.utils.validation import validate_data
 from ..data import check_count
 from ..errors import InfeasibleError
 from ..halfspace import Halfspace
-from ..solvers.perceptron import perceptron
+from ..perceptron import perceptron
 from ..svm import SVM
 from ._base import (LinearDecisionMixin, fit_classes, ovr_targets, seed_from, warn_if_not_optimal)
 

@@ -1,0 +1,354 @@
+"""Routes of the SVM: which algorithm answers ``SVM.solve(method)``, in which order.
+
+``method="exact"`` walks a chain of routes, fastest first for the problem's shape
+(:func:`exact_chain`), and keeps the first answer whose KKT report passes at the exact
+tolerance: every residual and the duality gap recomputed from the data
+(:mod:`convexlearn.certify.kkt`). A route that fails, or whose answer is not certified,
+hands over to the next; the solution records the route it came from
+(``provenance["route"]``), what was tried before it (``provenance["fallback_from"]``) and
+what was skipped and why (``provenance["skipped"]``: e.g. a route whose memory estimate
+exceeds what is available). The cvxpy formulations keep their names ("exact-dual",
+"exact-primal", "exact-primal-hinge") and are routes like any other.
+
+The iterative methods ("subgradient", "pegasos", "smo", "dcd") are looked up in
+:data:`ITERATIVE_METHODS` and called with the problem and their own options; their status
+"optimal" also rests on the KKT report, at their own tolerance.
+
+Adding a route: write ``route(svm, *, solver, polish, kkt_tol, options) -> Solution`` (or
+raise a :class:`~convexlearn.errors.ConvexLearnError`), register it in :data:`ROUTES`
+with its memory estimate, and place it in :func:`exact_chain`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..certify.kkt import solution_multipliers
+from ..data import available_memory, check_bool, check_count, check_positive
+from ..errors import (ConvexLearnError, DataError, InfeasibleError, NotApplicableError,
+                      ParameterError, SolverError, UnboundedError)
+from ..formulations.base import solve_formulation
+from ..formulations.svm import svm_dual, svm_primal
+from ..solution import Solution, Timer
+from ..solvers.polish import polish_alpha
+
+__all__ = ["EXACT_METHODS", "ITERATIVE_METHODS", "ROUTES", "Route", "exact_chain", "solve"]
+
+#: Iterative methods: name -> "module:function" under convexlearn.solvers; each function
+#: takes the SVM and keyword options and returns a Solution.
+ITERATIVE_METHODS: dict[str, str] = {"subgradient": "svm_subgradient:solve_svm",
+                                     "pegasos": "pegasos:solve_svm", "smo": "smo:solve_svm",
+                                     "dcd": "dcd:solve_svm"}
+
+INFEASIBLE_HINT = ("the hard-margin SVM is infeasible: no hyperplane separates the two classes "
+                   "with margin. cl.Halfspace(X, y).check() decides linear separability and "
+                   "returns a certificate; use a finite C for the soft margin")
+
+
+@dataclass(frozen=True)
+class Route:
+    """One way to the exact answer.
+
+    Attributes
+    ----------
+    run : callable
+        ``run(svm, *, solver, polish, kkt_tol, options) -> Solution``.
+    memory : callable
+        ``memory(svm) -> int``: bytes the route allocates beyond the data, estimated before
+        it starts (an interior-point method on the dual holds the n x n matrix Q, and its
+        factorization another).
+    """
+
+    run: Callable
+    memory: Callable
+
+
+def _cvxpy_memory(svm) -> int:
+    """The cvxpy routes hold Q (n x n, or X (n x d) for the linear kernel) ~3 times over:
+    the data, cvxpy's canonical copy and the solver's factorization."""
+    n = svm.n_samples
+    if svm.kernel.is_linear and svm.X is not None:
+        return 3 * 8 * n * (svm.X.shape[1] + 1)
+    return 3 * 8 * n * n
+
+
+def _cvxpy_route(method: str) -> Route:
+    def run(svm, *, solver, polish, kkt_tol, options):
+        solution = _solve_formulation(svm, method, solver, **options)
+        if polish:
+            solution = _polished(svm, solution, kkt_tol)
+        return solution
+    return Route(run, _cvxpy_memory)
+
+
+#: Every exact route by name; ``SVM.solve(method=name)`` runs one directly.
+ROUTES: dict[str, Route] = {m: _cvxpy_route(m)
+                            for m in ("exact-primal", "exact-primal-hinge", "exact-dual")}
+
+EXACT_METHODS = ("exact",) + tuple(ROUTES)
+
+
+def exact_chain(svm) -> list[str]:
+    """The routes ``method="exact"`` tries, in order, for this problem.
+
+    The cvxpy dual first: measured (benchmarks/bench_exact_svm.py, n=5000, d=50), the
+    linear dual in factor form 1/2 ||X^T (y * alpha)||^2 solves 2x faster than the primal,
+    with many or with few support vectors; nonlinear kernels have no cheaper primal (the
+    expansion form carries the same n x n matrix, singular for low-rank kernels). The
+    primal is the second opinion (on iris scaled by 1e-4 the dual's point failed its KKT
+    check at 1.9e-4, the primal's passed).
+    """
+    return ["exact-dual", "exact-primal"]
+
+
+def solve(svm, method: str = "exact", *, solver: str | None = None, tol: float = 1e-6,
+          kkt_tol: float | None = None, polish: bool = True, **options) -> Solution:
+    """``SVM.solve``: dispatch to the exact chain, an exact route or an iterative method,
+    then decide the status from the KKT report (see :meth:`convexlearn.svm.SVM.solve`)."""
+    if not isinstance(method, str):
+        raise ParameterError(f"method must be a string; got {method!r}")
+    polish = check_bool("polish", polish)
+    tol = check_positive("tol", tol)
+    if kkt_tol is None:     # capped: smo at tol=10 was "optimal" at alpha = 0
+        kkt_tol = 1e-6 if method in EXACT_METHODS else min(max(tol, 1e-6), 1e-3)
+    kkt_tol = check_positive("kkt_tol", kkt_tol)
+    if method in EXACT_METHODS:
+        solution = _solve_exact(svm, method, solver, polish, kkt_tol, options)
+    elif method in ITERATIVE_METHODS:
+        solution = _solve_iterative(svm, method, tol, options)
+    else:
+        valid = list(EXACT_METHODS) + list(ITERATIVE_METHODS)
+        raise ParameterError(f"unknown SVM method {method!r}; valid: "
+                             f"{', '.join(map(repr, valid))}")
+    report = solution.report
+    if report is None or report.tol != kkt_tol:     # a route may have checked its point
+        report = svm.kkt(solution, tol=kkt_tol)
+    solution.report = report
+    if solution.status in ("optimal", "converged"):
+        solution.status = "optimal" if report.passed else "inaccurate"
+    return solution
+
+
+def _solve_iterative(svm, method: str, tol: float, options: dict) -> Solution:
+    if options.get("loss", "hinge") != "hinge":
+        raise NotApplicableError(
+            f"SVM.solve solves the hinge-loss SVM; loss={options['loss']!r} is another "
+            f"problem, whose KKT conditions this report does not check. Use "
+            f"cl.ERM(X, y, loss={options['loss']!r}, penalty='l2') or call "
+            f"convexlearn.solvers.{ITERATIVE_METHODS[method].split(':')[0]} directly")
+    if svm.sample_weight is not None:
+        raise NotApplicableError(
+            f"method {method!r} does not take sample weights; the exact methods do "
+            f"(per-sample cost C s_i)")
+    module_name, func_name = ITERATIVE_METHODS[method].split(":")
+    func = getattr(importlib.import_module(f"convexlearn.solvers.{module_name}"), func_name)
+    accepted = set(inspect.signature(func).parameters) - {"svm", "tol"}
+    unknown = sorted(set(options) - accepted)
+    if unknown:
+        raise ParameterError(f"method {method!r} has no option(s) {unknown}; valid: "
+                             f"{', '.join(sorted(accepted))}")
+    if options.get("max_iter") is not None:
+        options["max_iter"] = check_count("max_iter", options["max_iter"])
+    solution = func(svm, tol=tol, **options)
+    solution.provenance.setdefault("route", method)
+    return solution
+
+
+def _certified(svm, solution: Solution, kkt_tol: float):
+    report = solution.report
+    if report is None or report.tol != kkt_tol:
+        report = solution.report = svm.kkt(solution, tol=kkt_tol)
+    return report
+
+
+def _solve_exact(svm, method: str, solver: str | None, polish: bool, kkt_tol: float,
+                 options: dict) -> Solution:
+    """Walk the chain (``method="exact"``) or one named route with the other cvxpy
+    formulation as its fallback; keep the first certified answer, else the one with the
+    smallest KKT violation. A claim of infeasibility is raised only when every route that
+    ran makes it and, for the hard margin, the separability LP proves it."""
+    timer = Timer()
+    if method == "exact":
+        chain = exact_chain(svm)
+    else:
+        chain = [method, "exact-primal" if method == "exact-dual" else "exact-dual"]
+    failures: list[tuple[str, Exception]] = []
+    skipped: dict[str, str] = {}
+    uncertified: list[tuple[str, Solution]] = []
+    best: Solution | None = None
+    best_name = ""
+    available = available_memory()
+    for name in chain:
+        route = ROUTES[name]
+        need = route.memory(svm)
+        if available is not None and need > available:
+            skipped[name] = (f"needs ~{need / 2**30:.2f} GiB (estimate), "
+                             f"{available / 2**30:.2f} GiB available")
+            continue
+        try:
+            solution = route.run(svm, solver=solver, polish=polish, kkt_tol=kkt_tol,
+                                 options=options)
+        except (InfeasibleError, UnboundedError, SolverError) as exc:
+            failures.append((name, exc))
+            continue
+        report = _certified(svm, solution, kkt_tol)
+        if best is None or report.max_violation < best.report.max_violation:
+            best, best_name = solution, name
+        if report.passed:
+            break
+        uncertified.append((name, solution))
+        if method != "exact" and not failures:
+            break           # a named route answered: its own verdict stands
+    if best is None:
+        if not failures and skipped:
+            raise ConvexLearnError(_memory_message(svm, skipped))
+        raise _exact_failure(svm, failures)
+    history = {m: str(e) for m, e in failures}
+    history.update({m: f"its point failed the KKT check (max violation "
+                       f"{s.report.max_violation:.3g} > {kkt_tol:g})"
+                    for m, s in uncertified if s is not best})
+    if history:
+        best.provenance["fallback_from"] = history
+    if skipped:
+        best.provenance["skipped"] = skipped
+    best.provenance["route"] = best_name
+    best.time_s = timer()
+    if svm.psd_check is not None:
+        best.extra["psd_check"] = svm.psd_check
+    return best
+
+
+def _memory_message(svm, skipped: dict[str, str]) -> str:
+    detail = "; ".join(f"{m}: {why}" for m, why in skipped.items())
+    return (f"no exact route for the {svm.describe()} fits in memory ({detail}); "
+            f"an iterative method (method='smo' or 'dcd') needs O(n) memory")
+
+
+def _solver_data(svm) -> tuple[dict, float, np.ndarray | None]:
+    """The data the exact solvers see: (X or K scaled, kappa, shift).
+
+    kappa = mean_i k(x_i, x_i): the solvers see K / kappa and C kappa. The SVM is
+    equivariant under this scaling (alpha -> kappa alpha, w -> sqrt(kappa) w in the
+    scaled features, objective -> kappa objective: the C-scaling law), so the
+    interior-point method works on unit-scale data whatever the units of X. With an
+    intercept the linear SVM is also translation invariant (b absorbs <w, mu>), so the
+    linear data are centred first (``shift`` = the mean): far-from-origin clouds stay
+    well conditioned.
+    """
+    def safe(kappa: float) -> float:
+        return kappa if math.isfinite(kappa) and kappa > 0 else 1.0
+    if svm.kernel.is_linear and svm._K is None:
+        shift = svm.X.mean(axis=0) if svm.intercept else None
+        Xs = svm.X - shift if shift is not None else svm.X
+        kappa = safe(float(np.mean(np.einsum("ij,ij->i", Xs, Xs))))
+        return {"X": Xs / math.sqrt(kappa)}, kappa, shift
+    kappa = safe(float(np.mean(np.diag(svm.gram))))
+    return {"K": svm.gram / kappa}, kappa, None
+
+
+def _solve_formulation(svm, method: str, solver: str | None, **options) -> Solution:
+    data, kappa, shift = _solver_data(svm, )
+    C = svm.C * kappa
+    if method == "exact-dual":
+        form = svm_dual(svm.y, C, svm.intercept, weights=svm.sample_weight, **data)
+    else:
+        form_name = svm.check_primal_form("hinge" if method.endswith("hinge") else "slack")
+        form = svm_primal(svm.y, C, svm.intercept, form_name, weights=svm.sample_weight,
+                          **data)
+    info = solve_formulation(form, solver, **options)
+    if method == "exact-dual":
+        # alpha is translation invariant on y^T alpha = 0; b is recomputed on X itsvm.
+        solution = svm.from_alpha(np.asarray(form.variables["alpha"].value) / kappa)
+    else:
+        solution = _from_primal(form, kappa)
+        if shift is not None:
+            solution.b -= float(solution.w @ shift)
+    solution.method = method
+    solution.status = info.status
+    solution.n_iter = info.iterations
+    solution.objective = float(form.problem.value) / kappa
+    solution.provenance = {**info.provenance(), "formulation": form.name,
+                           "normalization": kappa, "polished": False}
+    return solution
+
+
+def _exact_failure(svm, failures) -> Exception:
+    """The error to raise when every exact formulation failed."""
+    detail = "; ".join(f"{m}: {e}" for m, e in failures)
+    claims = all(isinstance(e, (InfeasibleError, UnboundedError)) for _, e in failures)
+    if not (svm.hard_margin and claims):
+        return SolverError(f"every exact formulation of the {svm.describe()} failed "
+                           f"({detail})")
+    # Both formulations say "no separating hyperplane with margin": ask the LP.
+    try:
+        verdict = svm.feature_space_separability()
+    except DataError as exc:       # homogeneous with a zero vector: never separable
+        return InfeasibleError(f"{INFEASIBLE_HINT} ({exc})")
+    if verdict.separable:
+        return SolverError(
+            f"the solvers reported the hard-margin SVM infeasible, but the data are "
+            f"separable (verified: {verdict.verified}): a numerical failure ({detail})")
+    if not verdict.verified:     # three floating-point claims, no proof: undecided
+        return SolverError(
+            f"the solvers reported the hard-margin SVM infeasible and the separability "
+            f"LP says 'not separable', but its certificate did not verify: not proven "
+            f"either way (margins this small are below floating-point resolution); use a "
+            f"finite C, or cl.Halfspace(X, y).check(exact=True) ({detail})")
+    return InfeasibleError(f"{INFEASIBLE_HINT} (both formulations agree, and the "
+                           f"separability LP returns a verified certificate)")
+
+
+def _polished(svm, solution: Solution, kkt_tol: float) -> Solution:
+    """Return the active-set polished solution if its KKT report is no worse.
+
+    Starting multipliers: the solver's (or the report's reconstruction); for a
+    solution without multipliers (hinge form) also reconstructions with wider margin
+    bands, since the interior point leaves margins ~1e-5 off. A polished point whose
+    KKT report passes is certified by the data alone and gets status "optimal" even if
+    the solver said optimal_inaccurate (kept in provenance["cvxpy_status"]).
+    """
+    before = svm.kkt(solution, tol=kkt_tol)
+    starts = [before.alpha]
+    if solution.alpha is None:
+        starts += [solution_multipliers(svm, solution, band)[0]
+                   for band in (1e-3, 1e-2, 1e-1)]
+    best, best_report = None, before
+    for alpha0 in starts:
+        refined = polish_alpha(svm.y, svm.C_bounds, alpha0, svm.intercept,
+                               svm.kernel_block)
+        if refined is None:
+            continue
+        candidate = svm.from_alpha(refined[0], b=refined[1])
+        report = svm.kkt(candidate, tol=kkt_tol)
+        if report.max_violation <= best_report.max_violation:
+            best, best_report = candidate, report
+    if best is None:
+        return solution
+    best.method, best.n_iter, best.report = solution.method, solution.n_iter, best_report
+    best.status = "optimal" if best_report.passed else solution.status
+    best.objective = svm.primal_objective(best)
+    best.provenance = {**solution.provenance, "polished": True,
+                       "unpolished_max_violation": before.max_violation,
+                       "unpolished_objective": solution.objective}
+    return best
+
+
+def _from_primal(form, kappa: float = 1.0) -> Solution:
+    """Read (w or beta, b, xi, alpha) off a primal solved on data scaled by 1/kappa."""
+    v = form.variables
+    b = float(v["b"].value) if "b" in v else 0.0
+    margin = form.constraints.get("margin")
+    alpha = (None if margin is None
+             else np.maximum(np.asarray(margin.dual_value, float), 0.0) / kappa)
+    xi = np.asarray(v["xi"].value, float) if "xi" in v else None
+    if "w" in v:
+        w = np.asarray(v["w"].value, float) / math.sqrt(kappa)
+        return Solution(w=w, b=b, alpha=alpha, xi=xi)
+    beta = np.asarray(v["beta"].value, float) / kappa
+    return Solution(w=None, b=b, alpha=alpha, xi=xi, dual_coef=beta)
