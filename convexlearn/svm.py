@@ -22,7 +22,7 @@ from .errors import DataError, NotApplicableError, ParameterError
 from .formulations.svm import svm_dual, svm_primal
 from .kernels import DEFAULT_PSD_TOL, PSDCheck, check_gram, check_psd, make_kernel
 from .routes import svm as routes
-from .routes.halfspace import SeparabilityResult, decide_separability
+from .routes.halfspace import SeparabilityResult
 from .solution import Solution
 from .solvers.polish import intercept_from_alpha
 
@@ -87,7 +87,7 @@ class SVM:
         n_rows = (self._K if precomputed else self.X).shape[0]
         self.y, self.label_map = as_binary_labels(y, n=n_rows)
         self.C = check_C(C)
-        self.sample_weight = self._check_weights(sample_weight)
+        self.sample_weight = _checked_weights(self, sample_weight)
         self.kernel = make_kernel(kernel, self.X, gamma=gamma, degree=degree, coef0=coef0,
                                   sample_weight=self.sample_weight)
         self.intercept = check_bool("intercept", intercept)
@@ -95,21 +95,6 @@ class SVM:
         self.psd_tol = check_nonnegative("psd_tol", psd_tol)
         self.psd_check: PSDCheck | None = None
         self._gram_factor: np.ndarray | None = None
-
-    def _check_weights(self, sample_weight) -> np.ndarray | None:
-        if sample_weight is not None and self.hard_margin:
-            raise ParameterError("sample_weight needs a finite C: the hard-margin SVM has no "
-                                 "per-sample cost to weight")
-        weights = as_sample_weight(sample_weight, self.n_samples)
-        if weights is not None:
-            for label in (-1, 1):
-                if not np.any(weights[self.y == label] > 0):
-                    original = self.label_map.to_labels(np.array([label]))[0]
-                    original = original.item() if hasattr(original, "item") else original
-                    raise DataError(f"every sample of class {original!r} has weight 0: with "
-                                    f"them removed one class is left, and there is nothing "
-                                    f"to separate")
-        return weights
 
     # ------------------------------------------------------------------ basics
     @property
@@ -167,9 +152,6 @@ class SVM:
         return f"<{self.describe()}>"
 
     # ------------------------------------------------------------ formulations
-    def _data_args(self) -> dict:
-        return {"X": self.X} if self.kernel.is_linear else {"K": self.gram}
-
     def check_primal_form(self, form: str) -> str:
         """Validate a primal form name: "slack", or "hinge" (which needs a finite C)."""
         if form not in ("slack", "hinge"):
@@ -180,22 +162,21 @@ class SVM:
                 "(it is the slack form with xi = 0); use form='slack' or the dual")
         return form
 
-    def _primal_formulation(self, form: str):
-        return svm_primal(self.y, self.C, self.intercept, self.check_primal_form(form),
-                          weights=self.sample_weight, **self._data_args())
-
     def primal(self, form: str = "slack"):
         """The primal problem as a ``cvxpy.Problem`` (``form="slack"`` or ``"hinge"``).
 
         Linear kernel: variables w, b, xi. Other kernels: the expansion coefficients
         beta of f = K beta + b, with ||w||^2 = beta^T K beta.
         """
-        return self._primal_formulation(form).problem
+        data = {"X": self.X} if self.kernel.is_linear else {"K": self.gram}
+        return svm_primal(self.y, self.C, self.intercept, self.check_primal_form(form),
+                          weights=self.sample_weight, **data).problem
 
     def dual(self):
         """The dual problem as a ``cvxpy.Problem`` (a QP in alpha)."""
+        data = {"X": self.X} if self.kernel.is_linear else {"K": self.gram}
         return svm_dual(self.y, self.C, self.intercept, weights=self.sample_weight,
-                        **self._data_args()).problem
+                        **data).problem
 
     # ----------------------------------------------------------------- solving
     def solve(self, method: str = "exact", *, solver: str | None = None, tol: float = 1e-6,
@@ -205,8 +186,10 @@ class SVM:
         Parameters
         ----------
         method : str
-            "exact" (the fastest exact formulation), "exact-primal", "exact-primal-hinge",
-            "exact-dual", or an iterative method ("subgradient", "pegasos", "smo", "dcd").
+            "exact": the routes of :func:`convexlearn.routes.svm.exact_chain`, fastest
+            first, until one is certified (``provenance["route"]`` names it); a named
+            route ("exact-dual", "exact-primal", "exact-primal-hinge", ...); or an
+            iterative method ("subgradient", "pegasos", "smo", "dcd").
         solver : str, optional
             cvxpy solver for the exact methods (default Clarabel).
         tol : float
@@ -231,39 +214,15 @@ class SVM:
         Raises
         ------
         InfeasibleError
-            Hard margin on data that are not linearly separable.
+            Hard margin on data that are proven not linearly separable.
         """
         return routes.solve(self, method, solver=solver, tol=tol, kkt_tol=kkt_tol,
                             polish=polish, **options)
 
     def feature_space_separability(self) -> SeparabilityResult:
-        """Are the data linearly separable in the kernel's feature space?
-
-        The separability LP (:func:`convexlearn.routes.halfspace.decide_separability`,
-        homogeneous when the problem has no intercept) on X for the linear kernel, on the
-        Gram matrix otherwise: f(x_i) = sum_j beta_j K_ji + b is linear in beta, so the
-        hard-margin SVM is feasible iff the rows of K are separable.
-
-        Returns
-        -------
-        SeparabilityResult
-            Without margin and slack (only the verdict and its verified certificate).
-
-        Raises
-        ------
-        DataError
-            Without intercept, when a sample is the zero vector of the feature space: no
-            hyperplane through the origin classifies it.
-        """
-        features = self.X if self.kernel.is_linear and self._K is None else self.gram
-        if not self.intercept:
-            zero = np.flatnonzero(~np.any(features != 0, axis=1))
-            if zero.size:
-                raise DataError(f"without intercept, sample(s) {zero[:8].tolist()} are the "
-                                f"zero vector of the feature space: no hyperplane through the "
-                                f"origin classifies them")
-        return decide_separability(features, self.y, not self.intercept, slack=False,
-                                   label_map=self.label_map)
+        """Are the data linearly separable in the kernel's feature space (hard margin
+        feasible)? See :func:`convexlearn.routes.svm.feature_space_separability`."""
+        return routes.feature_space_separability(self)
 
     def kernel_block(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
         """K[rows][:, cols], from X for the linear kernel (no Gram matrix is formed)."""
@@ -373,3 +332,19 @@ class SVM:
             return float(alpha.sum() - 0.5 * v @ v)
         return float(alpha.sum() - 0.5 * ya @ (self.gram @ ya))
 
+
+def _checked_weights(svm, sample_weight) -> np.ndarray | None:
+    """Validated sample weights: nonnegative, finite, soft margin only, each class weighted."""
+    if sample_weight is not None and svm.hard_margin:
+        raise ParameterError("sample_weight needs a finite C: the hard-margin SVM has no "
+                             "per-sample cost to weight")
+    weights = as_sample_weight(sample_weight, svm.n_samples)
+    if weights is not None:
+        for label in (-1, 1):
+            if not np.any(weights[svm.y == label] > 0):
+                original = svm.label_map.to_labels(np.array([label]))[0]
+                original = original.item() if hasattr(original, "item") else original
+                raise DataError(f"every sample of class {original!r} has weight 0: with "
+                                f"them removed one class is left, and there is nothing "
+                                f"to separate")
+    return weights

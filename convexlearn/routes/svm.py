@@ -35,10 +35,12 @@ from ..errors import (ConvexLearnError, DataError, InfeasibleError, NotApplicabl
                       ParameterError, SolverError, UnboundedError)
 from ..formulations.base import solve_formulation
 from ..formulations.svm import svm_dual, svm_primal
+from .halfspace import SeparabilityResult, decide_separability
 from ..solution import Solution, Timer
 from ..solvers.polish import polish_alpha
 
-__all__ = ["EXACT_METHODS", "ITERATIVE_METHODS", "ROUTES", "Route", "exact_chain", "solve"]
+__all__ = ["EXACT_METHODS", "ITERATIVE_METHODS", "ROUTES", "Route", "exact_chain", "solve",
+           "feature_space_separability"]
 
 #: Iterative methods: name -> "module:function" under convexlearn.solvers; each function
 #: takes the SVM and keyword options and returns a Solution.
@@ -222,6 +224,36 @@ def _solve_exact(svm, method: str, solver: str | None, polish: bool, kkt_tol: fl
     if svm.psd_check is not None:
         best.extra["psd_check"] = svm.psd_check
     return best
+
+
+def feature_space_separability(svm) -> SeparabilityResult:
+    """Are the data linearly separable in the kernel's feature space?
+
+    The separability LP (:func:`convexlearn.routes.halfspace.decide_separability`,
+    homogeneous when the problem has no intercept) on X for the linear kernel, on the
+    Gram matrix otherwise: f(x_i) = sum_j beta_j K_ji + b is linear in beta, so the
+    hard-margin SVM is feasible iff the rows of K are separable.
+
+    Returns
+    -------
+    SeparabilityResult
+        Without margin and slack (only the verdict and its verified certificate).
+
+    Raises
+    ------
+    DataError
+        Without intercept, when a sample is the zero vector of the feature space: no
+        hyperplane through the origin classifies it.
+    """
+    features = svm.X if svm.kernel.is_linear and svm._K is None else svm.gram
+    if not svm.intercept:
+        zero = np.flatnonzero(~np.any(features != 0, axis=1))
+        if zero.size:
+            raise DataError(f"without intercept, sample(s) {zero[:8].tolist()} are the "
+                            f"zero vector of the feature space: no hyperplane through the "
+                            f"origin classifies them")
+    return decide_separability(features, svm.y, not svm.intercept, slack=False,
+                               label_map=svm.label_map)
 
 
 def _memory_message(svm, skipped: dict[str, str]) -> str:

@@ -20,7 +20,7 @@ from convexlearn.app.figures import DPI, PANEL_SIZE, make_figure, plot_result, r
 from convexlearn.app.report import write_atomic  # noqa: E402
 from convexlearn.app.runner import run_problem  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def solve(name, methods=None):

@@ -14,7 +14,7 @@ import pytest
 
 from convexlearn.app.cli import Progress, main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # Closest points of the class hulls: (0, 0) and (0, 3), so w = (0, 2/3), b = -1, the
 # objective is 1/2 ||w||^2 = 2/9 and exactly those two samples are support vectors.

@@ -19,7 +19,7 @@ from scipy.optimize import linprog
 from convexlearn.app.catalogue import ProblemFileError, load_dataset, load_problem, standardize
 from convexlearn.app.generators import GENERATORS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PROBLEMS = sorted((ROOT / "problems").glob("*.toml"))
 
 

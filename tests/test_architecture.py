@@ -1,0 +1,181 @@
+"""The house rules: layers, one-way imports, no circles, modules and classes of a readable size.
+
+Every ``import`` in the package is read from the source (module-level *and* function-level:
+a lazy import that hides a circle still counts), resolved to a module of the package, and
+checked against the layer of docs/architecture.md:
+
+    0 vocabulary  errors, data, kernels, losses, penalties, solution
+    1 certify     certificates recomputed from the data (know no solver)
+    2 formulations, solvers
+    3 routes      which algorithm answers solve(), and the fallback chain
+    4 problems    svm, erm, halfspace, shattering, perceptron, compare, path
+    5 consumers   estimators, plot, distributed, the package root
+    6 app         the command line and everything only it needs
+
+A module may import its own layer or a lower one, never a higher one.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import convexlearn
+
+PACKAGE_DIR = Path(convexlearn.__file__).resolve().parent
+MAX_MODULE_LINES = 600
+MAX_CLASS_LINES = 300
+
+#: Top-level modules and subpackages -> layer. A new module must be given a layer here
+#: (and in docs/architecture.md): the test says so rather than guessing.
+LAYERS: dict[str, int] = {
+    "errors": 0, "data": 0, "kernels": 0, "losses": 0, "penalties": 0, "solution": 0,
+    "certify": 1,
+    "formulations": 2, "solvers": 2,
+    "routes": 3,
+    "svm": 4, "erm": 4, "halfspace": 4, "shattering": 4, "perceptron": 4, "compare": 4,
+    "path": 4,
+    "estimators": 5, "plot": 5, "distributed": 5, "": 5,
+    "app": 6, "__main__": 6,
+}
+LAYER_NAMES = ["vocabulary", "certify", "formulations/solvers", "routes", "problems",
+               "consumers", "app"]
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE_DIR.rglob("*.py"):
+        parts = list(path.relative_to(PACKAGE_DIR.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _resolve(module: str, is_package: bool, node: ast.ImportFrom) -> str:
+    if node.level == 0:
+        return node.module or ""
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    base = base[:len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _imports(module: str) -> set[str]:
+    """The package's modules that ``module`` imports, anywhere in its source."""
+    path = MODULES[module]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = _resolve(module, path.name == "__init__.py", node)
+            for alias in node.names:
+                candidate = f"{base}.{alias.name}"
+                out.add(candidate if candidate in MODULES else base)
+        elif isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+    return {m for m in out if m in MODULES and m != module}
+
+
+GRAPH = {module: _imports(module) for module in MODULES}
+
+
+def layer_of(module: str) -> int:
+    parts = module.split(".")
+    key = parts[1] if len(parts) > 1 else ""
+    if key not in LAYERS:
+        raise AssertionError(f"{module} has no layer: add {key!r} to LAYERS in "
+                             f"tests/test_architecture.py and to docs/architecture.md")
+    return LAYERS[key]
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_graph_is_read_from_the_source():
+    # Guards the guard: a parser that found no edges would pass every rule below.
+    assert "convexlearn.routes.svm" in GRAPH["convexlearn.svm"]
+    assert "convexlearn.errors" in GRAPH["convexlearn.data"]
+    assert "convexlearn.app.adapters" in GRAPH["convexlearn.app.catalogue"]
+
+
+def test_no_import_circle():
+    assert _cycles(GRAPH) == []
+
+
+def test_the_cycle_finder_finds_a_planted_circle():
+    planted = {m: set(edges) for m, edges in GRAPH.items()}
+    planted["convexlearn.errors"].add("convexlearn.svm")
+    assert any("convexlearn.errors" in c and "convexlearn.svm" in c for c in _cycles(planted))
+
+
+def test_imports_point_down_the_layers():
+    wrong = [f"{m} ({LAYER_NAMES[layer_of(m)]}) imports {t} ({LAYER_NAMES[layer_of(t)]})"
+             for m, targets in sorted(GRAPH.items()) for t in sorted(targets)
+             if layer_of(t) > layer_of(m)]
+    assert wrong == []
+
+
+def test_every_module_has_a_layer():
+    for module in MODULES:
+        layer_of(module)
+
+
+def test_the_library_never_loads_the_application():
+    library = [m for m in MODULES if layer_of(m) < LAYERS["app"]
+               and m not in ("convexlearn.distributed",) and not m.startswith(
+                   "convexlearn.distributed.")]
+    code = ("import importlib, sys\n"
+            f"for m in {library!r}:\n"
+            "    try:\n"
+            "        importlib.import_module(m)\n"
+            "    except ImportError as exc:\n"     # an optional extra (matplotlib, sklearn)
+            "        print('skipped', m, exc, file=sys.stderr)\n"
+            "print(sorted(m for m in sys.modules if m.startswith('convexlearn.app')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=PACKAGE_DIR.parent)
+    assert out.stdout.strip() == "[]", out.stdout
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_module_and_class_sizes(module):
+    source = MODULES[module].read_text(encoding="utf-8")
+    lines = source.count("\n") + 1
+    assert lines <= MAX_MODULE_LINES, f"{module} has {lines} lines: split it by job"
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ClassDef):
+            size = node.end_lineno - node.lineno + 1
+            assert size <= MAX_CLASS_LINES, f"{module}.{node.name} has {size} lines"
