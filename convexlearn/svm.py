@@ -11,6 +11,7 @@ Labels: sorted classes, ``classes[0] -> -1``, ``classes[1] -> +1``.
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -150,6 +151,14 @@ class SVM:
 
     def __repr__(self) -> str:
         return f"<{self.describe()}>"
+
+    def with_C(self, C) -> "SVM":
+        """The same data and kernel with another C (the Gram matrix is shared, not copied)."""
+        other = copy.copy(self)
+        other.C = check_C(C)
+        if other.sample_weight is not None and other.hard_margin:
+            raise ParameterError("sample_weight needs a finite C")
+        return other
 
     # ------------------------------------------------------------ formulations
     def check_primal_form(self, form: str) -> str:

@@ -38,9 +38,10 @@ from ..formulations.svm import svm_dual, svm_primal
 from .halfspace import SeparabilityResult, decide_separability
 from ..solution import Solution, Timer
 from ..solvers.polish import polish_alpha
+from ..solvers.svm_path import svm_c_path
 
 __all__ = ["EXACT_METHODS", "ITERATIVE_METHODS", "ROUTES", "Route", "exact_chain", "solve",
-           "feature_space_separability"]
+           "feature_space_separability", "exact_c_path"]
 
 #: Iterative methods: name -> "module:function" under convexlearn.solvers; each function
 #: takes the SVM and keyword options and returns a Solution.
@@ -254,6 +255,55 @@ def feature_space_separability(svm) -> SeparabilityResult:
                             f"origin classifies them")
     return decide_separability(features, svm.y, not svm.intercept, slack=False,
                                label_map=svm.label_map)
+
+
+def exact_c_path(svm, C_min: float, C_max: float, kkt_tol: float = 1e-9):
+    """The exact SVM path in C between ``C_min`` and ``C_max``, every breakpoint certified.
+
+    Follows :func:`convexlearn.solvers.svm_path.svm_c_path` from a certified anchor at
+    ``C_min`` (the exact chain), re-anchoring on the exact chain at degenerate
+    breakpoints, then checks the KKT conditions of the problem at every breakpoint
+    (``svm.with_C(C_k).kkt``, at ``kkt_tol``: residuals in margin units, duality gap
+    relative to max(|P|, |D|)).
+
+    Returns
+    -------
+    path : SVMPath
+        Breakpoints and exact interpolation (:meth:`SVMPath.at`).
+    solutions : list of Solution
+        One per breakpoint, with its KKT report; status "optimal" iff it passed.
+    """
+    if svm.hard_margin:
+        raise NotApplicableError("the C-path needs the soft margin: pass a finite C")
+    if svm.sample_weight is not None:
+        raise NotApplicableError("the exact C-path does not take sample weights")
+    C_min, C_max = float(C_min), float(C_max)
+    if not 0 < C_min <= C_max < math.inf:
+        raise ParameterError(f"the C-path needs 0 < C_min <= C_max < inf; got "
+                             f"C_min={C_min!r}, C_max={C_max!r}")
+
+    def anchor(C: float):
+        sol = solve(svm.with_C(C), "exact", kkt_tol=kkt_tol)
+        if sol.status != "optimal":
+            raise SolverError(f"no certified anchor for the C-path at C={C:.6g} "
+                              f"(status {sol.status!r})")
+        return sol.alpha, sol.b
+
+    timer = Timer()
+    path = svm_c_path(svm.gram, svm.y, C_min, C_max, anchor)
+    solutions = []
+    for C, alpha, b, event in zip(path.Cs, path.alphas, path.intercepts, path.events):
+        problem = svm.with_C(C)
+        sol = problem.from_alpha(alpha, b=b)
+        sol.report = problem.kkt(sol, tol=kkt_tol)
+        sol.status = "optimal" if sol.report.passed else "inaccurate"
+        sol.objective = sol.report.primal_objective
+        sol.method = "exact-path"
+        sol.provenance = {"route": "svm-c-path", "C": float(C), "event": event}
+        solutions.append(sol)
+    for sol in solutions:
+        sol.time_s = timer() / len(solutions)
+    return path, solutions
 
 
 def _memory_message(svm, skipped: dict[str, str]) -> str:
