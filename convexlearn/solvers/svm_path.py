@@ -196,11 +196,14 @@ def _next_lambda_after_failure(lam: float, lam_end: float) -> float:
 
 
 def _sets(Q, y, a, a0, lam) -> tuple[np.ndarray, np.ndarray]:
-    """Elbow and left sets read off a solution: E = margin 1 (any multiplier),
-    L = multiplier at its upper bound with margin below 1."""
+    """Elbow and left sets read off a solution: E = margin within SET_TOL of 1 (any
+    multiplier), L = multiplier within SET_TOL of its upper bound, margin below 1. The
+    multipliers of L and R are put exactly on their bounds (in place)."""
     margin = (Q @ a + y * a0) / lam
     E = np.abs(margin - 1) <= SET_TOL
     L = ~E & (a >= 1 - SET_TOL)
+    a[L] = 1.0
+    a[~E & ~L] = 0.0
     return E, L
 
 
