@@ -101,13 +101,13 @@ class LassoPath:
         terms of ``X_j^T (y - b - X w)`` before they cancel. Scale-free, and meaningful at
         lam = 0 too, where the conditions are X^T r = 0."""
         out = np.empty(len(self.lams))
+        absX = np.abs(self._X)
         for k, (lam, w, b) in enumerate(zip(self.lams, self.coefs, self.intercepts)):
             mu = self.n_samples * lam / 2
             r = self._y - self._X @ w - b
             c = self._X.T @ r
             on = w != 0
             viol = np.where(on, np.abs(c - mu * np.sign(w)), np.maximum(0.0, np.abs(c) - mu))
-            absX = np.abs(self._X)
             size = np.maximum(mu, absX.T @ (np.abs(self._y - b) + absX @ np.abs(w)))
             with np.errstate(divide="ignore", invalid="ignore"):
                 rel = np.where(viol > 0, viol / size, 0.0)
@@ -149,6 +149,9 @@ def lasso_homotopy(X: np.ndarray, y: np.ndarray, intercept: bool = True,
     mu = float(abs(c[j0]))
     mu_min = n * float(lam_min) / 2
     floor = max(mu_min, mu * _FLOOR_RTOL)
+    # n > d: every product goes through the d x d Gram matrix, computed once (n d^2), and
+    # a breakpoint costs O(d |A|) instead of O(n d).
+    gram = Xc.T @ Xc if n > d else None
     w = np.zeros(d)
     mus, coefs, events, notes = [mu], [w.copy()], ["start"], []
     if mu == 0.0:
@@ -157,8 +160,11 @@ def lasso_homotopy(X: np.ndarray, y: np.ndarray, intercept: bool = True,
         return _finish(mus, coefs, events, notes, n, x_mean, y_mean, X, y)
     active, signs = [j0], [float(np.sign(c[j0]))]
     while mu > mu_min and len(mus) < max_breakpoints:
-        XA = Xc[:, active]
-        G = XA.T @ XA
+        if gram is None:
+            XA = Xc[:, active]
+            G = XA.T @ XA
+        else:
+            G = gram[np.ix_(active, active)]
         try:
             chol = np.linalg.cholesky(G)
         except np.linalg.LinAlgError:
@@ -166,10 +172,14 @@ def lasso_homotopy(X: np.ndarray, y: np.ndarray, intercept: bool = True,
                          f"features exceed the rank of X, and the lasso solution is not "
                          f"unique below this lam")
             break
-        a = _chol_solve(chol, XA.T @ yc)
+        a = _chol_solve(chol, c[active])
         dvec = _chol_solve(chol, np.asarray(signs))
-        p = Xc.T @ (yc - XA @ a)          # c_j(mu') = p_j + mu' q_j off A
-        q = Xc.T @ (XA @ dvec)
+        if gram is None:               # c_j(mu') = p_j + mu' q_j off A
+            p = c - Xc.T @ (XA @ a)
+            q = Xc.T @ (XA @ dvec)
+        else:
+            p = c - gram[:, active] @ a
+            q = gram[:, active] @ dvec
         ceiling = mu * (1 - _EVENT_RTOL)
         best_mu, event = mu_min, None
         inactive = np.ones(d, dtype=bool)
