@@ -21,7 +21,8 @@ from .data import (as_binary_labels, as_features, as_sample_weight, check_bool, 
                    check_nonnegative)
 from .errors import DataError, NotApplicableError, ParameterError
 from .formulations.svm import svm_dual, svm_primal
-from .kernels import DEFAULT_PSD_TOL, PSDCheck, check_gram, check_psd, make_kernel
+from .kernels import (DEFAULT_PSD_TOL, PSDCheck, check_gram, check_psd, kernel_products,
+                      make_kernel)
 from .routes import svm as routes
 from .routes.halfspace import SeparabilityResult
 from .solution import Solution
@@ -133,6 +134,19 @@ class SVM:
                                                     repair=self.repair_psd,
                                                     name=f"{self.kernel.describe()} Gram matrix")
         return self._K
+
+    def gram_products(self, B) -> np.ndarray:
+        """``K @ B`` for the training Gram matrix K (B of shape (n,) or (n, k)).
+
+        The matrix when it is already in memory (precomputed, or computed for a
+        formulation or a PSD check); otherwise, for a kernel that is PSD by construction,
+        by blocks of rows against the nonzero rows of B only
+        (:func:`~convexlearn.kernels.kernel_products`): O(block x |support|) memory, no
+        n x n matrix.
+        """
+        if self._K is None and self.X is not None and self.kernel.known_psd:
+            return kernel_products(self.kernel, self.X, B)
+        return self.gram @ np.asarray(B, dtype=float)
 
     @property
     def gram_factor(self) -> np.ndarray:
@@ -254,7 +268,7 @@ class SVM:
             g = self.X @ w
         else:
             w = None
-            g = self.gram @ beta
+            g = self.gram_products(beta)
         if not self.intercept:
             b, rule = 0.0, "no intercept"
         elif b is not None:
@@ -288,7 +302,7 @@ class SVM:
         if X is None:
             if self.kernel.is_linear and solution.w is not None:
                 return self.X @ solution.w + solution.b
-            return self.gram @ self.expansion(solution) + solution.b
+            return self.gram_products(self.expansion(solution)) + solution.b
         if self.kernel.name == "precomputed":
             K_new = as_features(X, name="K")
             if K_new.shape[1] != self.n_samples:
@@ -321,12 +335,14 @@ class SVM:
         For the hard margin, 1/2 ||w||^2 (inf when a margin constraint is violated by
         more than 1e-6, the default tolerance of the KKT check).
         """
-        f = self.decision_function(solution)
         if self.kernel.is_linear and solution.w is not None:
+            f = self.decision_function(solution)
             w2 = float(solution.w @ solution.w)
         else:
             beta = self.expansion(solution)
-            w2 = float(beta @ (self.gram @ beta))
+            Kb = self.gram_products(beta)     # one pass over K for both terms
+            f = Kb + solution.b
+            w2 = float(beta @ Kb)
         hinge = np.maximum(0.0, 1.0 - self.y * f)
         if self.hard_margin:
             return 0.5 * w2 if hinge.max() <= 1e-6 else math.inf
@@ -339,7 +355,7 @@ class SVM:
         if self.kernel.is_linear:
             v = self.X.T @ ya
             return float(alpha.sum() - 0.5 * v @ v)
-        return float(alpha.sum() - 0.5 * ya @ (self.gram @ ya))
+        return float(alpha.sum() - 0.5 * ya @ self.gram_products(ya))
 
 
 def _checked_weights(svm, sample_weight) -> np.ndarray | None:

@@ -13,7 +13,7 @@ The method keeps ``v_t = -y_t grad_t F(a) = y_t - g_t`` with ``g_t = sum_j a_j y
 
 a is optimal iff m(a) = max_{I_up} v_t <= M(a) = min_{I_low} v_t; the method stops when the
 maximal KKT violation m(a) - M(a) <= tol (LIBSVM's ``-e``) and, when ``gap_tol`` is given,
-the relative duality gap |P - D| / max(1, |P|) <= gap_tol. The violation bounds how far
+the relative duality gap |P - D| / max(|P|, |D|) <= gap_tol. The violation bounds how far
 margins are from 1, not the gap: P - D contains C sum_i xi_i, so at large C a violation
 of 1e-6 leaves a gap of ~C n_SV 1e-6. Where the gap is too large the violation target is
 cut tenfold and the iterations go on (the gap is what the KKT report checks). Each iteration moves a pair
@@ -57,10 +57,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..certify.kkt import relative_gap
 from ..data import check_positive
 from ..errors import ConvexLearnError, DataError, InfeasibleError, ParameterError, SolverError
 from ..solution import History, Solution, Timer
-from .kernel_cache import KernelColumns
+from .kernel_cache import KernelColumns, kernel_diagonal
 
 __all__ = ["solve_svm", "smo", "SMOResult"]
 
@@ -92,6 +93,7 @@ class SMOResult:
     n_shrink: int
     diverged_at: int | None = None
     gap_checks: list = None
+    cache: dict | None = None
 
 
 def _rebuild_v(cols: KernelColumns, y: np.ndarray, alpha: np.ndarray,
@@ -129,7 +131,7 @@ def smo(cols: KernelColumns, y: np.ndarray, C: float, intercept: bool = True, to
         ``callback(t, alpha, dual_objective)`` each iteration (``alpha`` is live: copy it
         to keep it); returning False stops.
     gap_tol : float, optional
-        Also require the relative duality gap ``|P - D| / max(1, |P|) <= gap_tol`` (P at
+        Also require the relative duality gap ``|P - D| / max(|P|, |D|) <= gap_tol`` (P at
         the intercept of :func:`~convexlearn.solvers.polish.intercept_from_alpha`); while
         it fails, the violation target is cut tenfold, down to 1e-15 times the scale of v;
         a gap still too large there ends with status "inaccurate".
@@ -310,6 +312,70 @@ def smo(cols: KernelColumns, y: np.ndarray, C: float, intercept: bool = True, to
     return SMOResult(alpha, v, it, status, history, violation, n_shrink, diverged_at, gap_checks)
 
 
+def smo_compiled(spec: "KernelSpec", y: np.ndarray, C, tol: float = 1e-3,
+                 max_iter: int | None = None, shrinking: bool = True,
+                 alpha0: np.ndarray | None = None, gap_tol: float | None = None,
+                 cache_mb: float = 200.0) -> SMOResult:
+    """:func:`smo` with an intercept, in the compiled loop of
+    :mod:`~convexlearn.solvers.smo_kernels` (same iterates; kernel entries from X, column
+    cache bounded by ``cache_mb`` megabytes; no per-iteration callback).
+
+    ``C`` may be a vector of per-sample bounds C_i. History: ``objective`` and
+    ``violation`` per iteration; ``time`` only at the last iteration of each pass of the
+    compiled loop (NaN elsewhere: the loop has no clock).
+    """
+    from .smo_kernels import CONVERGED, DIVERGED, ColumnCache, smo_loop
+    timer = Timer()
+    n = y.shape[0]
+    max_iter = max(100_000, 100 * n) if max_iter is None else int(max_iter)
+    Cv = np.ascontiguousarray(np.broadcast_to(np.asarray(C, dtype=float), (n,)))
+    hard = bool(np.all(np.isinf(Cv)))
+    alpha = np.zeros(n) if alpha0 is None else np.array(alpha0, dtype=float)
+    cache = ColumnCache(n, cache_mb)
+    # the gradient of the start: from the support's columns (none from alpha = 0)
+    v, gbar = y.astype(float, copy=True), np.zeros(n)
+    if alpha.any():
+        g = spec.products(y * alpha)
+        v -= g
+        at_upper = alpha >= Cv
+        if at_upper.any():
+            gbar = spec.products(np.where(at_upper, y * Cv, 0.0))
+    dual = 0.5 * float(alpha @ (1.0 + y * v))
+    k_max = float(np.max(spec.diag)) if n else 0.0
+    tau = _TAU * k_max if k_max > 0 else _TAU
+    floor = 1e-15 * max(1.0, float(np.max(np.abs(v)))) if n else 0.0
+    hist_obj, hist_viol = np.empty(max_iter), np.empty(max_iter)
+    XT = np.ascontiguousarray(spec.X.T)
+    it, spread, unshrunk_once, n_shrink, gap_checks = 0, 0.0, False, 0, []
+    time_at = {}
+    while True:
+        (code, it, violation, dual, spread, shrunk, unshrunk_once, div_at) = smo_loop(
+            spec.code, spec.X, spec.K, spec.gamma, spec.coef0, spec.degree, spec.diag, y,
+            Cv, alpha, v, gbar, float(tol), it, max_iter, bool(shrinking), tau, hard,
+            _DIVERGENCE, spread, dual, unshrunk_once, *cache.arrays(XT), hist_obj, hist_viol)
+        n_shrink += shrunk
+        time_at[it] = timer()
+        status = {CONVERGED: "converged", DIVERGED: "diverged"}.get(code, "max_iter")
+        if status != "converged" or gap_tol is None:
+            break
+        gap = _relative_gap(y, Cv, alpha, v, True)
+        if gap <= gap_tol:
+            break
+        gap_checks.append((it, float(tol), float(gap)))
+        if tol <= floor:
+            status = "inaccurate"          # the gap cannot be met in floating point
+            break
+        tol = max(min(tol, float(violation)) / 10.0, floor)
+    history = History()
+    for t in range(it):
+        history.record(objective=float(hist_obj[t]), violation=float(hist_viol[t]),
+                       time=time_at.get(t + 1, math.nan))
+    res = SMOResult(alpha, v, it, status, history, float(violation), n_shrink,
+                    None if div_at < 0 else int(div_at), gap_checks)
+    res.cache = cache.stats()
+    return res
+
+
 def _primal_at(y, C, alpha, v, intercept):
     """The primal point implied by alpha, with v = y - g (all samples): b (from
     :func:`~convexlearn.solvers.polish.intercept_from_alpha`), its rule, g, alpha^T Q alpha,
@@ -319,14 +385,50 @@ def _primal_at(y, C, alpha, v, intercept):
     b, rule = intercept_from_alpha(y, C, alpha, g) if intercept else (0.0, "no intercept")
     aQa = float((y * alpha) @ g)
     hinge = np.maximum(0.0, 1.0 - y * (g + b))
-    primal = 0.5 * aQa + (0.0 if math.isinf(C) else C * float(hinge.sum()))
+    C = np.broadcast_to(np.asarray(C, dtype=float), y.shape)
+    primal = 0.5 * aQa + (0.0 if np.all(np.isinf(C)) else float(C @ hinge))
     return b, rule, g, aQa, hinge, primal
 
 
 def _relative_gap(y, C, alpha, v, intercept) -> float:
-    """|P - D| / max(1, |P|) at alpha, with v = y - g (all samples) and b from alpha."""
+    """The relative duality gap (:func:`~convexlearn.certify.kkt.relative_gap`) at alpha,
+    with v = y - g (all samples) and b from alpha."""
     _, _, _, aQa, _, primal = _primal_at(y, C, alpha, v, intercept)
-    return abs(primal - (float(alpha.sum()) - 0.5 * aQa)) / max(1.0, abs(primal))
+    return relative_gap(primal, float(alpha.sum()) - 0.5 * aQa)
+
+
+@dataclass
+class KernelSpec:
+    """What the compiled loop needs to compute kernel entries: the kernel code of
+    :data:`~convexlearn.solvers.smo_kernels.KERNEL_CODES`, X (or the matrix K for
+    ``precomputed``; the other one a 1 x 1 placeholder), the parameters, the diagonal,
+    and ``products(B) = K @ B`` (chunked, :meth:`convexlearn.SVM.gram_products`)."""
+
+    code: int
+    X: np.ndarray
+    K: np.ndarray
+    gamma: float
+    coef0: float
+    degree: float
+    diag: np.ndarray
+    products: object
+
+    @classmethod
+    def of(cls, svm) -> "KernelSpec":
+        """The spec of ``svm``'s kernel. Kernels not PSD by construction (sigmoid,
+        callables, precomputed) go through the checked (possibly repaired) Gram matrix:
+        SMO must not run on a non-convex problem."""
+        from .smo_kernels import KERNEL_CODES
+        placeholder = np.zeros((1, 1))
+        kernel = svm.kernel
+        if svm.X is None or not kernel.known_psd:
+            K = np.ascontiguousarray(svm.gram)
+            return cls(KERNEL_CODES["precomputed"], placeholder, K, 0.0, 0.0, 1.0,
+                       np.diag(K).copy(), lambda B: K @ B)
+        X = np.ascontiguousarray(svm.X, dtype=float)
+        return cls(KERNEL_CODES[kernel.name], X, placeholder, float(kernel.gamma or 0.0),
+                   float(kernel.coef0 or 0.0), float(kernel.degree or 1.0),
+                   kernel_diagonal(kernel, X), svm.gram_products)
 
 
 def _columns_for(svm, cache_size: float) -> KernelColumns:
@@ -434,11 +536,18 @@ def solve_svm(svm, tol: float = 1e-3, max_iter: int | None = None, shrinking: bo
     tol = check_positive("tol", tol)
     gap_tol = tol if gap_tol is None else check_positive("gap_tol", gap_tol, allow_inf=True)
     timer = Timer()
-    cols = _columns_for(svm, cache_size)
     y, C = svm.y, svm.C
-    res = smo(cols, y, C, svm.intercept, tol, max_iter, shrinking,
-              _warm_alpha(warm_start, svm), callback,
-              gap_tol=None if math.isinf(gap_tol) else gap_tol)
+    alpha0 = _warm_alpha(warm_start, svm)
+    gap = None if math.isinf(gap_tol) else gap_tol
+    if svm.intercept and callback is None:
+        res = smo_compiled(KernelSpec.of(svm), y, C, tol, max_iter, shrinking, alpha0, gap,
+                           cache_size)
+        cache_stats, loop = res.cache, "compiled (numba)"
+    else:      # the reference loop: per-iteration callback, or no equality constraint
+        cols = _columns_for(svm, cache_size)
+        res = smo(cols, y, C, svm.intercept, tol, max_iter, shrinking, alpha0, callback,
+                  gap_tol=gap)
+        cache_stats, loop = cols.stats(), "numpy reference"
     if res.status == "diverged":
         _raise_diverged(svm, res)
     if res.status == "max_iter" and svm.hard_margin:
@@ -463,8 +572,9 @@ def solve_svm(svm, tol: float = 1e-3, max_iter: int | None = None, shrinking: bo
     sol = Solution(w=w, b=float(b), alpha=alpha, xi=xi, objective=objective, status=res.status,
                    method="smo", n_iter=res.n_iter, history=res.history, time_s=timer(),
                    provenance={"solver": "convexlearn.smo", "tol": tol, "gap_tol": gap_tol,
-                               "working_set": "second order (WSS2)", "shrinking": shrinking},
+                               "working_set": "second order (WSS2)", "shrinking": shrinking,
+                               "loop": loop},
                    dual_coef=beta)
     sol.extra.update(intercept_rule=rule, violation=res.violation, n_shrink=res.n_shrink,
-                     cache=cols.stats(), gap_checks=res.gap_checks)
+                     cache=cache_stats, gap_checks=res.gap_checks)
     return sol
