@@ -44,8 +44,8 @@ KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
 
 DEFAULT_PSD_TOL = 1e-9
 
-#: Memory of one block of kernel rows in :func:`kernel_products` (64 MiB).
-PRODUCT_BLOCK_BYTES = 2**26
+#: Memory of one block of kernel rows in :func:`kernel_products` (8 MiB: blocks this size are reused by the allocator instead of page-faulted afresh).
+PRODUCT_BLOCK_BYTES = 2**23
 
 
 def _sq_dists(A: np.ndarray, B: np.ndarray) -> np.ndarray:

@@ -248,10 +248,11 @@ class SVM:
         return routes.feature_space_separability(self)
 
     def kernel_block(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-        """K[rows][:, cols], from X for the linear kernel (no Gram matrix is formed)."""
-        if self._K is not None or not self.kernel.is_linear:
-            return self.gram[np.ix_(rows, cols)]
-        return self.X[rows] @ self.X[cols].T
+        """K[rows][:, cols]: from the Gram matrix when it is in memory, otherwise from X
+        for a kernel that is PSD by construction (no n x n matrix is formed)."""
+        if self._K is None and self.X is not None and self.kernel.known_psd:
+            return self.kernel(self.X[rows], self.X[cols])
+        return self.gram[np.ix_(rows, cols)]
 
     def from_alpha(self, alpha, b: float | None = None) -> Solution:
         """The solution (w or the expansion beta = y * alpha, b, xi) that multipliers imply.

@@ -27,7 +27,7 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["polish_alpha", "intercept_from_alpha", "MAX_FREE"]
+__all__ = ["polish_alpha", "polish_expansion", "intercept_from_alpha", "MAX_FREE"]
 
 #: Above this many free support vectors the dense solve is not worth it; skip.
 MAX_FREE = 4000
@@ -178,3 +178,102 @@ def intercept_from_alpha(y: np.ndarray, C, alpha: np.ndarray, g: np.ndarray,
     if math.isinf(hi_v):
         return lo_v, "midpoint of the feasible interval"
     return 0.5 * (lo_v + hi_v), "midpoint of the feasible interval"
+
+
+def _kkt_solve(KFF: np.ndarray, rhs: np.ndarray, total: float | None) -> tuple[np.ndarray, float]:
+    """Solve [K_FF 1; 1^T 0] [u; b] = [rhs; total] (K_FF u = rhs without intercept,
+    ``total`` None); least squares when the matrix is singular (a degenerate free set)."""
+    k = rhs.size
+    if total is None:
+        A, r = KFF, rhs
+    else:
+        A = np.empty((k + 1, k + 1))
+        A[:k, :k] = KFF
+        A[:k, k] = A[k, :k] = 1.0
+        A[k, k] = 0.0
+        r = np.append(rhs, total)
+    try:
+        sol = np.linalg.solve(A, r)
+        if not np.all(np.isfinite(sol)):
+            raise np.linalg.LinAlgError
+    except np.linalg.LinAlgError:
+        sol = np.linalg.lstsq(A, r, rcond=None)[0]
+    return (sol, 0.0) if total is None else (sol[:k], float(sol[k]))
+
+
+def polish_expansion(y: np.ndarray, C, alpha: np.ndarray, g: np.ndarray, intercept: bool,
+                     kernel_block: Callable[[np.ndarray, np.ndarray], np.ndarray],
+                     products: Callable[[np.ndarray], np.ndarray],
+                     threshold: float = 1e-10, max_rounds: int = 30,
+                     margin_tol: float = 1e-9) -> tuple[np.ndarray, float | None, np.ndarray] | None:
+    """:func:`polish_alpha` without the Gram matrix, for a large kernel problem.
+
+    In the expansion beta = y * alpha (f = K beta + b), the free set F solves
+
+        K_FF beta_F + b 1 = y_F - K_{F,R} beta_R,    1^T beta_F = -1^T beta_R
+
+    (R: the fixed multipliers, 0 or C_i; without intercept no b and no second row). Only
+    the |F| x |F| block of K is formed (``kernel_block``); g = K beta, given for the
+    starting point (e.g. SMO's gradient), is kept up to date by ``products(delta)`` =
+    K @ delta, which touches only the columns where delta is not zero (the free set and
+    the samples that changed set), by blocks of rows. Each round: solve for the free set;
+    a free multiplier that leaves its box goes to the bound it crossed (all of them at
+    once: the next rounds bring back any that belonged); otherwise, the samples whose
+    margin contradicts their set (alpha = 0 with m_i < 1 - margin_tol, alpha = C_i with
+    m_i > 1 + margin_tol) join the free set. Margins are unitless; ``threshold`` is
+    relative to max C_i (max alpha for the hard margin).
+
+    Returns
+    -------
+    (alpha, b, g) or None
+        ``b`` None when no multiplier is free (the caller takes the midpoint of the
+        feasible interval); ``g = K (y * alpha)`` at the returned point; None when the
+        free set exceeds :data:`MAX_FREE` or no consistent set was found in
+        ``max_rounds`` rounds.
+    """
+    C = np.broadcast_to(np.asarray(C, dtype=float), alpha.shape)
+    hard = bool(np.all(np.isinf(C)))
+    scale = max(1.0, float(np.max(alpha))) if hard else float(np.max(C))
+    cut = threshold * scale
+    beta = y * np.where(alpha > cut, np.where(alpha >= C - cut, C, alpha), 0.0)
+    g = g + products(beta - y * alpha)       # snapping changed few entries: cheap columns
+    free = (np.abs(beta) > 0) & (np.abs(beta) < C)
+    block_of, KFF = None, None
+    for _ in range(max_rounds):
+        F = np.flatnonzero(free)
+        if F.size > MAX_FREE:
+            return None
+        if F.size == 0:
+            return y * beta, None, g
+        if block_of is None or not np.array_equal(block_of, F):
+            KFF, block_of = kernel_block(F, F), F
+        # K_{F,R} beta_R = g_F - K_FF beta_F at the current point
+        rest = g[F] - KFF @ beta[F]
+        total = -float(beta.sum() - beta[F].sum()) if intercept else None
+        u, b = _kkt_solve(KFF, y[F] - rest, total)
+        a_F = y[F] * u
+        out = (a_F < 0.0) | (a_F > C[F])
+        if np.any(out):
+            moved = F[out]
+            new = np.where(a_F[out] > C[moved], C[moved], 0.0)
+            delta = np.zeros_like(beta)
+            delta[moved] = y[moved] * new - beta[moved]
+            beta[moved] = y[moved] * new
+            g += products(delta)
+            free[moved] = False
+            continue
+        delta = np.zeros_like(beta)
+        delta[F] = u - beta[F]
+        beta[F] = u
+        g += products(delta)
+        m = y * (g + b)
+        a = y * beta
+        wrong = np.where(a <= 0.0, np.maximum(1.0 - m, 0.0), 0.0)
+        wrong = np.where(a >= C, np.maximum(m - 1.0, 0.0), wrong)
+        wrong[F] = 0.0
+        wrong[C <= 0.0] = 0.0           # weight-0 samples are absent from the problem
+        join = wrong > margin_tol
+        if not np.any(join):
+            return y * beta, b, g
+        free |= join
+    return None

@@ -132,9 +132,40 @@ def _full_column(i, code, X, XT, K, gamma, coef0, degree, row, bits):
             row[t] = math.tanh(gamma * row[t] + coef0)
 
 
+@njit(fastmath=True, cache=True)
+def _gathered(i, idx, m, code, X, K, gamma, coef0, degree, buf, bits):
+    """buf[k] = k(x_i, x_idx[k]) for k < m (rows of X gathered; the exp vectorized)."""
+    if code == 4:
+        for k in range(m):
+            buf[k] = K[i, idx[k]]
+        return
+    d = X.shape[1]
+    xi = X[i]
+    for k in range(m):
+        xt = X[idx[k]]
+        acc = 0.0
+        if code == 2:
+            for c in range(d):
+                diff = xi[c] - xt[c]
+                acc += diff * diff
+            buf[k] = -gamma * acc
+        else:
+            for c in range(d):
+                acc += xi[c] * xt[c]
+            buf[k] = acc
+    if code == 2:
+        _exp_nonpositive(buf[:m], bits)
+    elif code == 1:
+        for k in range(m):
+            buf[k] = (gamma * buf[k] + coef0) ** degree
+    elif code == 3:
+        for k in range(m):
+            buf[k] = math.tanh(gamma * buf[k] + coef0)
+
+
 @njit(cache=True)
 def _column(i, act, m, full, code, X, K, gamma, coef0, degree,
-            cache, slot_of, owner, stamp, partial, counters, XT, bits):
+            cache, slot_of, owner, stamp, partial, counters, XT, bits, scratch):
     """Slot of column i in ``cache`` (computed on a miss: all entries when ``full``, else
     the active ones act[:m]). ``counters``: clock, hits, misses."""
     counters[0] += 1
@@ -153,17 +184,18 @@ def _column(i, act, m, full, code, X, K, gamma, coef0, degree,
     owner[s] = i
     slot_of[i] = s
     stamp[s] = counters[0]
-    # The vectorized full column costs ~1/4 of the scalar gather per entry: compute
-    # all n entries unless the active set is under a quarter of them.
-    whole = full or 4 * m >= row_len(cache)
+    # A gathered entry costs more than a contiguous one: all n entries unless the
+    # active set is under three quarters of them.
+    whole = full or 4 * m >= 3 * row_len(cache)
     partial[s] = not whole
     row = cache[s]
     if whole:
         _full_column(i, code, X, XT, K, gamma, coef0, degree, row, bits)
     else:
+        buf = scratch[1]
+        _gathered(i, act, m, code, X, K, gamma, coef0, degree, buf, bits)
         for k in range(m):
-            t = act[k]
-            row[t] = _entry(code, X, K, gamma, coef0, degree, i, t)
+            row[act[k]] = buf[k]
     return s
 
 
@@ -179,7 +211,7 @@ def _drop_partial(slot_of, owner, stamp, partial):
 
 @njit(cache=True)
 def _add_to_gbar(i, coef, n, code, X, K, gamma, coef0, degree, cache, slot_of, partial, gbar,
-                 counters):
+                 counters, XT, bits, scratch):
     """gbar += coef * K[:, i] over all samples (the cached column when it is complete)."""
     counters[3] += 1
     s = slot_of[i]
@@ -188,14 +220,16 @@ def _add_to_gbar(i, coef, n, code, X, K, gamma, coef0, degree, cache, slot_of, p
         for t in range(n):
             gbar[t] += coef * row[t]
     else:
+        row = scratch[0]
+        _full_column(i, code, X, XT, K, gamma, coef0, degree, row, bits)
         for t in range(n):
-            gbar[t] += coef * _entry(code, X, K, gamma, coef0, degree, i, t)
+            gbar[t] += coef * row[t]
         counters[4] += 1
 
 
 @njit(cache=True)
 def _unshrink(act, m, n, y, Cv, alpha, v, gbar, code, X, K, gamma, coef0, degree,
-              cache, slot_of, owner, stamp, partial):
+              cache, slot_of, owner, stamp, partial, bits, scratch):
     """Rebuild v on the shrunk variables (from gbar and the free multipliers), reactivate
     every variable in index order, drop the partial columns. Returns n."""
     inactive = np.ones(n, dtype=np.bool_)
@@ -217,9 +251,10 @@ def _unshrink(act, m, n, y, Cv, alpha, v, gbar, code, X, K, gamma, coef0, degree
                 for r in range(rest.size):
                     v[rest[r]] -= coef * row[rest[r]]
             else:
+                buf = scratch[1]
+                _gathered(j, rest, rest.size, code, X, K, gamma, coef0, degree, buf, bits)
                 for r in range(rest.size):
-                    t = rest[r]
-                    v[t] -= coef * _entry(code, X, K, gamma, coef0, degree, j, t)
+                    v[rest[r]] -= coef * buf[r]
     for k in range(n):
         act[k] = k
     _drop_partial(slot_of, owner, stamp, partial)
@@ -243,7 +278,8 @@ def _set_status(t, y, Cv, alpha, upn, lowp):
 @njit(cache=True)
 def smo_loop(code, X, K, gamma, coef0, degree, diag, y, Cv, alpha, v, gbar, tol, it,
              max_iter, shrinking, tau, hard, divergence, spread, dual, unshrunk_once,
-             cache, slot_of, owner, stamp, partial, counters, XT, bits, hist_obj, hist_viol):
+             cache, slot_of, owner, stamp, partial, counters, XT, bits, scratch, hist_obj,
+             hist_viol):
     """SMO iterations from the state given (the whole active set) until the maximal
     violation m - M <= tol on all variables, ``max_iter`` iterations in total, or (hard
     margin) alpha_i * spread > divergence.
@@ -288,7 +324,7 @@ def smo_loop(code, X, K, gamma, coef0, degree, diag, y, Cv, alpha, v, gbar, tol,
         if violation <= tol:
             if not full:
                 m = _unshrink(act, m, n, y, Cv, alpha, v, gbar, code, X, K, gamma, coef0,
-                              degree, cache, slot_of, owner, stamp, partial)
+                              degree, cache, slot_of, owner, stamp, partial, bits, scratch)
                 full = True
                 continue
             status = CONVERGED
@@ -300,7 +336,8 @@ def smo_loop(code, X, K, gamma, coef0, degree, diag, y, Cv, alpha, v, gbar, tol,
                 if not unshrunk_once and violation <= 10 * tol:
                     unshrunk_once = True       # LIBSVM: one full re-check near the end
                     m = _unshrink(act, m, n, y, Cv, alpha, v, gbar, code, X, K, gamma,
-                                  coef0, degree, cache, slot_of, owner, stamp, partial)
+                                  coef0, degree, cache, slot_of, owner, stamp, partial,
+                                  bits, scratch)
                     full = True
                     continue
                 kept = 0
@@ -329,7 +366,7 @@ def smo_loop(code, X, K, gamma, coef0, degree, diag, y, Cv, alpha, v, gbar, tol,
         # ----------------------------------------- second-order selection of j (WSS 2)
         i = act[i_loc]
         si = _column(i, act, m, full, code, X, K, gamma, coef0, degree,
-                     cache, slot_of, owner, stamp, partial, counters, XT, bits)
+                     cache, slot_of, owner, stamp, partial, counters, XT, bits, scratch)
         Ki = cache[si]
         di = diag[i]
         best = 0.0
@@ -348,7 +385,7 @@ def smo_loop(code, X, K, gamma, coef0, degree, diag, y, Cv, alpha, v, gbar, tol,
                 j = t
                 a_ij = curv
         sj = _column(j, act, m, full, code, X, K, gamma, coef0, degree,
-                     cache, slot_of, owner, stamp, partial, counters, XT, bits)
+                     cache, slot_of, owner, stamp, partial, counters, XT, bits, scratch)
         Ki = cache[slot_of[i]]      # (column i cannot be evicted by j: it is the newest)
         Kj = cache[sj]
         b_ij = m_val - v[j]
@@ -378,10 +415,12 @@ def smo_loop(code, X, K, gamma, coef0, degree, diag, y, Cv, alpha, v, gbar, tol,
         if not hard:
             if upper_i != (alpha[i] >= Cv[i]):
                 _add_to_gbar(i, (Cv[i] if not upper_i else -Cv[i]) * y[i], n, code, X, K,
-                             gamma, coef0, degree, cache, slot_of, partial, gbar, counters)
+                             gamma, coef0, degree, cache, slot_of, partial, gbar, counters, XT, bits,
+                             scratch)
             if upper_j != (alpha[j] >= Cv[j]):
                 _add_to_gbar(j, (Cv[j] if not upper_j else -Cv[j]) * y[j], n, code, X, K,
-                             gamma, coef0, degree, cache, slot_of, partial, gbar, counters)
+                             gamma, coef0, degree, cache, slot_of, partial, gbar, counters, XT, bits,
+                             scratch)
         hist_obj[it - 1] = dual
         hist_viol[it - 1] = violation
         if hard:
@@ -392,7 +431,7 @@ def smo_loop(code, X, K, gamma, coef0, degree, diag, y, Cv, alpha, v, gbar, tol,
                 break
     if not full:
         _unshrink(act, m, n, y, Cv, alpha, v, gbar, code, X, K, gamma, coef0, degree,
-                  cache, slot_of, owner, stamp, partial)
+                  cache, slot_of, owner, stamp, partial, bits, scratch)
     return status, it, violation, dual, spread, n_shrink, unshrunk_once, diverged_at
 
 
@@ -416,12 +455,13 @@ class ColumnCache:
         # clock, hits, misses, gbar updates, gbar updates computing a column afresh
         self.counters = np.zeros(5, dtype=np.int64)
         self.bits = np.empty(max(self.n, 1), dtype=np.int64)     # scratch of the rbf exp
+        self.scratch = np.empty((2, max(self.n, 1)))            # an uncached column
 
     def arrays(self, XT: np.ndarray) -> tuple:
-        """(data, slot_of, owner, stamp, partial, counters, XT, bits), in
+        """(data, slot_of, owner, stamp, partial, counters, XT, bits, scratch), in
         :func:`smo_loop`'s order; ``XT`` is the data transposed (d x n, contiguous)."""
         return (self.data, self.slot_of, self.owner, self.stamp, self.partial,
-                self.counters, XT, self.bits)
+                self.counters, XT, self.bits, self.scratch)
 
     def stats(self) -> dict:
         """Hits, misses, cached columns and the bound, for ``Solution.extra``."""
