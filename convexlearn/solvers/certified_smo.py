@@ -25,6 +25,7 @@ import math
 import numpy as np
 
 from ..data import check_positive
+from ..errors import NotApplicableError
 from ..solution import History, Solution, Timer
 from .kernel_cache import KernelColumns
 from .polish import intercept_from_alpha, polish_expansion
@@ -54,8 +55,9 @@ def _run_smo(svm, spec, alpha0, tol, max_iter, cache_size):
                             cache_size)
     cols = (KernelColumns.from_kernel(svm.kernel, svm.X, cache_size)
             if spec.code != 4 else KernelColumns.from_gram(spec.K))
-    if svm.sample_weight is not None:
-        raise NotImplementedError   # pragma: no cover  (the reference loop has a scalar C)
+    if svm.sample_weight is not None:     # the reference loop has one scalar C
+        raise NotApplicableError("certified_smo without intercept takes no sample "
+                                 "weights; use method='exact-dual'")
     return smo(cols, svm.y, svm.C, False, tol, max_iter, True, alpha0)
 
 
