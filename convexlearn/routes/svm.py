@@ -95,7 +95,7 @@ def _smo_polish(svm, *, solver, polish, kkt_tol, options):
     """SMO + active-set polish + certificate (:mod:`convexlearn.solvers.certified_smo`);
     ``options`` may set its ``cache_size`` (MB)."""
     cache = options.get("cache_size", 200.0)
-    return certified_smo(svm, kkt_tol=kkt_tol, cache_size=cache)
+    return certified_smo(svm, kkt_tol=kkt_tol, cache_size=cache, polish=polish)
 
 
 def _smo_memory(svm) -> int:
