@@ -105,7 +105,7 @@ def _smo_memory(svm) -> int:
 #: Every exact route by name; ``SVM.solve(method=name)`` runs one directly.
 ROUTES: dict[str, Route] = {m: _cvxpy_route(m)
                             for m in ("exact-primal", "exact-primal-hinge", "exact-dual")}
-ROUTES["smo-polish"] = Route(_smo_polish, _smo_memory)
+ROUTES["exact-smo"] = Route(_smo_polish, _smo_memory)
 
 EXACT_METHODS = ("exact",) + tuple(ROUTES)
 
@@ -120,14 +120,14 @@ def exact_chain(svm) -> list[str]:
     primal is the second opinion (on iris scaled by 1e-4 the dual's point failed its KKT
     check at 1.9e-4, the primal's passed).
 
-    Nonlinear kernels try "smo-polish" first (SMO, then the active-set polish, certified
+    Nonlinear kernels try "exact-smo" first (SMO, then the active-set polish, certified
     from the data: :mod:`convexlearn.solvers.certified_smo`): O(n) memory beyond a
     bounded column cache, and at n = 2000..20000 (rbf, d = 10) 1-3x LIBSVM's fit time
     where the interior-point dual needs the n x n matrix three times over
     (benchmarks/bench_exact_svm.py).
     """
     if not svm.kernel.is_linear and (svm.intercept or svm.sample_weight is None):
-        return ["smo-polish", "exact-dual", "exact-primal"]
+        return ["exact-smo", "exact-dual", "exact-primal"]
     return ["exact-dual", "exact-primal"]
 
 
@@ -200,7 +200,7 @@ def _solve_exact(svm, method: str, solver: str | None, polish: bool, kkt_tol: fl
     timer = Timer()
     if method == "exact":
         chain = exact_chain(svm)
-    elif method == "smo-polish":
+    elif method == "exact-smo":
         chain = [method, "exact-dual", "exact-primal"]
     else:
         chain = [method, "exact-primal" if method == "exact-dual" else "exact-dual"]

@@ -137,11 +137,15 @@ def certified_smo(svm, *, tol: float = 1e-5, kkt_tol: float = 1e-6, gap_tol: flo
     best.status = ("optimal" if report.passed and report.relative_gap <= gap_tol
                    else "inaccurate")
     best.objective = report.primal_objective
-    best.method = "smo-polish"
+    best.method = "exact-smo"
     best.n_iter = iterations
     best.history = History()
     best.time_s = timer()
-    best.provenance = {"solver": "convexlearn.smo + active-set polish", "smo_tol": tols,
+    label = "SVM dual (SMO, then active-set polish)"
+    if svm.sample_weight is not None:
+        label += " with per-sample costs C_i = C s_i"
+    best.provenance = {"solver": "convexlearn.smo + active-set polish", "formulation": label,
+                       "smo_tol": tols,
                        "polished": polished_any, "max_violation": report.max_violation,
                        "relative_gap": report.relative_gap, "gap_tol": gap_tol,
                        "kkt_tol": kkt_tol, "cache_size_mb": cache_size}
