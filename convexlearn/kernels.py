@@ -330,7 +330,7 @@ def polynomial_features(X, degree: int = 2, gamma: float = 1.0, coef0: float = 1
 
 
 def kernel_products(kernel: "Kernel", X: np.ndarray, B: np.ndarray,
-                    block_bytes: int = PRODUCT_BLOCK_BYTES) -> np.ndarray:
+                    block_bytes: int | None = None) -> np.ndarray:
     """``K @ B`` for the Gram matrix K_ij = k(x_i, x_j) of X, without forming K.
 
     Only the rows S of B that are not all zero enter (the support of an expansion): K is
@@ -343,12 +343,14 @@ def kernel_products(kernel: "Kernel", X: np.ndarray, B: np.ndarray,
         Not ``precomputed`` (multiply the matrix itself).
     X : ndarray of shape (n, d)
     B : ndarray of shape (n,) or (n, k)
-    block_bytes : int
+    block_bytes : int, optional
+        Default :data:`PRODUCT_BLOCK_BYTES`.
 
     Returns
     -------
     ndarray of the shape of B
     """
+    block_bytes = PRODUCT_BLOCK_BYTES if block_bytes is None else int(block_bytes)
     B = np.asarray(B, dtype=float)
     flat = B.ndim == 1
     B2 = B[:, None] if flat else B
