@@ -142,3 +142,26 @@ def test_polish_without_gram_repairs_a_wrong_active_set():
     assert report.passed, report.summary()
     np.testing.assert_allclose(out[0], sol.alpha, atol=1e-9)
     np.testing.assert_allclose(out[2], svm.gram @ (svm.y * out[0]), atol=1e-10)
+
+
+def test_one_vs_one_matches_svc_pairwise():
+    from sklearn.svm import SVC
+
+    from convexlearn.estimators import KernelSVMClassifier
+    X, y = binary_dataset("iris", (0, 1, 2))
+    est = KernelSVMClassifier(C=1.0, gamma=0.5).fit(X, y)
+    svc = SVC(C=1.0, gamma=0.5, tol=1e-12, decision_function_shape="ovo").fit(X, y)
+    assert est.dual_coef_.shape[0] == 3 and est.intercept_.shape == (3,)
+    # f_kl = dual_coef_[p] @ K(SV, x) + intercept_[p], positive for classes_[k]: SVC's
+    # "ovo" decision (LIBSVM's pair order), from the public attributes only
+    K = est._kernel(X, est.support_vectors_)
+    raw = K @ est.dual_coef_.T + est.intercept_
+    np.testing.assert_allclose(raw, svc.decision_function(X), atol=1e-6)
+    np.testing.assert_array_equal(np.sort(est.support_), np.sort(svc.support_))
+    np.testing.assert_array_equal(est.predict(X), svc.predict(X))
+    ovr_shaped = SVC(C=1.0, gamma=0.5, tol=1e-12).fit(X, y).decision_function(X)
+    np.testing.assert_allclose(est.decision_function(X), ovr_shaped, atol=1e-6)
+    assert all(sol.provenance["route"] == "exact-smo" and sol.status == "optimal"
+               for sol in est.solution_)
+    ovr = KernelSVMClassifier(C=1.0, gamma=0.5, multiclass="ovr").fit(X, y)
+    assert ovr.dual_coef_.shape[0] == 3 and ovr.score(X, y) > 0.9

@@ -57,6 +57,29 @@ def _double_centered(K: np.ndarray) -> np.ndarray:
     return K - col[None, :] - K.mean(axis=1)[:, None] + col.mean()
 
 
+def _class_pairs(n_classes: int) -> list[tuple[int, int]]:
+    """The one-vs-one problems (k, l), k < l, in LIBSVM's order."""
+    return [(k, l) for k in range(n_classes) for l in range(k + 1, n_classes)]
+
+
+def _ovo_decision(D: np.ndarray, n_classes: int) -> np.ndarray:
+    """Votes of the one-vs-one problems as an (n, n_classes) decision (SVC's "ovr" shape).
+
+    Problem (k, l) votes for k where f_kl(x) >= 0, else for l; to the votes is added the
+    summed confidence s_k = sum_l f_kl - sum_k' f_k'k, squashed to s / (3 (|s| + 1)) in
+    (-1/3, 1/3), so the argmax is the majority vote with ties broken by confidence.
+    """
+    votes = np.zeros((D.shape[0], n_classes))
+    conf = np.zeros((D.shape[0], n_classes))
+    for p, (k, l) in enumerate(_class_pairs(n_classes)):
+        win = D[:, p] >= 0
+        votes[win, k] += 1
+        votes[~win, l] += 1
+        conf[:, k] += D[:, p]
+        conf[:, l] -= D[:, p]
+    return votes + conf / (3 * (np.abs(conf) + 1))
+
+
 class _SVMClassifierBase(ClassifierMixin, BaseEstimator):
     """Fit, attributes and prediction shared by the kernel and the linear SVM classifiers."""
 
@@ -124,10 +147,33 @@ class _SVMClassifierBase(ClassifierMixin, BaseEstimator):
         sk = None if s is None else s[keep]
         if precomputed and self.fit_intercept:
             Xk = _double_centered(Xk)
-        fits = [self._fit_binary(Xk, yk, sk, C, spec)
-                for yk in ovr_targets(y[keep], self.classes_)]
+        if self._one_vs_one():
+            fits = self._fit_pairs(Xk, y[keep], sk, C, spec, precomputed)
+        else:
+            fits = [self._fit_binary(Xk, yk, sk, C, spec)
+                    for yk in ovr_targets(y[keep], self.classes_)]
         self._set_attributes(fits, X, keep, precomputed)
         return self
+
+    def _one_vs_one(self) -> bool:
+        """True when more than two classes are fitted one-vs-one (``multiclass="ovo"``)."""
+        return (getattr(self, "multiclass", "ovr") == "ovo"
+                and getattr(self, "classes_", np.empty(0)).size > 2)
+
+    def _fit_pairs(self, X, y, s, C, spec, precomputed):
+        """One-vs-one: a binary problem per pair of classes (k, l), k < l, on their samples
+        only, y = +1 for classes_[k]; each expansion is returned over all samples (zero
+        outside the pair), so that the attributes are built as for one-vs-rest."""
+        fits = []
+        for k, l in _class_pairs(self.classes_.size):
+            rows = np.flatnonzero((y == self.classes_[k]) | (y == self.classes_[l]))
+            Xp = X[np.ix_(rows, rows)] if precomputed else X[rows]
+            yp = np.where(y[rows] == self.classes_[k], 1.0, -1.0)
+            svm, sol = self._fit_binary(Xp, yp, None if s is None else s[rows], C, spec)
+            beta = np.zeros(y.size)
+            beta[rows] = sol.dual_coef if sol.dual_coef is not None else svm.y * sol.report.alpha
+            fits.append((svm, sol, beta, rows))
+        return fits
 
     def _fit_binary(self, X, y, s, C, spec):
         """(problem, solution) of one binary problem with per-sample costs C * s."""
@@ -145,12 +191,13 @@ class _SVMClassifierBase(ClassifierMixin, BaseEstimator):
         return weighted, weighted.solve(method="exact", tol=max(self.tol, 1e-6))
 
     def _set_attributes(self, fits, X, keep, precomputed) -> None:
-        solutions = [sol for _, sol in fits]
+        solutions = [fit[1] for fit in fits]
         warn_if_not_optimal(self, solutions)
         # Expansion coefficients: the solution's own (kernel expansions), else y * alpha
         # (for primal-only linear solutions, the multipliers the KKT report rebuilt).
-        betas = [sol.dual_coef if sol.dual_coef is not None else svm.y * sol.report.alpha
-                 for svm, sol in fits]
+        betas = [fit[2] if len(fit) > 2 else
+                 fit[1].dual_coef if fit[1].dual_coef is not None else fit[0].y * fit[1].report.alpha
+                 for fit in fits]
         # The samples with a nonzero coefficient in some expansion: exactly the terms of the
         # decision function (polished exact solutions have alpha_i = 0 off the KKT support).
         local = np.flatnonzero(np.any(np.vstack(betas) != 0, axis=0))
@@ -159,8 +206,10 @@ class _SVMClassifierBase(ClassifierMixin, BaseEstimator):
         self.intercept_ = np.array([sol.b for sol in solutions], dtype=float)
         if precomputed and self.fit_intercept:
             # Solved on P K P; on the original K, f = K beta + b - mean(K beta) (1^T beta = 0).
+            # (one-vs-one: the mean over the pair's samples, on which its K was centred)
             K = X[np.ix_(keep, keep)]
-            self.intercept_ -= np.array([np.mean(K @ beta) for beta in betas])
+            rows = [fit[3] if len(fit) > 3 else slice(None) for fit in fits]
+            self.intercept_ -= np.array([np.mean((K @ beta)[r]) for beta, r in zip(betas, rows)])
         self.support_vectors_ = np.empty((0, 0)) if precomputed else X[self.support_]
         if self._linear_only:
             self.coef_ = np.vstack([sol.w for sol in solutions])
@@ -189,6 +238,8 @@ class _SVMClassifierBase(ClassifierMixin, BaseEstimator):
             # every batch, which a BLAS product (blocked by batch size) does not guarantee.
             D = np.einsum("ij,kj->ik", K, self.dual_coef_)
         D = D + self.intercept_
+        if self._one_vs_one():
+            return _ovo_decision(D, self.classes_.size)
         return D.ravel() if self.classes_.size == 2 else D
 
     def predict(self, X):
@@ -225,15 +276,22 @@ class KernelSVMClassifier(_SVMClassifierBase):
         Iteration budget of the iterative methods (None: the method's default).
     random_state : int, RandomState or None
         Seed of randomized methods.
+    multiclass : {"ovo", "ovr"}, default="ovo"
+        More than two classes: "ovo" (SVC's way) fits one problem per pair of classes
+        (k, l), k < l, on their samples, y = +1 for classes_[k], and predicts by majority
+        vote; ``decision_function`` is then the votes plus squashed confidences, shape
+        (n, n_classes), as SVC's ``decision_function_shape="ovr"``. "ovr" fits one
+        problem per class against the rest and predicts the largest f_k.
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
     support_ : ndarray of int
-        Training indices of the support vectors (union over one-vs-rest problems).
+        Training indices of the support vectors (union over the problems).
     support_vectors_ : ndarray of shape (n_SV, n_features) (empty for "precomputed")
     dual_coef_ : ndarray of shape (n_problems, n_SV)
-        y_i alpha_i, y_i = +1 for classes_[1] (binary) or for class k (row k, one-vs-rest).
+        y_i alpha_i, y_i = +1 for classes_[1] (binary), for class k (row k, one-vs-rest),
+        or for classes_[k] in problem (k, l) (one-vs-one; 0 outside the pair's samples).
     intercept_ : ndarray of shape (n_problems,)
         b of each problem.
     coef_ : ndarray of shape (n_problems, n_features)
@@ -243,14 +301,20 @@ class KernelSVMClassifier(_SVMClassifierBase):
     solution_ : Solution, or list of them
     n_features_in_, feature_names_in_ : as in scikit-learn
 
-    n_problems is 1 for two classes, n_classes otherwise (one-vs-rest).
+    n_problems is 1 for two classes, n_classes (n_classes - 1) / 2 for one-vs-one (in the
+    order (0, 1), (0, 2), ..., (1, 2), ...), n_classes for one-vs-rest.
     """
 
     _methods = ("exact", "smo", "subgradient")
 
+    def _check_params(self) -> float:
+        check_choice("multiclass", self.multiclass, ["ovo", "ovr"])
+        return super()._check_params()
+
     def __init__(self, C=1.0, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
                  repair_psd=False, fit_intercept=True, method="exact", tol=1e-6, max_iter=None,
-                 random_state=None):
+                 random_state=None, multiclass="ovo"):
+        self.multiclass = multiclass
         self.C = C
         self.kernel = kernel
         self.gamma = gamma

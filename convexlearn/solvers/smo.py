@@ -315,14 +315,15 @@ def smo(cols: KernelColumns, y: np.ndarray, C: float, intercept: bool = True, to
 def smo_compiled(spec: "KernelSpec", y: np.ndarray, C, tol: float = 1e-3,
                  max_iter: int | None = None, shrinking: bool = True,
                  alpha0: np.ndarray | None = None, gap_tol: float | None = None,
-                 cache_mb: float = 200.0) -> SMOResult:
+                 cache_mb: float = 200.0, record: bool = True) -> SMOResult:
     """:func:`smo` with an intercept, in the compiled loop of
     :mod:`~convexlearn.solvers.smo_kernels` (same iterates; kernel entries from X, column
     cache bounded by ``cache_mb`` megabytes; no per-iteration callback).
 
     ``C`` may be a vector of per-sample bounds C_i. History: ``objective`` and
     ``violation`` per iteration; ``time`` only at the last iteration of each pass of the
-    compiled loop (NaN elsewhere: the loop has no clock).
+    compiled loop (NaN elsewhere: the loop has no clock); ``record=False`` leaves the
+    history empty (a caller that discards it saves a Python loop over the iterations).
     """
     from .smo_kernels import CONVERGED, DIVERGED, ColumnCache, smo_loop
     timer = Timer()
@@ -367,7 +368,7 @@ def smo_compiled(spec: "KernelSpec", y: np.ndarray, C, tol: float = 1e-3,
             break
         tol = max(min(tol, float(violation)) / 10.0, floor)
     history = History()
-    for t in range(it):
+    for t in range(it if record else 0):
         history.record(objective=float(hist_obj[t]), violation=float(hist_viol[t]),
                        time=time_at.get(t + 1, math.nan))
     res = SMOResult(alpha, v, it, status, history, float(violation), n_shrink,
