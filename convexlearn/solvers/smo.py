@@ -48,6 +48,12 @@ of a violating pair at the current (m, M) are removed from the active set; the g
 the removed ones is rebuilt, and optimality checked on all variables, before stopping.
 Kernel columns come from :class:`~convexlearn.solvers.kernel_cache.KernelColumns`, an LRU
 cache bounded by ``cache_size`` megabytes.
+
+Two implementations of the same iteration: :func:`smo`, in numpy (the reference, and the
+path for a per-iteration ``callback`` or a problem without intercept), and
+:func:`smo_compiled`, the loop of :mod:`~convexlearn.solvers.smo_kernels` compiled by numba
+(kernel entries from X, its own column cache, ``gbar`` for unshrinking), which
+:func:`solve_svm` uses otherwise. A test holds them to the same iterates.
 """
 
 from __future__ import annotations
@@ -63,7 +69,7 @@ from ..errors import ConvexLearnError, DataError, InfeasibleError, ParameterErro
 from ..solution import History, Solution, Timer
 from .kernel_cache import KernelColumns, kernel_diagonal
 
-__all__ = ["solve_svm", "smo", "SMOResult"]
+__all__ = ["solve_svm", "smo", "smo_compiled", "SMOResult", "KernelSpec"]
 
 _TAU = 1e-12           # floor of the curvature a_ij, relative to max_i K_ii (LIBSVM's TAU)
 _BLOCK = 256           # columns per block when rebuilding the gradient
@@ -519,6 +525,8 @@ def solve_svm(svm, tol: float = 1e-3, max_iter: int | None = None, shrinking: bo
         Kernel column cache, in MB.
     callback : callable, optional
         ``callback(t, alpha, dual_objective)``; returning False stops (status "stopped").
+        Runs the numpy loop (:func:`smo`); without it the compiled loop runs
+        (``provenance["loop"]`` says which).
     warm_start : Solution or ndarray, optional
         Starting multipliers (feasible).
     gap_tol : float, optional

@@ -7,10 +7,13 @@ on ties), the same clipped step and the same shrinking rule, with what LIBSVM ad
 speed (Chang and Lin 2011, section 5):
 
 * kernel entries computed from X in the loop (rbf, linear, poly, sigmoid; ``precomputed``
-  reads a given matrix), never an n x n matrix;
+  reads a given matrix), never an n x n matrix: a column from the transposed data in
+  contiguous, vectorized loops, the rbf exponential by a vectorizable exp
+  (:func:`_exp_nonpositive`, a few ulps from numpy's);
 * a column cache of ``capacity`` columns (the caller derives it from a bound in MB), least
-  recently used evicted; a column fetched while variables are shrunk is computed on the
-  active entries only, and dropped when the active set grows back;
+  recently used evicted; a column fetched while fewer than 3/4 of the variables are
+  active is computed on the active entries only, and dropped when the active set grows
+  back;
 * ``gbar_t = sum_{j: a_j = C_j} C_j y_j K_jt`` kept up to date, so that unshrinking
   rebuilds the gradient of the shrunk variables from the free multipliers only:
   ``v_t = y_t - gbar_t - sum_{j free} a_j y_j K_jt``.
@@ -30,31 +33,6 @@ __all__ = ["KERNEL_CODES", "smo_loop", "ColumnCache", "CONVERGED", "MAX_ITER", "
 
 KERNEL_CODES = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3, "precomputed": 4}
 CONVERGED, MAX_ITER, DIVERGED = 0, 1, 2
-
-
-@njit(cache=True)
-def _entry(code, X, K, gamma, coef0, degree, i, j):
-    """k(x_i, x_j) for the kernel ``code`` (precomputed: K[i, j])."""
-    if code == 4:
-        return K[i, j]
-    s = 0.0
-    if code == 2:
-        for k in range(X.shape[1]):
-            d = X[i, k] - X[j, k]
-            s += d * d
-        return math.exp(-gamma * s)
-    for k in range(X.shape[1]):
-        s += X[i, k] * X[j, k]
-    if code == 0:
-        return s
-    if code == 1:
-        return (gamma * s + coef0) ** degree
-    return math.tanh(gamma * s + coef0)
-
-
-@njit(cache=True)
-def row_len(cache):
-    return cache.shape[1]
 
 
 # fastmath without reassociation: the loops vectorize (no reduction needs reordering) and
@@ -190,7 +168,7 @@ def _column(i, act, m, full, code, X, K, gamma, coef0, degree,
     stamp[s] = counters[0]
     # A gathered entry costs more than a contiguous one: all n entries unless the
     # active set is under three quarters of them.
-    whole = full or 4 * m >= 3 * row_len(cache)
+    whole = full or 4 * m >= 3 * cache.shape[1]
     partial[s] = not whole
     row = cache[s]
     if whole:
