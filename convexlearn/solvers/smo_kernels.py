@@ -322,6 +322,8 @@ def smo_loop(code, X, K, gamma, coef0, degree, diag, y, Cv, alpha, v, gbar, tol,
                                   bits, scratch)
                     full = True
                     continue
+                # stable compaction in place: with nothing kept act is untouched, with
+                # everything kept it is rewritten as it was
                 kept = 0
                 for k in range(m):
                     t = act[k]
@@ -329,17 +331,9 @@ def smo_loop(code, X, K, gamma, coef0, degree, diag, y, Cv, alpha, v, gbar, tol,
                     low = lowp[t] == 0.0
                     if not ((up and not low and v[t] < M_val)
                             or (low and not up and v[t] > m_val)):
+                        act[kept] = t
                         kept += 1
                 if 0 < kept < m:
-                    w = 0
-                    for k in range(m):
-                        t = act[k]
-                        up = upn[t] == 0.0
-                        low = lowp[t] == 0.0
-                        if not ((up and not low and v[t] < M_val)
-                                or (low and not up and v[t] > m_val)):
-                            act[w] = t
-                            w += 1
                     m = kept
                     full = False
                     n_shrink += 1
