@@ -136,17 +136,9 @@ class SVM:
         return self._K
 
     def gram_products(self, B) -> np.ndarray:
-        """``K @ B`` for the training Gram matrix K (B of shape (n,) or (n, k)).
-
-        The matrix when it is already in memory (precomputed, or computed for a
-        formulation or a PSD check); otherwise, for a kernel that is PSD by construction,
-        by blocks of rows against the nonzero rows of B only
-        (:func:`~convexlearn.kernels.kernel_products`): O(block x |support|) memory, no
-        n x n matrix.
-        """
-        if self._K is None and self.X is not None and self.kernel.known_psd:
-            return kernel_products(self.kernel, self.X, B)
-        return self.gram @ np.asarray(B, dtype=float)
+        """``K @ B`` for the training Gram matrix K, B of shape (n,) or (n, k): see
+        :func:`_gram_products` (no n x n matrix for a kernel PSD by construction)."""
+        return _gram_products(self, B)
 
     @property
     def gram_factor(self) -> np.ndarray:
@@ -248,8 +240,7 @@ class SVM:
         return routes.feature_space_separability(self)
 
     def kernel_block(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-        """K[rows][:, cols]: from the Gram matrix when it is in memory, otherwise from X
-        for a kernel that is PSD by construction (no n x n matrix is formed)."""
+        """K[rows][:, cols]; from X when K is not in memory and the kernel is PSD."""
         if self._K is None and self.X is not None and self.kernel.known_psd:
             return self.kernel(self.X[rows], self.X[cols])
         return self.gram[np.ix_(rows, cols)]
@@ -336,14 +327,12 @@ class SVM:
         For the hard margin, 1/2 ||w||^2 (inf when a margin constraint is violated by
         more than 1e-6, the default tolerance of the KKT check).
         """
+        f = self.decision_function(solution)
         if self.kernel.is_linear and solution.w is not None:
-            f = self.decision_function(solution)
             w2 = float(solution.w @ solution.w)
         else:
             beta = self.expansion(solution)
-            Kb = self.gram_products(beta)     # one pass over K for both terms
-            f = Kb + solution.b
-            w2 = float(beta @ Kb)
+            w2 = float(beta @ (f - solution.b))     # f - b = K beta: no second pass
         hinge = np.maximum(0.0, 1.0 - self.y * f)
         if self.hard_margin:
             return 0.5 * w2 if hinge.max() <= 1e-6 else math.inf
@@ -357,6 +346,19 @@ class SVM:
             v = self.X.T @ ya
             return float(alpha.sum() - 0.5 * v @ v)
         return float(alpha.sum() - 0.5 * ya @ self.gram_products(ya))
+
+
+def _gram_products(svm, B) -> np.ndarray:
+    """``K @ B`` for the Gram matrix K of ``svm``'s training samples.
+
+    The matrix when it is already in memory (precomputed, or computed for a formulation
+    or a PSD check); otherwise, for a kernel that is PSD by construction, by blocks of
+    rows against the nonzero rows of B only (:func:`~convexlearn.kernels.kernel_products`):
+    O(block x |support|) memory, no n x n matrix.
+    """
+    if svm._K is None and svm.X is not None and svm.kernel.known_psd:
+        return kernel_products(svm.kernel, svm.X, B)
+    return svm.gram @ np.asarray(B, dtype=float)
 
 
 def _checked_weights(svm, sample_weight) -> np.ndarray | None:
