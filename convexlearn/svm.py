@@ -34,7 +34,55 @@ EXACT_METHODS = routes.EXACT_METHODS
 ITERATIVE_METHODS = routes.ITERATIVE_METHODS
 
 
-class SVM:
+class KernelSamples:
+    """Training samples seen through a kernel: the Gram matrix, its products and blocks.
+
+    The part of a kernel problem that is about the data, not the objective: ``K`` is
+    formed only when asked for (``gram``) and PSD-checked then; products ``K @ B`` and
+    blocks ``K[rows][:, cols]`` are computed from X, by blocks, when K is not in memory
+    and the kernel is PSD by construction, so that no n x n matrix is ever needed for
+    them. Subclasses set ``X`` (None for a precomputed kernel), ``_K``, ``kernel``,
+    ``psd_tol``, ``repair_psd``, ``psd_check`` and ``_gram_factor``.
+    """
+
+    X: np.ndarray | None
+    kernel: Kernel
+    psd_check: PSDCheck | None
+
+    @property
+    def gram(self) -> np.ndarray:
+        """The training Gram matrix K, PSD-checked (computed once)."""
+        if self._K is None:
+            self._K = self.kernel(self.X)
+        if self.psd_check is None:
+            if self.kernel.known_psd:
+                self.psd_check = PSDCheck(float("nan"), float("nan"), skipped=True)
+            else:
+                self._K, self.psd_check = check_psd(self._K, tol=self.psd_tol,
+                                                    repair=self.repair_psd,
+                                                    name=f"{self.kernel.describe()} Gram matrix")
+        return self._K
+
+    def gram_products(self, B) -> np.ndarray:
+        """``K @ B`` for the training Gram matrix K, B of shape (n,) or (n, k): see
+        :func:`_gram_products` (no n x n matrix for a kernel PSD by construction)."""
+        return _gram_products(self, B)
+
+    @property
+    def gram_factor(self) -> np.ndarray:
+        """Phi with Phi Phi^T = K (eigen-factor of the Gram matrix), computed once."""
+        if self._gram_factor is None:
+            self._gram_factor = gram_factor(self.gram)
+        return self._gram_factor
+
+    def kernel_block(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """K[rows][:, cols]; from X when K is not in memory and the kernel is PSD."""
+        if self._K is None and self.X is not None and self.kernel.known_psd:
+            return self.kernel(self.X[rows], self.X[cols])
+        return self.gram[np.ix_(rows, cols)]
+
+
+class SVM(KernelSamples):
     """A binary SVM problem in C-form, with its exact and iterative solutions.
 
     Parameters
@@ -120,32 +168,6 @@ class SVM:
         min 1/2 ||w||^2 s.t. y_i f(x_i) >= 1.
         """
         return math.isinf(self.C)
-
-    @property
-    def gram(self) -> np.ndarray:
-        """The training Gram matrix K, PSD-checked (computed once)."""
-        if self._K is None:
-            self._K = self.kernel(self.X)
-        if self.psd_check is None:
-            if self.kernel.known_psd:
-                self.psd_check = PSDCheck(float("nan"), float("nan"), skipped=True)
-            else:
-                self._K, self.psd_check = check_psd(self._K, tol=self.psd_tol,
-                                                    repair=self.repair_psd,
-                                                    name=f"{self.kernel.describe()} Gram matrix")
-        return self._K
-
-    def gram_products(self, B) -> np.ndarray:
-        """``K @ B`` for the training Gram matrix K, B of shape (n,) or (n, k): see
-        :func:`_gram_products` (no n x n matrix for a kernel PSD by construction)."""
-        return _gram_products(self, B)
-
-    @property
-    def gram_factor(self) -> np.ndarray:
-        """Phi with Phi Phi^T = K (eigen-factor of the Gram matrix), computed once."""
-        if self._gram_factor is None:
-            self._gram_factor = gram_factor(self.gram)
-        return self._gram_factor
 
     def describe(self) -> str:
         """One line: C or hard margin (and "weighted"), kernel, intercept and n (in the repr)."""
@@ -238,12 +260,6 @@ class SVM:
         """Are the data linearly separable in the kernel's feature space (hard margin
         feasible)? See :func:`convexlearn.routes.svm.feature_space_separability`."""
         return routes.feature_space_separability(self)
-
-    def kernel_block(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-        """K[rows][:, cols]; from X when K is not in memory and the kernel is PSD."""
-        if self._K is None and self.X is not None and self.kernel.known_psd:
-            return self.kernel(self.X[rows], self.X[cols])
-        return self.gram[np.ix_(rows, cols)]
 
     def from_alpha(self, alpha, b: float | None = None) -> Solution:
         """The solution (w or the expansion beta = y * alpha, b, xi) that multipliers imply.
