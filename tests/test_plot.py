@@ -293,3 +293,15 @@ def test_writes_are_atomic(tmp_path):
         write_atomic(out, broken)
     assert out.read_bytes() == b"old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.png"]
+
+
+def test_kernel_grid_on_the_support_equals_the_decision_function():
+    from convexlearn.plot.decision import decision_grid
+    X, y = blobs(120, seed=5, sep=1.0)
+    svm = cl.SVM(X, y, C=1.0, kernel="rbf", gamma=0.7)
+    sol = svm.solve()
+    assert np.count_nonzero(svm.y * sol.alpha) < X.shape[0]       # a real reduction
+    gx, gy, f = decision_grid(svm, sol, X.min(axis=0), X.max(axis=0), 15)
+    Z = np.column_stack([gx.ravel(), gy.ravel()])
+    np.testing.assert_allclose(f.ravel(), svm.decision_function(sol, Z), rtol=1e-10,
+                               atol=1e-10)

@@ -100,5 +100,11 @@ def line_segment(w, b: float, lo, hi):
 
 def legend_below(ax, ncol: int = 2) -> None:
     """The legend under the axes: inside, it would hide samples wherever it went."""
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=ncol, fontsize=7,
-              frameon=False, markerscale=1.0)
+    from matplotlib.collections import PathCollection
+
+    legend = ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=ncol,
+                       fontsize=7, frameon=False)
+    for handle in legend.legend_handles:   # small translucent points: a visible key
+        if isinstance(handle, PathCollection) and len(handle.get_sizes()):
+            handle.set_sizes([min(max(handle.get_sizes()[0], 25.0), 120.0)])
+            handle.set_alpha(1.0)

@@ -20,10 +20,38 @@ def decision_grid(problem, solution, lo, hi, grid: int):
     samples never builds one huge kernel matrix."""
     gx, gy = np.meshgrid(np.linspace(lo[0], hi[0], grid), np.linspace(lo[1], hi[1], grid))
     Z = np.column_stack([gx.ravel(), gy.ravel()])
-    step = max(256, _BLOCK // max(1, problem.X.shape[0]))
-    f = np.concatenate([problem.decision_function(solution, Z[i:i + step])
-                        for i in range(0, Z.shape[0], step)])
+    f_of = _expansion_on_support(problem, solution)
+    if f_of is None:
+        def f_of(block):
+            return problem.decision_function(solution, block)
+        width = problem.X.shape[0]
+    else:
+        width = f_of.width
+    step = max(256, _BLOCK // max(1, width))
+    f = np.concatenate([f_of(Z[i:i + step]) for i in range(0, Z.shape[0], step)])
     return gx, gy, f.reshape(gx.shape)
+
+
+def _expansion_on_support(problem, solution):
+    """f(z) = sum_{beta_i != 0} beta_i k(x_i, z) + b for a kernel SVM solution: only the
+    support vectors enter (beta = ``dual_coef``, else y * alpha), which is what makes a
+    grid over thousands of samples cheap. None when f is not such an expansion."""
+    kernel = getattr(problem, "kernel", None)
+    if kernel is None or kernel.is_linear or not hasattr(problem, "kkt"):
+        return None
+    if solution.dual_coef is not None:
+        beta = np.asarray(solution.dual_coef, dtype=float)
+    elif solution.alpha is not None:
+        beta = np.asarray(problem.y, dtype=float) * np.asarray(solution.alpha, dtype=float)
+    else:
+        return None
+    support = np.flatnonzero(beta)
+    Xs, bs, b = problem.X[support], beta[support], float(solution.b)
+
+    def f(block):
+        return kernel(block, Xs) @ bs + b
+    f.width = max(1, support.size)
+    return f
 
 
 def _support_sets(problem, solution):
