@@ -305,3 +305,27 @@ def test_kernel_grid_on_the_support_equals_the_decision_function():
     Z = np.column_stack([gx.ravel(), gy.ravel()])
     np.testing.assert_allclose(f.ravel(), svm.decision_function(sol, Z), rtol=1e-10,
                                atol=1e-10)
+
+
+def test_homogeneous_separability_both_ways():
+    X = np.array([[1.0, 2.0], [2.0, 1.5], [-1.0, -1.0], [-2.0, -0.5]])
+    y = np.array([1, 1, -1, -1])
+    hs = cl.Halfspace(X, y, homogeneous=True)
+    ax = plot_separability(hs, hs.check(), new_ax())
+    assert ax.get_title().startswith("separable")
+    w, b, _ = maximal_margin_hyperplane(X, hs.y, homogeneous=True)
+    assert b == 0.0 and np.min(hs.y * (X @ w)) == pytest.approx(1.0, abs=1e-6)
+    hs = cl.Halfspace(X, -np.array([1, -1, 1, -1]), homogeneous=True)   # cones meet
+    res = hs.check()
+    assert not res.separable
+    ax = plot_separability(hs, res, new_ax())
+    assert "cones" in ax.get_title() and by_gid(ax, "meeting point")
+    assert not by_gid(ax, "hull -1")                   # cones, not hulls
+
+
+def test_importing_the_plot_module_does_not_load_matplotlib():
+    import subprocess
+    code = "import convexlearn, convexlearn.plot, sys; print('matplotlib' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                         text=True, check=True).stdout
+    assert out.strip() == "False"

@@ -21,7 +21,7 @@ import sys
 import time
 import traceback
 
-from ..errors import (ConvexLearnError, InfeasibleError, NotApplicableError, ParameterError,
+from ..errors import (ConvexLearnError, InfeasibleError, ParameterError,
                      SolverError, UnboundedError)
 
 __all__ = ["main", "build_parser", "exit_code", "EXIT_OK", "EXIT_EXPECTATION", "EXIT_USAGE",

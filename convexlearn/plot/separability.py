@@ -6,7 +6,7 @@ import itertools
 
 import numpy as np
 
-from ..errors import ConvexLearnError, NotApplicableError
+from ..errors import ConvexLearnError
 from ._common import (CERT_COLOR, CLASS_COLORS, FREE_COLOR, check_2d, class_names, frame,
                       legend_below, line_segment, new_axes, scatter_classes)
 
