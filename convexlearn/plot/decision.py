@@ -127,8 +127,9 @@ def plot_decision(problem, solution, ax=None, *, grid: int | None = None,
     gx, gy, f = decision_grid(problem, solution, lo, hi, grid)
     # Clipped at |f| = 2 and drawn with a norm of +-3: the far regions stay light
     # enough for the points of the same colour on them.
-    ax.contourf(gx, gy, np.clip(f, -2.0, 2.0), levels=np.linspace(-2.0, 2.0, 17),
-                cmap="RdBu", vmin=-3.0, vmax=3.0, alpha=0.35, zorder=0)
+    fill = ax.contourf(gx, gy, np.clip(f, -2.0, 2.0), levels=np.linspace(-2.0, 2.0, 17),
+                       cmap="RdBu", vmin=-3.0, vmax=3.0, alpha=0.35, zorder=0)
+    fill.set_rasterized(True)      # a field, not lines: svg/pdf stay small
     boundary = ax.contour(gx, gy, f, levels=[0.0], colors="k", linewidths=1.6, zorder=3)
     boundary.set_gid("decision boundary")
     if margins:
@@ -145,7 +146,7 @@ def plot_decision(problem, solution, ax=None, *, grid: int | None = None,
             ax.scatter(X[bounded, 0], X[bounded, 1], s=8 if large else 60, marker="D",
                        facecolors="none", edgecolors=BOUNDED_COLOR,
                        linewidths=0.4 if large else 1.2, alpha=0.6 if large else 1.0,
-                       zorder=4,
+                       zorder=4, rasterized=large,
                        label=f"bounded support vectors ({bounded.size}, alpha = C)")
         if free.size:
             ax.scatter(X[free, 0], X[free, 1], s=40 if large else 110, facecolors="none",
