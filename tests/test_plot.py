@@ -187,6 +187,12 @@ def test_convergence_against_the_certified_optimum():
     assert ax.get_xlabel() == "time (s)" and len(ax.get_lines()) == 2
     with pytest.raises(NotApplicableError, match="history"):
         plot_convergence(svm, [ref], new_ax())
+    # a primal method whose best value ends a hair below F* (round-off) is not "dual"
+    X, y = blobs(60, seed=6, sep=2.0)
+    erm = cl.ERM(X, y, loss="logistic", penalty="l2", lam=0.05)
+    ax = plot_convergence(erm, [erm.solve("gd", tol=1e-12), erm.solve("subgradient")],
+                          new_ax())
+    assert [line.get_label() for line in ax.get_lines()] == ["gd", "subgradient (best so far)"]
     with pytest.raises(ParameterError, match="x must be"):
         plot_convergence(svm, sols, new_ax(), x="epoch", reference=ref)
 

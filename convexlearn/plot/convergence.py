@@ -15,17 +15,13 @@ FLOOR = 1e-16
 
 def optimal_value(problem, reference=None) -> tuple[float, str]:
     """``(F*, where it comes from)``: ``reference`` (a Solution or a number), else the
-    problem's exact solution (``problem.reference()`` where it exists, else
-    ``problem.solve()``), which must be certified ("optimal")."""
+    problem's exact solution ``problem.solve()``, which must be certified ("optimal")."""
     if reference is not None:
         if isinstance(reference, (int, float)) and not isinstance(reference, bool):
             return float(reference), "given"
         certified = ", certified" if getattr(reference, "status", "") == "optimal" else ""
         return float(reference.objective), f"{reference.method or 'reference'}{certified}"
-    if hasattr(problem, "reference"):
-        sol = problem.reference()
-    else:
-        sol = problem.solve()
+    sol = problem.solve()           # the exact route, certified (ERM.reference() is not)
     if getattr(sol, "status", "optimal") != "optimal":
         raise NotApplicableError(f"plot_convergence needs a certified optimum; the exact "
                                  f"solution of {problem!r} has status {sol.status!r}")
@@ -48,15 +44,16 @@ def plot_convergence(problem, solutions, ax=None, *, x: str = "iteration", refer
     F* = 0), on a log scale, where F_k is the recorded objective (the best value so far
     for the subgradient methods, which are not descent methods and return their best
     point; the *dual* value D_k for dual methods such as SMO and DCD, whose
-    P* - D_k >= 0 shrinks to 0 by strong duality: their curve is labelled "dual") and
+    P* - D_k >= 0 shrinks to 0 by strong duality: a curve whose first value off F* lies
+    below it is labelled "dual") and
     F* the exact optimum in the problem's own convention. Values below
     :data:`FLOOR` (round-off of F*) are drawn at the floor.
 
     Parameters
     ----------
     problem : SVM or ERM
-        Supplies F* when ``reference`` is None (``problem.reference()`` or
-        ``problem.solve()``, which must be certified).
+        Supplies F* when ``reference`` is None: ``problem.solve()``, the exact route,
+        which must be certified (status "optimal").
     solutions : Solution, list of Solution or dict of name -> Solution
         Solutions with a history (exact ones have none and are skipped).
     ax : matplotlib Axes, optional
@@ -104,8 +101,7 @@ def plot_convergence(problem, solutions, ax=None, *, x: str = "iteration", refer
             xs = h["iteration"] if "iteration" in h else np.arange(1, len(h) + 1, dtype=float)
         keep = np.isfinite(values) & np.isfinite(xs)
         r = np.maximum(np.abs(values[keep] - F_star) / scale, FLOOR)
-        # A dual method's values lie below F* (P* - D_k >= 0), a primal one's above.
-        dual = keep.any() and np.mean(values[keep] < F_star) > 0.5
+        dual = _is_dual(values[keep], F_star, scale)
         label = name + (" (best so far)" if best else "") + (" (dual)" if dual else "")
         ax.plot(xs[keep], r, label=label, linewidth=1.4)
     if tol is not None:
@@ -119,6 +115,15 @@ def plot_convergence(problem, solutions, ax=None, *, x: str = "iteration", refer
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=8)
     return ax
+
+
+def _is_dual(values: np.ndarray, F_star: float, scale: float) -> bool:
+    """Whether a history records dual values: its first value off F* by more than
+    round-off lies below F* (a dual method starts at D_0 <= P*; a primal or
+    best-so-far value never lies below F* but by round-off, which the threshold
+    ignores)."""
+    off = np.flatnonzero(np.abs(values - F_star) > 1e-9 * scale)
+    return bool(off.size) and bool(values[off[0]] < F_star)
 
 
 def path_points(path) -> tuple[np.ndarray, list, str]:
