@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ..errors import NotApplicableError, ParameterError
 from ._common import new_axes
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from ..erm import ERM
+    from ..solution import Solution
+    from ..svm import SVM
 
 __all__ = ["plot_convergence", "plot_path", "optimal_value", "path_points"]
 
@@ -13,7 +23,8 @@ __all__ = ["plot_convergence", "plot_path", "optimal_value", "path_points"]
 FLOOR = 1e-16
 
 
-def optimal_value(problem, reference=None) -> tuple[float, str]:
+def optimal_value(problem: SVM | ERM, reference: Solution | float | None = None
+                  ) -> tuple[float, str]:
     """``(F*, where it comes from)``: ``reference`` (a Solution or a number), else the
     problem's exact solution ``problem.solve()``, which must be certified ("optimal")."""
     if reference is not None:
@@ -36,8 +47,10 @@ def _named(solutions) -> list[tuple[str, object]]:
     return [(s.method or f"solution {i}", s) for i, s in enumerate(solutions)]
 
 
-def plot_convergence(problem, solutions, ax=None, *, x: str = "iteration", reference=None,
-                     tol: float | None = None, log_x: bool = True):
+def plot_convergence(problem: SVM | ERM, solutions: Solution | Sequence[Solution] | dict,
+                     ax: Axes | None = None, *, x: str = "iteration",
+                     reference: Solution | float | None = None, tol: float | None = None,
+                     log_x: bool = True) -> Axes:
     """Relative suboptimality of iterative solutions against the certified optimum.
 
     For each solution, from its ``history``: r_k = |F_k - F*| / |F*| (absolute when
@@ -126,7 +139,7 @@ def _is_dual(values: np.ndarray, F_star: float, scale: float) -> bool:
     return bool(off.size) and bool(values[off[0]] < F_star)
 
 
-def path_points(path) -> tuple[np.ndarray, list, str]:
+def path_points(path: Any) -> tuple[np.ndarray, list, str]:
     """``(values, solutions, parameter name)`` of a regularization path.
 
     Accepts an object with ``.values`` and ``.solutions`` (and optionally
@@ -154,7 +167,8 @@ def path_points(path) -> tuple[np.ndarray, list, str]:
     return np.asarray(values, dtype=float), sols, name
 
 
-def plot_path(path, ax=None, *, what: str = "coef", feature_names=None):
+def plot_path(path: Any, ax: Axes | None = None, *, what: str = "coef",
+              feature_names: Sequence[str] | None = None) -> Axes:
     """Coefficients (or the objective) along a regularization path, log x.
 
     ``what="coef"``: one line per coefficient w_j against the regularization value

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..errors import NotApplicableError
 from ._common import (BOUNDED_COLOR, FREE_COLOR, LARGE_N, check_2d, class_names, frame,
                       legend_below, new_axes, scatter_classes)
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from ..erm import ERM
+    from ..solution import Solution
+    from ..svm import SVM
 
 __all__ = ["plot_decision", "decision_grid"]
 
@@ -14,7 +24,8 @@ __all__ = ["plot_decision", "decision_grid"]
 _BLOCK = 4_000_000
 
 
-def decision_grid(problem, solution, lo, hi, grid: int):
+def decision_grid(problem: SVM | ERM, solution: Solution, lo: np.ndarray, hi: np.ndarray,
+                  grid: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(gx, gy, f)``: f = ``problem.decision_function(solution, .)`` on a grid x grid
     mesh of the box [lo, hi], evaluated in blocks so that a kernel expansion over many
     samples never builds one huge kernel matrix."""
@@ -64,9 +75,9 @@ def _support_sets(problem, solution):
     return np.asarray(report.free, int), np.asarray(report.bounded, int)
 
 
-def plot_decision(problem, solution, ax=None, *, grid: int | None = None,
-                  margins: bool | None = None, support: bool = True,
-                  feature_names=("x1", "x2")):
+def plot_decision(problem: SVM | ERM, solution: Solution, ax: Axes | None = None, *,
+                  grid: int | None = None, margins: bool | None = None,
+                  support: bool = True, feature_names: Sequence[str] = ("x1", "x2")) -> Axes:
     """Draw the decision function f of a 2-D classifier: f = 0, f = +-1, support vectors.
 
     The plane is filled by the value of f (a diverging scale clipped at |f| = 2: red

@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import itertools
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import ConvexLearnError
 from ._common import (CERT_COLOR, CLASS_COLORS, FREE_COLOR, check_2d, class_names, frame,
                       legend_below, line_segment, new_axes, scatter_classes)
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from ..halfspace import Halfspace, SeparabilityResult
 
 __all__ = ["plot_separability", "plot_shattering", "maximal_margin_hyperplane"]
 
@@ -18,7 +27,8 @@ _LAMBDA_ZERO = 1e-9
 _MAX_LABELS = 12
 
 
-def maximal_margin_hyperplane(X, y, homogeneous: bool = False):
+def maximal_margin_hyperplane(X: ArrayLike, y: ArrayLike, homogeneous: bool = False
+                              ) -> tuple[np.ndarray, float, np.ndarray]:
     """``(w, b, support)`` of the hard-margin SVM min 1/2 ||w||^2 s.t. y_i f(x_i) >= 1.
 
     Solved on ``(X - c) / m`` (c the column midrange, 0 when homogeneous; m the largest
@@ -127,8 +137,9 @@ def _not_separable(ax, hs, result, lo, hi) -> str:
     return f"not separable: the convex {where} meet (lambda certificate)"
 
 
-def plot_separability(halfspace, result, ax=None, *, hulls: bool = True,
-                      feature_names=("x1", "x2")):
+def plot_separability(halfspace: Halfspace, result: SeparabilityResult,
+                      ax: Axes | None = None, *, hulls: bool = True,
+                      feature_names: Sequence[str] = ("x1", "x2")) -> Axes:
     """Draw the proof of a separability verdict in the plane.
 
     Separable: the hyperplane of *maximal* margin, i.e. the hard-margin SVM
@@ -188,7 +199,8 @@ def plot_separability(halfspace, result, ax=None, *, hulls: bool = True,
     return ax
 
 
-def plot_shattering(points, homogeneous: bool = False, ax=None, *, method: str = "lp"):
+def plot_shattering(points: ArrayLike, homogeneous: bool = False, ax: Axes | None = None, *,
+                    method: str = "lp") -> Axes:
     """Do (affine or homogeneous) halfspaces shatter these points of the plane? Draw why.
 
     Not shattered: the labeling no halfspace realizes (from
