@@ -30,13 +30,18 @@ def optimal_value(problem: SVM | ERM, reference: Solution | float | None = None
     if reference is not None:
         if isinstance(reference, (int, float)) and not isinstance(reference, bool):
             return float(reference), "given"
-        certified = ", certified" if getattr(reference, "status", "") == "optimal" else ""
-        return float(reference.objective), f"{reference.method or 'reference'}{certified}"
+        return float(reference.objective), _source(reference)
     sol = problem.solve()           # the exact route, certified (ERM.reference() is not)
     if getattr(sol, "status", "optimal") != "optimal":
         raise NotApplicableError(f"plot_convergence needs a certified optimum; the exact "
                                  f"solution of {problem!r} has status {sol.status!r}")
-    return float(sol.objective), f"{sol.method}, certified"
+    return float(sol.objective), _source(sol)
+
+
+def _source(sol) -> str:
+    """"route, certified": which exact route gave F* and whether its check passed."""
+    route = (getattr(sol, "provenance", None) or {}).get("route") or sol.method or "reference"
+    return f"{route}, certified" if getattr(sol, "status", "") == "optimal" else route
 
 
 def _named(solutions) -> list[tuple[str, object]]:
