@@ -271,6 +271,8 @@ def plot_shattering(points: ArrayLike, homogeneous: bool = False, ax: Axes | Non
     ax.set_xlim(lo[0], hi[0])
     ax.set_ylim(lo[1], hi[1])
     ax.set_title(title, fontsize=9)
+    ax.set_xlabel("x1")
+    ax.set_ylabel("x2")
     ax.set_aspect("equal", adjustable="box")
     legend_below(ax)
     return ax
