@@ -187,12 +187,16 @@ def test_convergence_against_the_certified_optimum():
     assert ax.get_xlabel() == "time (s)" and len(ax.get_lines()) == 2
     with pytest.raises(NotApplicableError, match="history"):
         plot_convergence(svm, [ref], new_ax())
-    # a primal method whose best value ends a hair below F* (round-off) is not "dual"
-    X, y = blobs(60, seed=6, sep=2.0)
-    erm = cl.ERM(X, y, loss="logistic", penalty="l2", lam=0.05)
-    ax = plot_convergence(erm, [erm.solve("gd", tol=1e-12), erm.solve("subgradient")],
-                          new_ax())
-    assert [line.get_label() for line in ax.get_lines()] == ["gd", "subgradient (best so far)"]
+    # "dual" is decided by the first value off F* beyond round-off: a primal history that
+    # ends a hair below F* (round-off of F*) is not dual, one that starts below F* is
+    F = ref.objective
+    primal, dual = cl.Solution(w=None, b=0.0, method="primal"), cl.Solution(w=None, b=0.0,
+                                                                             method="dual")
+    for e in (1e-1, 1e-4, 1e-8, -1e-15, -2e-15, -1e-15, -3e-15):
+        primal.history.record(objective=F * (1 + e))
+        dual.history.record(objective=F * (1 - abs(e)))
+    ax = plot_convergence(svm, [primal, dual], new_ax(), reference=F)
+    assert [line.get_label() for line in ax.get_lines()] == ["primal", "dual (dual)"]
     with pytest.raises(ParameterError, match="x must be"):
         plot_convergence(svm, sols, new_ax(), x="epoch", reference=ref)
 
