@@ -21,7 +21,7 @@ import sys
 import time
 import traceback
 
-from ..errors import (ConvexLearnError, InfeasibleError, NotApplicableError, ParameterError,
+from ..errors import (ConvexLearnError, InfeasibleError, ParameterError,
                      SolverError, UnboundedError)
 
 __all__ = ["main", "build_parser", "exit_code", "EXIT_OK", "EXIT_EXPECTATION", "EXIT_USAGE",
@@ -64,15 +64,14 @@ class Progress:
 
 
 # ---------------------------------------------------------------------------- commands
-def _iterative(methods) -> bool:
-    return any(not m.startswith("exact") and m != "lp" for m in methods)
-
-
 def cmd_solve(args) -> int:
     from .catalogue import load_problem
     from .report import check_writable, dumps, format_report, result_record, write_all_atomic
     from .runner import adapter_for, run_problem
 
+    if args.plot is not None:
+        from .figures import check_plot_path
+        check_plot_path(args.plot)            # the extension names the format
     for out in (args.json, args.plot):        # fail before a long solve, not after
         if out is not None:
             check_writable(out)
@@ -81,12 +80,8 @@ def cmd_solve(args) -> int:
     problem = load_problem(args.file)
     if args.plot is not None:
         methods = args.methods or problem.methods or adapter_for(problem.kind).default_methods
-        if problem.data.X.shape[1] != 2 and not _iterative(methods):
-            raise NotApplicableError(
-                f"--plot: nothing to plot for {problem.name}: the decision boundary needs 2 "
-                f"features (it has {problem.data.X.shape[1]}) and the convergence curves an "
-                f"iterative method (methods: {', '.join(methods)})")
-        from .figures import require_matplotlib
+        from .figures import check_plottable, require_matplotlib
+        check_plottable(problem, methods)
         require_matplotlib()                          # ImportError now, with the pip hint
     progress = Progress(args.quiet)
     try:
@@ -100,8 +95,8 @@ def cmd_solve(args) -> int:
     if args.json is not None:
         outputs.append((args.json, dumps(result_record(result))))
     if args.plot is not None:
-        from .figures import figure_png, make_figure
-        outputs.append((args.plot, figure_png(make_figure(result))))
+        from .figures import figure_bytes, make_figure
+        outputs.append((args.plot, figure_bytes(make_figure(result), args.plot)))
     write_all_atomic(outputs)
     return EXIT_OK if result.passed else EXIT_EXPECTATION
 
@@ -206,8 +201,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="methods to run instead of the file's (e.g. exact-dual smo pegasos)")
     p.add_argument("--json", metavar="OUT", help="also write the report as JSON, with provenance")
     p.add_argument("--plot", metavar="OUT.png",
-                   help="also draw the boundary (2-D data) and convergence curves (needs "
-                        "convexlearn[plot])")
+                   help="also draw the plane of the data (2 features) and convergence "
+                        "curves, as .png, .svg or .pdf (needs convexlearn[plot])")
     p.add_argument("--tol", type=float, metavar="TOL",
                    help="tolerance of iterative methods and of the optimality check "
                         "(default: the file's, else 1e-6)")

@@ -1,180 +1,173 @@
-"""Pictures of a run: the decision boundary of 2-D problems and convergence curves.
+"""Pictures of a run (``convexlearn solve --plot OUT``), drawn by :mod:`convexlearn.plot`.
 
-matplotlib is an optional dependency (the ``plot`` extra) imported only here, lazily,
-through its object-oriented API (no pyplot: no global state, no display needed).
+One figure, one panel per view that applies to the problem:
 
-* Boundary panel (2-D features): the samples of both classes, the decision boundary
-  f(x) = 0 and the margin lines f(x) = -1, +1 of the exact reference; support vectors
-  marked free (0 < alpha_i < C, on the margin) or bounded (alpha_i = C); where the data
-  are not separable, the meeting point p of the two convex hulls given by the
-  certificate (p = sum_{y=+1} lambda_i x_i = sum_{y=-1} lambda_i x_i).
-* Convergence panels (any problem with an iterative method): relative suboptimality
-  |F_k - F*| / max(1, |F*|) (the table's gap) against the iteration k and against the wall-clock time, log scale, F* the
-  exact optimum. For dual methods F_k is the dual objective, and P* - D_k >= 0 is the
-  dual suboptimality (strong duality makes F* the optimum of both).
+* the plane of the data (2 features only): the decision function, margins and support
+  vectors of an SVM or a classification ERM (:func:`~convexlearn.plot.plot_decision`);
+  the maximal-margin hyperplane or the hulls and certificate of a halfspace problem, and
+  of an SVM whose file asks for the separability verdict when the classes are not
+  separable (:func:`~convexlearn.plot.plot_separability`); the labelings of a
+  shattering problem (:func:`~convexlearn.plot.plot_shattering`);
+* two convergence panels when an iterative method ran: relative suboptimality
+  |F_k - F*| / |F*| against iterations and against time, F* the certified exact
+  reference of the run (:func:`~convexlearn.plot.plot_convergence`).
+
+The file format is the one the output's extension names: .png, .svg or .pdf.
 """
 
 from __future__ import annotations
 
-import numpy as np
+import io
+from pathlib import Path
 
-from ..errors import NotApplicableError
+from ..errors import NotApplicableError, ParameterError
+from ..plot._common import require_matplotlib
 
-__all__ = ["plot_result", "save_figure", "figure_png", "make_figure", "plot_boundary",
-           "plot_convergence", "PANEL_SIZE", "DPI"]
+__all__ = ["plot_result", "save_figure", "figure_bytes", "figure_png", "make_figure",
+           "plot_panels", "check_plot_path", "check_plottable", "FORMATS", "PANEL_SIZE", "DPI"]
 
 PANEL_SIZE = (5.0, 4.5)      # inches per panel
 DPI = 100
-_FLOOR = 1e-16               # suboptimality shown on a log axis: 0 becomes the floor
+#: Output formats, by file extension.
+FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
+# No creation date in vector files: the same run writes the same bytes.
+_METADATA = {"svg": {"Date": None}, "pdf": {"CreationDate": None}}
 
 
-def require_matplotlib():
-    try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-    except ImportError:
-        raise ImportError("plotting needs matplotlib: pip install convexlearn[plot]") from None
-    return Figure, FigureCanvasAgg
+def check_plot_path(path) -> str:
+    """The format named by the extension of ``path``; ParameterError for any other."""
+    suffix = Path(str(path)).suffix.lower()
+    if suffix not in FORMATS:
+        raise ParameterError(f"--plot {path}: the extension names the format; accepted: "
+                             f"{', '.join(FORMATS)} (got {suffix or 'no extension'!r})")
+    return FORMATS[suffix]
 
 
-def can_plot_boundary(result) -> bool:
-    """2-D labeled data with a decision function, or a certificate's meeting point."""
-    if result.problem.data.X.shape[1] != 2 or result.label_map is None:
-        return False
-    sep = result.separability
-    return result.decision is not None or (sep is not None and not sep.separable)
+def _plane_view(problem) -> str | None:
+    """Which view of the plane applies: "decision", "halfspace", "shattering" or None."""
+    from .adapters import adapter_for
+
+    if problem.data.X.shape[1] != 2:
+        return None
+    kind = problem.kind
+    if kind in ("halfspace", "shattering"):
+        return kind
+    if kind == "svm" and problem.model.get("kernel") != "precomputed":
+        return "decision"
+    if kind == "erm" and adapter_for(kind).task(problem.model) == "classification":
+        return "decision"
+    return None
 
 
-def iterative_rows(result) -> list:
-    return [r for r in result.rows if len(r.history.get("objective", ())) >= 1]
+def _iterative(methods) -> bool:
+    return any(not m.startswith("exact") and m not in ("lp", "algebra", "closed-form")
+               for m in methods)
+
+
+def check_plottable(problem, methods) -> None:
+    """Raise NotApplicableError before solving when no panel would apply.
+
+    A panel needs 2 features of a classification, halfspace or shattering problem, or
+    an iterative method among ``methods``.
+    """
+    if _plane_view(problem) is None and not _iterative(methods):
+        d = problem.data.X.shape[1]
+        plane = (f"it has {d} features" if d != 2 else
+                 f"a {problem.kind} problem with real targets has no classes to draw")
+        raise NotApplicableError(
+            f"--plot: nothing to plot for {problem.name}: the plane of the data needs 2 "
+            f"features of a classification, halfspace or shattering problem ({plane}) and "
+            f"the convergence curves an iterative method (methods: {', '.join(methods)})")
+
+
+def _iterative_solutions(result) -> dict:
+    return {m: s for m, s in result.solutions.items() if len(getattr(s, "history", ()))}
+
+
+def plot_panels(result) -> list[str]:
+    """The panels ``make_figure`` draws for ``result``, in order."""
+    panels = []
+    view = _plane_view(result.problem)
+    if view == "decision":
+        panels.append("decision")
+        sep = result.separability
+        if sep is not None and not sep.separable:
+            panels.append("separability")
+    elif view is not None:
+        panels.append(view)
+    if _iterative_solutions(result):
+        panels += ["convergence-iteration", "convergence-time"]
+    return panels
 
 
 def make_figure(result):
-    """A matplotlib Figure with the panels that apply to ``result``.
+    """A matplotlib Figure with the panels that apply to ``result`` (:func:`plot_panels`).
 
     Raises
     ------
     NotApplicableError
-        When neither panel applies (not 2-D and no iterative method).
+        When no panel applies (not 2-D and no iterative method).
     """
-    Figure, FigureCanvasAgg = require_matplotlib()
-    boundary, curves = can_plot_boundary(result), bool(iterative_rows(result))
-    panels = int(boundary) + 2 * int(curves)
+    from ..halfspace import Halfspace
+    from ..plot import (plot_convergence, plot_decision, plot_separability,
+                        plot_shattering)
+
+    panels = plot_panels(result)
     if not panels:
-        raise NotApplicableError(
-            f"nothing to plot for {result.problem.name}: the boundary needs 2 features "
-            f"(it has {result.problem.data.X.shape[1]}) and the convergence curves an "
-            f"iterative method (ran: {', '.join(r.method for r in result.rows)})")
-    fig = Figure(figsize=(PANEL_SIZE[0] * panels, PANEL_SIZE[1]), dpi=DPI)
+        check_plottable(result.problem, [row.method for row in result.rows])
+    Figure, FigureCanvasAgg = require_matplotlib()
+    fig = Figure(figsize=(PANEL_SIZE[0] * len(panels), PANEL_SIZE[1] + 0.6), dpi=DPI,
+                 layout="constrained")
     FigureCanvasAgg(fig)
-    axes = fig.subplots(1, panels, squeeze=False)[0]
-    if boundary:
-        plot_boundary(axes[0], result)
-    if curves:
-        plot_convergence(axes[-2], axes[-1], result)
+    axes = dict(zip(panels, fig.subplots(1, len(panels), squeeze=False)[0]))
+    data, ref_row = result.problem.data, result.reference
+    names = data.feature_names[:2]
+    ref = result.solutions.get(ref_row.method) if ref_row is not None else None
+    if "decision" in axes:
+        plot_decision(result.model, ref, axes["decision"], feature_names=names)
+    if "separability" in axes or "halfspace" in axes:
+        sep = result.separability
+        hs = Halfspace(data.X, data.y, homogeneous=sep.homogeneous)
+        plot_separability(hs, sep, axes.get("separability", axes.get("halfspace")),
+                          feature_names=names)
+    if "shattering" in axes:
+        plot_shattering(data.X, result.problem.model["homogeneous"], axes["shattering"])
+    if "convergence-iteration" in axes:
+        sols = _iterative_solutions(result)
+        for x in ("iteration", "time"):
+            plot_convergence(result.model, sols, axes[f"convergence-{x}"], x=x,
+                             reference=ref, tol=result.tol)
     fig.suptitle(result.problem.name)
-    fig.tight_layout()
     return fig
 
 
-def plot_boundary(ax, result, grid: int = 200) -> None:
-    """Samples, f = 0 and f = +-1 contours, support vectors, meeting point (2-D)."""
-    X, y = result.problem.data.X, result.signed_y
-    pad = 0.1 * (X.max(axis=0) - X.min(axis=0) + 1e-12)
-    lo, hi = X.min(axis=0) - pad, X.max(axis=0) + pad
-    gx, gy = np.meshgrid(np.linspace(lo[0], hi[0], grid), np.linspace(lo[1], hi[1], grid))
-    if result.decision is not None:
-        f = result.decision(np.column_stack([gx.ravel(), gy.ravel()])).reshape(gx.shape)
-        ax.contourf(gx, gy, f, levels=[-np.inf, 0, np.inf], colors=["#f4d6d6", "#d6e2f4"],
-                    alpha=0.6)
-        levels = [-1.0, 0.0, 1.0] if result.margin_lines else [0.0]
-        styles = ["--", "-", "--"] if result.margin_lines else ["-"]
-        cs = ax.contour(gx, gy, f, levels=levels, colors="k", linestyles=styles,
-                        linewidths=1.2)
-        cs.set_gid("decision boundary and margins" if result.margin_lines
-                   else "decision boundary")
-    names = result.class_names
-    for sign, color, marker in ((-1, "#c0392b", "o"), (1, "#2e5fa3", "s")):
-        ax.scatter(*X[y == sign].T, c=color, marker=marker, s=22, edgecolors="none",
-                   label=f"class {names[int(sign > 0)]} (y={sign:+d})")
-    free, bounded = result.support_sets
-    if free is not None and free.size:
-        ax.scatter(*X[free].T, s=130, facecolors="none", edgecolors="#1e8449", linewidths=1.8,
-                   label=f"free support vectors ({free.size})")
-    if bounded is not None and bounded.size:
-        ax.scatter(*X[bounded].T, s=110, facecolors="none", edgecolors="#7d3c98", marker="D",
-                   linewidths=1.4, label=f"bounded support vectors ({bounded.size})")
-    sep = result.separability
-    if sep is not None and not sep.separable and sep.meeting_point is not None:
-        ax.scatter(*np.asarray(sep.meeting_point)[:2], s=260, marker="*", c="#f1c40f",
-                   edgecolors="k", linewidths=1.0, zorder=5, label="meeting point of the hulls")
-    ax.set_xlim(lo[0], hi[0])
-    ax.set_ylim(lo[1], hi[1])
-    names = result.problem.data.feature_names
-    ax.set_xlabel(names[0])
-    ax.set_ylabel(names[1])
-    if result.decision is None:
-        ax.set_title("no separating line: the class hulls meet")
-    else:
-        ax.set_title("decision boundary f=0" + (", margins f=+-1" if result.margin_lines
-                                                  else ""))
-    # Below the axes: inside, it would hide samples wherever it went.
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, fontsize=7,
-              frameon=False)
+def figure_bytes(fig, path) -> bytes:
+    """``fig`` rendered in the format ``path``'s extension names (png, svg, pdf).
 
-
-def plot_convergence(ax_iter, ax_time, result) -> None:
-    """Relative suboptimality |F_k - F*| / max(1, |F*|) per iterative method (the table's
-    gap) against iterations and time, log scale."""
-    from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
-    ref = result.reference
-    scale = max(1.0, abs(ref.objective))
-    for row in iterative_rows(result):
-        h = row.history
-        # Subgradient methods are not descent methods: they return (and we plot) the best
-        # value so far; the others their current value (dual value for dual methods).
-        values, label = (h["best"], f"{row.method} (best so far)") if "best" in h \
-            else (h["objective"], row.method)
-        sub = np.maximum(np.abs(values - ref.objective) / scale, _FLOOR)
-        k = h["iteration"] if "iteration" in h else np.arange(1, sub.size + 1)
-        ax_iter.semilogy(k, sub, label=label)
-        if "time" in h:
-            ax_time.semilogy(np.maximum(h["time"], 1e-7), sub, label=label)
-    for ax in (ax_iter, ax_time):          # methods differ by decades in iterations and time
-        ax.set_xscale("log")
-        ax.xaxis.set_minor_formatter(NullFormatter())     # minor labels overlap
-        lo, hi = ax.get_xlim()
-        if lo > 0 and hi / lo < 30:
-            # Under ~1.5 decades the default log ticks show no label: use 1, 2, 5 x 10^k.
-            ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-            ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
-    for ax, xlabel in ((ax_iter, "iteration"), (ax_time, "time (s)")):
-        ax.set_xlabel(xlabel + (" (each method's own unit)" if ax is ax_iter else ""))
-        ax.set_ylabel("|F_k - F*| / max(1, |F*|)")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
-    ax_iter.set_title(f"suboptimality vs iterations (F* = {ref.objective:.8g}, {ref.method})",
-                      fontsize=10)
-    ax_time.set_title("suboptimality vs time", fontsize=10)
-
-
-def figure_png(fig) -> bytes:
-    """``fig`` rendered as PNG bytes (render before writing anything: see the CLI)."""
-    import io
+    Rendered in memory before anything is written (the CLI writes all outputs or none).
+    """
+    fmt = check_plot_path(path)
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=DPI)
+    fig.savefig(buffer, format=fmt, dpi=DPI, metadata=_METADATA.get(fmt))
     return buffer.getvalue()
 
 
+def figure_png(fig) -> bytes:
+    """``fig`` as PNG bytes (:func:`figure_bytes` with a .png name)."""
+    return figure_bytes(fig, "figure.png")
+
+
 def save_figure(fig, path) -> None:
-    """Write ``fig`` to ``path`` as PNG, atomically (temporary file, then rename)."""
+    """Write ``fig`` to ``path`` in the format of its extension, atomically."""
     from .report import write_atomic
-    write_atomic(path, figure_png(fig))
+    write_atomic(path, figure_bytes(fig, path))
 
 
 def plot_result(result, path) -> object:
-    """Draw ``result`` and write it to ``path`` as PNG, atomically; return the Figure."""
+    """Draw ``result`` and write it to ``path`` (png, svg or pdf), atomically; return the
+    Figure."""
     from .report import check_writable
+    check_plot_path(path)
     check_writable(path)
     fig = make_figure(result)
     save_figure(fig, path)
