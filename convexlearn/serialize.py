@@ -1,0 +1,211 @@
+"""Plain JSON data for results, exactly: encoding, decoding and atomic files.
+
+Results hold floats, numpy arrays and scalars, tuples and small dataclasses (reports,
+checks). :func:`encode` turns them into strict JSON values and :func:`decode` turns those
+back, so that ``encode(decode(encode(x))) == encode(x)`` and every float comes back bit
+for bit:
+
+=====================  ====================================================================
+value                  JSON
+=====================  ====================================================================
+finite float           a number written with ``repr`` precision (the shortest string that
+                       reads back as the same double)
+NaN, +inf, -inf        ``{"__float__": "nan" | "inf" | "-inf"}``
+numpy scalar           the Python int, float or bool it holds
+ndarray                ``{"__ndarray__": nested lists, "dtype": "float64", "shape": [...]}``;
+                       non-finite entries are the strings "nan", "inf", "-inf"
+tuple                  ``{"__tuple__": [...]}``
+dataclass instance     ``{"__record__": "ClassName", "fields": {...}}``, decoded as a
+                       :class:`Record` (attribute access to the same fields)
+anything else          ``{"__repr__": repr(value)}``, decoded as that string (lossy, and
+                       the only lossy case)
+=====================  ====================================================================
+
+:func:`write_atomic` writes a file through a temporary file named ``.convexlearn-tmp-*``
+in the target's directory and ``os.replace``: a failed or killed write leaves the target
+as it was (a kill can leave the temporary file, which carries that recognisable name).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = ["encode", "decode", "float_list", "array_from_list", "Record", "stage_file", "write_atomic",
+           "TMP_PREFIX"]
+
+#: Prefix of every temporary file convexlearn writes (then renames into place).
+TMP_PREFIX = ".convexlearn-tmp-"
+
+_NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+
+def _float_text(x: float) -> str:
+    return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+
+
+def float_list(values) -> list:
+    """An array as (nested) lists of Python numbers; NaN and +-inf as "nan", "inf", "-inf"."""
+    arr = np.asarray(values)
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        obj = arr.astype(object)
+        bad = ~np.isfinite(arr)
+        obj[bad] = [_float_text(v) for v in arr[bad]]
+        return obj.tolist()
+    return arr.tolist()
+
+
+def array_from_list(data, dtype: str = "float64") -> np.ndarray:
+    """Inverse of :func:`float_list`: the strings "nan", "inf", "-inf" become floats."""
+    if np.dtype(dtype).kind in "fc":
+        return np.array(data, dtype=object).astype(dtype) if _has_text(data) \
+            else np.array(data, dtype=dtype)
+    return np.array(data, dtype=dtype)
+
+
+def _has_text(data) -> bool:
+    if isinstance(data, list):
+        return any(_has_text(v) for v in data)
+    return isinstance(data, str)
+
+
+class Record:
+    """A decoded dataclass: its fields as attributes, its class name in ``type``.
+
+    A report saved with a solution (a KKTReport, an OptimalityReport) comes back as a
+    Record with the same field names and values, so code that reads ``report.support``
+    or ``report.distance`` works on a loaded solution as on a fresh one.
+    """
+
+    def __init__(self, type: str, fields: dict[str, Any]):
+        self.type = type
+        self.fields = dict(fields)
+
+    def __getattr__(self, name: str):
+        fields = self.__dict__.get("fields", {})
+        if name in fields:
+            return fields[name]
+        raise AttributeError(f"{self.__dict__.get('type', 'Record')} record has no field "
+                             f"{name!r}; fields: {', '.join(fields)}")
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Record) and encode(self) == encode(other)
+
+    def __repr__(self) -> str:
+        names = ", ".join(list(self.fields)[:8]) + (", ..." if len(self.fields) > 8 else "")
+        return f"Record({self.type}: {names})"
+
+
+def encode(value: Any) -> Any:
+    """``value`` as strict JSON data (see the module docstring for the table)."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        return value if math.isfinite(value) else {"__float__": _float_text(value)}
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind in "biuf":
+            data = float_list(value)
+        else:
+            data = [encode(v) for v in value.ravel().tolist()]
+        return {"__ndarray__": data, "dtype": str(value.dtype), "shape": list(value.shape)}
+    if isinstance(value, dict):
+        return {str(k): encode(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [encode(v) for v in value]
+    if isinstance(value, tuple):
+        return {"__tuple__": [encode(v) for v in value]}
+    if isinstance(value, Record):
+        return {"__record__": value.type, "fields": encode(value.fields)}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+        return {"__record__": type(value).__name__, "fields": encode(fields)}
+    return {"__repr__": repr(value)}
+
+
+def decode(data: Any) -> Any:
+    """Inverse of :func:`encode` (dataclasses come back as :class:`Record`)."""
+    if isinstance(data, list):
+        return [decode(v) for v in data]
+    if not isinstance(data, dict):
+        return data
+    if "__float__" in data and len(data) == 1:
+        return _NONFINITE[data["__float__"]]
+    if "__ndarray__" in data:
+        dtype = data.get("dtype", "float64")
+        if np.dtype(dtype).kind in "biuf":
+            return array_from_list(data["__ndarray__"], dtype).reshape(data["shape"])
+        out = np.empty(len(data["__ndarray__"]), dtype=dtype)
+        out[:] = [decode(v) for v in data["__ndarray__"]]
+        return out.reshape(data["shape"])
+    if "__tuple__" in data and len(data) == 1:
+        return tuple(decode(v) for v in data["__tuple__"])
+    if "__record__" in data:
+        return Record(data["__record__"], decode(data["fields"]))
+    if "__repr__" in data and len(data) == 1:
+        return data["__repr__"]
+    return {k: decode(v) for k, v in data.items()}
+
+
+def stage_file(path, write: Callable[[str], None] | str | bytes) -> str:
+    """Write the content of ``path`` in full to a temporary file next to it; return its name.
+
+    ``write`` is the content (str is written as UTF-8) or a function that writes the file
+    whose name it is given. The temporary file is ``.convexlearn-tmp-<name>-XXXX`` in the
+    target's directory, flushed to disk and given the permissions a plain ``open`` would
+    give; on any error (or KeyboardInterrupt) it is removed. Rename it into place with
+    ``os.replace`` (see :func:`write_atomic`).
+
+    Raises
+    ------
+    OSError
+        The directory is missing or not writable, the disk is full, ...
+    """
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{path.name}-", dir=path.parent or ".")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            if isinstance(write, (str, bytes)):
+                handle.write(write.encode() if isinstance(write, str) else write)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if callable(write):
+            write(tmp)
+        os.chmod(tmp, 0o666 & ~_umask())        # mkstemp makes 0600; match a plain open()
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    return tmp
+
+
+def write_atomic(path, write: Callable[[str], None] | str | bytes) -> Path:
+    """Write ``path`` atomically (:func:`stage_file`, then ``os.replace``) and return it.
+
+    On any error the temporary file is removed and ``path`` is left as it was.
+    """
+    tmp = stage_file(path, write)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    return Path(path)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
