@@ -23,14 +23,13 @@ explicit feature map. ``Dataset.sha256`` is a checksum of the arrays actually so
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import ConvexLearnError, ProblemFileError
 from .adapters import adapter_for
-from .csvfile import label_column, numeric_column, read_csv
+from .csvfile import CsvFile, check_delimiter, read_csv
 from .generators import GENERATORS
 from .schema import Dataset, FileContext, Key, Problem, is_number, read_toml, validate
 
@@ -48,6 +47,7 @@ TOP_KEYS = {
 DATA_KEYS = {
     "path": Key("string", None, "CSV file, relative to the problem file"),
     "label": Key("string", None, "label (or regression target) column"),
+    "delimiter": Key("string", ",", "the CSV file's cell delimiter (one character)"),
     "classes": Key("list of labels", None, "the two classes to keep"),
     "features": Key("list of strings", None, "feature columns (default: all but the label)"),
     "standardize": Key("boolean", False, "z-score every feature"),
@@ -134,8 +134,12 @@ def _load_data(spec: dict, task: str, ctx: FileContext, classes_hint: str) -> Da
 
 def _from_csv(spec: dict, task: str, ctx: FileContext) -> Dataset:
     path = ctx.path.parent / spec["path"]
-    header, rows = read_csv(path)
-    lines = np.arange(2, len(rows) + 2)
+    try:
+        check_delimiter(spec["delimiter"])
+    except ProblemFileError as exc:
+        raise ctx.error("data.delimiter", str(exc)) from None
+    table = CsvFile(path, spec["delimiter"])
+    header = table.header
     label = spec["label"]
     if task != "points" and label is None:
         raise ctx.error(None, "[data] needs 'label': the column holding the labels or targets")
@@ -146,16 +150,17 @@ def _from_csv(spec: dict, task: str, ctx: FileContext) -> Dataset:
     features = spec["features"] or [h for h in header if h != label]
     if not features:
         raise ctx.error(None, f"{path.name} has no feature column besides {label!r}")
-    columns = list(zip(*rows))
-    X = np.column_stack([numeric_column(path, f, list(columns[header.index(f)]), lines)
-                         for f in features])
     y = None
-    if label is not None:
-        cells = list(columns[header.index(label)])
-        y = (numeric_column(path, label, cells, lines) if task == "regression"
-             else label_column(path, label, cells, lines))
+    if label is None:
+        X = table.numeric(features)
+    elif task == "regression":
+        Xy = table.numeric(features + [label])         # one pass of numpy's parser
+        X, y = Xy[:, :-1], Xy[:, -1]
+    else:
+        X = table.numeric(features)
+        y = table.labels(label)
     return Dataset(X=X, y=y, feature_names=features, label=label, source=str(path),
-                   source_sha256=hashlib.sha256(path.read_bytes()).hexdigest())
+                   source_sha256=table.sha256)
 
 
 def _generate(table: dict, ctx: FileContext) -> Dataset:
@@ -217,12 +222,12 @@ def load_problem(path) -> Problem:
 
 
 def load_dataset(path, label: str, classes=None, features=None, standardize: bool = False,
-                 task: str = "classification") -> Dataset:
+                 task: str = "classification", delimiter: str = ",") -> Dataset:
     """A user's CSV file as a Dataset (the ``convexlearn separable`` command)."""
     path = Path(path)
     spec = {**{k: key.default for k, key in DATA_KEYS.items()}, "path": path.name,
             "label": label, "classes": classes, "features": features,
-            "standardize": standardize}
+            "standardize": standardize, "delimiter": delimiter}
     return _load_data(spec, task, FileContext(path, ""), "--classes A B")
 
 
