@@ -7,6 +7,7 @@ checked against its optimality (KKT) conditions recomputed from the data.
 Conventions: see DESIGN.md section 1 and the docstrings of each class.
 """
 
+from . import logs as _logs  # the "convexlearn" logger and its NullHandler
 from .errors import (ConvexLearnError, DataError, InfeasibleError, NotApplicableError,
                      NotPSDError, ParameterError, SolverError, UnboundedError)
 from .kernels import Kernel, make_kernel, polynomial_features

@@ -21,9 +21,10 @@ anything else          ``{"__repr__": repr(value)}``, decoded as that string (lo
                        the only lossy case)
 =====================  ====================================================================
 
-:func:`write_atomic` writes a file through a temporary file named ``.convexlearn-tmp-*``
-in the target's directory and ``os.replace``: a failed or killed write leaves the target
-as it was (a kill can leave the temporary file, which carries that recognisable name).
+:func:`write_atomic` writes a file through a staged copy in the target's directory and
+``os.replace``: a failed or killed write leaves the target as it was. The staged copy is an
+unnamed file where Linux offers ``O_TMPFILE`` (a kill leaves nothing), else a temporary file
+named ``.convexlearn-tmp-*`` (removed on any error; a kill can leave it, recognisable).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["encode", "decode", "float_list", "array_from_list", "Record", "stage_file", "write_atomic",
+__all__ = ["encode", "decode", "float_list", "array_from_list", "Record", "StagedFile", "write_atomic",
            "TMP_PREFIX"]
 
 #: Prefix of every temporary file convexlearn writes (then renames into place).
@@ -158,51 +159,134 @@ def decode(data: Any) -> Any:
     return {k: decode(v) for k, v in data.items()}
 
 
-def stage_file(path, write: Callable[[str], None] | str | bytes) -> str:
-    """Write the content of ``path`` in full to a temporary file next to it; return its name.
+class StagedFile:
+    """The complete content of a file, written next to its target and not yet in place.
+
+    Where the system allows (Linux ``O_TMPFILE``), the content lives in an unnamed file
+    of the target's directory: a process killed before :meth:`commit` leaves nothing
+    behind at all. Elsewhere it is a temporary file named ``.convexlearn-tmp-<name>-XXXX``.
+    :meth:`commit` links it under such a name and renames it over the target (an atomic
+    ``os.replace``); :meth:`discard` removes it.
+    """
+
+    def __init__(self, path, write: Callable[[str], None] | str | bytes):
+        self.path = Path(path)
+        self.fd: int | None = None
+        self.name: str | None = None
+        directory = str(self.path.parent) or "."
+        data = write.encode() if isinstance(write, str) else write
+        if isinstance(data, bytes) and hasattr(os, "O_TMPFILE"):
+            with contextlib.suppress(OSError):
+                self.fd = os.open(directory, os.O_TMPFILE | os.O_RDWR, 0o666 & ~_umask())
+        try:
+            if self.fd is not None:
+                _write_all(self.fd, data)
+                os.fsync(self.fd)
+                return
+            fd, self.name = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{self.path.name}-",
+                                             dir=directory)
+            with os.fdopen(fd, "wb") as handle:
+                if isinstance(data, bytes):
+                    handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            if callable(write):
+                write(self.name)
+            os.chmod(self.name, 0o666 & ~_umask())   # mkstemp makes 0600; as open() would
+        except BaseException:
+            self.discard()
+            raise
+
+    def commit(self) -> Path:
+        """Put the content in place: a rename over the target; return the target."""
+        try:
+            if self.fd is not None:
+                self.name = _name_unnamed(self.fd, self.path)
+                os.close(self.fd)
+                self.fd = None
+            os.replace(self.name, self.path)
+            self.name = None
+        except BaseException:
+            self.discard()
+            raise
+        return self.path
+
+    def discard(self) -> None:
+        """Remove the staged content (nothing happens to the target)."""
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.fd = None
+        if self.name is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.name)
+            self.name = None
+
+
+def _name_unnamed(fd: int, path: Path) -> str:
+    """Give the unnamed (O_TMPFILE) file ``fd`` a temporary name next to ``path``.
+
+    ``linkat(AT_SYMLINK_FOLLOW)`` of /proc/self/fd/N (os.link does not follow that magic
+    link); where that fails, a named temporary copy of the content.
+    """
+    import ctypes
+    directory = str(path.parent) or "."
+    for _ in range(100):
+        name = os.path.join(directory, f"{TMP_PREFIX}{path.name}-{os.urandom(6).hex()}")
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.linkat(-100, f"/proc/self/fd/{fd}".encode(), -100,   # AT_FDCWD
+                           os.fsencode(name), 0x400) == 0:               # AT_SYMLINK_FOLLOW
+                return name
+            err = ctypes.get_errno()
+        except (OSError, AttributeError):
+            err = None
+        if err != 17:                                                    # EEXIST: retry
+            break
+    fd_copy, name = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{path.name}-", dir=directory)
+    try:
+        offset = 0
+        while chunk := os.pread(fd, 1 << 20, offset):
+            _write_all(fd_copy, chunk)
+            offset += len(chunk)
+        os.fsync(fd_copy)
+        os.close(fd_copy)
+        os.chmod(name, 0o666 & ~_umask())
+    except BaseException:
+        os.close(fd_copy) if not _closed(fd_copy) else None
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name)
+        raise
+    return name
+
+
+def _closed(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+        return False
+    except OSError:
+        return True
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def write_atomic(path, write: Callable[[str], None] | str | bytes) -> Path:
+    """Write ``path`` atomically (a :class:`StagedFile`, committed) and return it.
 
     ``write`` is the content (str is written as UTF-8) or a function that writes the file
-    whose name it is given. The temporary file is ``.convexlearn-tmp-<name>-XXXX`` in the
-    target's directory, flushed to disk and given the permissions a plain ``open`` would
-    give; on any error (or KeyboardInterrupt) it is removed. Rename it into place with
-    ``os.replace`` (see :func:`write_atomic`).
+    whose name it is given. On any error, or a KeyboardInterrupt, the staged content is
+    removed and ``path`` is left as it was.
 
     Raises
     ------
     OSError
         The directory is missing or not writable, the disk is full, ...
     """
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{path.name}-", dir=path.parent or ".")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            if isinstance(write, (str, bytes)):
-                handle.write(write.encode() if isinstance(write, str) else write)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if callable(write):
-            write(tmp)
-        os.chmod(tmp, 0o666 & ~_umask())        # mkstemp makes 0600; match a plain open()
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    return tmp
-
-
-def write_atomic(path, write: Callable[[str], None] | str | bytes) -> Path:
-    """Write ``path`` atomically (:func:`stage_file`, then ``os.replace``) and return it.
-
-    On any error the temporary file is removed and ``path`` is left as it was.
-    """
-    tmp = stage_file(path, write)
-    try:
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    return Path(path)
+    return StagedFile(path, write).commit()
 
 
 def _umask() -> int:

@@ -258,8 +258,9 @@ class Solution:
         return "Solution(" + ", ".join(parts) + ")"
 
 
-def load(path) -> Solution:
-    """Read a solution written by :meth:`Solution.save` (or a ``--json`` record of one).
+def load(path, method: str | None = None) -> Solution:
+    """Read a solution written by :meth:`Solution.save`, or one of the solutions of a
+    ``convexlearn solve --json`` record (``method``, by default the run's exact reference).
 
     Raises
     ------
@@ -277,6 +278,13 @@ def load(path) -> Solution:
     except json.JSONDecodeError as exc:
         raise DataError(f"{path}: not JSON: {exc}") from None
     try:
+        if isinstance(data, dict) and data.get("format") == "convexlearn.run":
+            solutions = data.get("solutions") or {}
+            method = data.get("reference") if method is None else method
+            if method not in solutions:
+                raise DataError(f"the run has no solution of method {method!r}; it has "
+                                f"{', '.join(solutions) or 'none'}")
+            data = solutions[method]
         return Solution.from_dict(data)
     except DataError as exc:
         raise DataError(f"{path}: {exc}") from None

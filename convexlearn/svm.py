@@ -26,6 +26,7 @@ from .formulations.base import solve_formulation
 from .formulations.svm import svm_dual, svm_primal
 from .kernels import DEFAULT_PSD_TOL, PSDCheck, check_gram, check_psd, make_kernel
 from .solution import Solution, Timer
+from .logs import logged_solve
 from .solvers.polish import intercept_from_alpha, polish_alpha
 
 __all__ = ["SVM", "EXACT_METHODS", "ITERATIVE_METHODS"]
@@ -218,6 +219,7 @@ class SVM:
         """
         return "exact-dual"
 
+    @logged_solve
     def solve(self, method: str = "exact", *, solver: str | None = None, tol: float = 1e-6,
               kkt_tol: float | None = None, polish: bool = True, **options) -> Solution:
         """Solve the problem and attach its KKT report.
@@ -239,6 +241,9 @@ class SVM:
             Exact methods only: refine the interior-point multipliers on their active set
             (:mod:`convexlearn.solvers.polish`) and keep the refined point when its KKT
             report is no worse. ``provenance["polished"]`` says whether it was kept.
+        verbose : bool or int
+            Log this call on stderr through the ``convexlearn`` logger: True/1 at INFO (method,
+            route, status, objective, time), 2 at DEBUG (with the optimality report).
         **options
             Passed to the solver (cvxpy options, or the iterative method's options).
 

@@ -157,8 +157,7 @@ def _from_csv(spec: dict, task: str, ctx: FileContext) -> Dataset:
         Xy = table.numeric(features + [label])         # one pass of numpy's parser
         X, y = Xy[:, :-1], Xy[:, -1]
     else:
-        X = table.numeric(features)
-        y = table.labels(label)
+        X, y = table.features_and_labels(features, label)
     return Dataset(X=X, y=y, feature_names=features, label=label, source=str(path),
                    source_sha256=table.sha256)
 

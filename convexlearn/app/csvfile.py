@@ -156,17 +156,30 @@ class CsvFile:
         numpy parses them; when it refuses, or finds NaN or inf, the column of the first
         bad cell is read cell by cell and its error (line and column) raised.
         """
+        X = self._numeric_fast(names)
+        return X if X is not None else self._numeric_slow(names)
+
+    def _numeric_fast(self, names: list[str]) -> np.ndarray | None:
+        """numpy's parse of the columns; None when it fails or finds NaN or inf."""
+        if self._lines is None:
+            return None
         cols = [self.index(name) for name in names]
-        if self._lines is not None:
-            try:
-                X = np.loadtxt(self._lines[1:], delimiter=self.delimiter, usecols=cols,
-                               dtype=float, comments=None, quotechar=None, ndmin=2)
-            except ValueError:
-                X = None
-            if X is not None and X.shape == (self.n_rows, len(cols)) and \
-                    np.isfinite(X).all():
-                return X
-        return self._numeric_slow(names)
+        try:
+            X = np.loadtxt(self._lines[1:], delimiter=self.delimiter, usecols=cols,
+                           dtype=float, comments=None, quotechar=None, ndmin=2)
+        except ValueError:
+            return None
+        if X.shape != (self.n_rows, len(cols)) or not np.isfinite(X).all():
+            return None
+        return X
+
+    def features_and_labels(self, features: list[str], label: str):
+        """``(numeric(features), labels(label))`` in one pass of numpy's parser when the
+        labels are numbers too (two passes otherwise)."""
+        Xy = self._numeric_fast(features + [label])
+        if Xy is not None:
+            return Xy[:, :-1], Xy[:, -1]
+        return self.numeric(features), self.labels(label)
 
     def _numeric_slow(self, names: list[str]) -> np.ndarray:
         # Every column cell by cell, in order: the first bad cell of the leftmost bad

@@ -1,0 +1,104 @@
+"""Progress of a long command on stderr, and the command's log handler.
+
+Own implementation rather than tqdm or rich: the command shows one status line (what runs,
+``[k/N]`` of the steps, the iteration where a method reports one, elapsed seconds), which is
+~60 lines here, and neither library is a dependency of convexlearn today; a new hard
+dependency for one line of text would not earn its place.
+
+The line appears only on a terminal, only after ``delay`` seconds (short runs stay
+silent), never with ``--quiet``; a background thread redraws it every ``interval``
+seconds so that the elapsed time moves also while a solver runs without callbacks.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+import time
+
+__all__ = ["Progress", "ProgressLogHandler", "configure_logging"]
+
+
+class Progress:
+    """One self-overwriting status line on stderr (see the module docstring).
+
+    Call it with a message (``progress("smo: iteration 120")``); set ``step`` and
+    ``total`` for the ``[k/N]`` prefix; :meth:`clear` removes the line, :meth:`close`
+    also stops the redraw thread.
+    """
+
+    def __init__(self, quiet: bool, delay: float = 2.0, interval: float = 0.2,
+                 total: int | None = None):
+        self.enabled = not quiet and sys.stderr.isatty()
+        self.start, self.delay, self.interval = time.monotonic(), delay, interval
+        self.last, self.shown = 0.0, False
+        self.message, self.step, self.total = "", 0, total
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = None
+        if self.enabled:
+            self._thread = threading.Thread(target=self._tick, daemon=True)
+            self._thread.start()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._draw(force=True)
+
+    def _text(self, now: float) -> str:
+        count = f"[{self.step}/{self.total}] " if self.total else ""
+        return f"{count}{self.message}"[:100] + f" ({now - self.start:.0f} s elapsed)"
+
+    def _draw(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not self.enabled or now - self.start < self.delay or not self.message:
+            return
+        if not force and now - self.last < self.interval:
+            return
+        with self._lock:
+            self.last, self.shown = now, True
+            sys.stderr.write(f"\r\033[K{self._text(now)}")
+            sys.stderr.flush()
+
+    def __call__(self, message: str) -> None:
+        self.message = message
+        self._draw()
+
+    def clear(self) -> None:
+        """Remove the line (before printing anything else on the terminal)."""
+        with self._lock:
+            if self.shown:
+                sys.stderr.write("\r\033[K")
+                sys.stderr.flush()
+                self.shown = False
+
+    def close(self) -> None:
+        """Stop the redraw thread and clear the line."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=1.0)
+        self.clear()
+
+
+class ProgressLogHandler(logging.StreamHandler):
+    """Writes log records to stderr, clearing the progress line first."""
+
+    def __init__(self, progress: Progress | None = None):
+        super().__init__(sys.stderr)
+        self.progress = progress
+        self.setFormatter(logging.Formatter("convexlearn: %(levelname)s %(name)s: %(message)s"))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.progress is not None:
+            self.progress.clear()
+        super().emit(record)
+
+
+def configure_logging(verbose: int, progress: Progress | None = None) -> None:
+    """``-v``: INFO records of the ``convexlearn`` logger on stderr; ``-vv``: DEBUG."""
+    logger = logging.getLogger("convexlearn")
+    for handler in [h for h in logger.handlers if isinstance(h, ProgressLogHandler)]:
+        logger.removeHandler(handler)
+    if verbose > 0:
+        logger.addHandler(ProgressLogHandler(progress))
+        logger.setLevel(logging.INFO if verbose == 1 else logging.DEBUG)
