@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import NotApplicableError
 
-__all__ = ["plot_result", "save_figure", "figure_png", "make_figure", "plot_boundary",
+__all__ = ["plot_result", "save_figure", "figure_png", "figure_bytes", "plot_format", "FORMATS", "make_figure", "plot_boundary",
            "plot_convergence", "PANEL_SIZE", "DPI"]
 
 PANEL_SIZE = (5.0, 4.5)      # inches per panel
@@ -163,6 +163,29 @@ def figure_png(fig) -> bytes:
     import io
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=DPI)
+    return buffer.getvalue()
+
+
+#: The formats ``--plot`` writes, chosen by the file's extension.
+FORMATS = ("png", "svg", "pdf")
+
+
+def plot_format(path) -> str:
+    """The format named by ``path``'s extension; ParameterError when not in FORMATS."""
+    from pathlib import Path
+    from ..errors import ParameterError
+    ext = Path(str(path)).suffix.lower().lstrip(".")
+    if ext not in FORMATS:
+        raise ParameterError(f"--plot {path}: the extension must name the format, one of "
+                             f".{', .'.join(FORMATS)}; got {('.' + ext) if ext else 'none'}")
+    return ext
+
+
+def figure_bytes(fig, path) -> bytes:
+    """``fig`` rendered in the format of ``path``'s extension (png, svg or pdf)."""
+    import io
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format=plot_format(path), dpi=DPI)
     return buffer.getvalue()
 
 
