@@ -162,6 +162,28 @@ def _from_csv(spec: dict, task: str, ctx: FileContext) -> Dataset:
                    source_sha256=table.sha256)
 
 
+#: Largest generated data set: its float64 arrays, n x (d + 1) x 8 bytes, may not exceed it.
+MAX_GENERATED_BYTES = 1 << 30
+
+
+def _check_generated_size(kind: str, params: dict, ctx: FileContext) -> None:
+    """Refuse, before any allocation, a generator whose arrays would exceed 1 GiB (or an
+    n or d below 1), stating the estimate."""
+    n, d = params.get("n"), params.get("d", 2 if kind == "xor" else 1)
+    if n is None:
+        return
+    for key, value in (("n", n), ("d", d)):
+        if value < 1:
+            raise ctx.error(f"data.generator.{key}", f"'data.generator.{key}' must be >= 1; "
+                            f"got {value}")
+    size = 8 * n * (d + 1)
+    if size > MAX_GENERATED_BYTES:
+        raise ctx.error("data.generator.n", f"generator {kind!r} with n={n}, d={d} would "
+                        f"allocate about {size / 1e9:.3g} GB (n x (d + 1) float64 values); "
+                        f"generated data are limited to {MAX_GENERATED_BYTES / 2**30:g} GiB: "
+                        f"lower n or d")
+
+
 def _generate(table: dict, ctx: FileContext) -> Dataset:
     kind = table.get("kind")
     if kind not in GENERATORS:
@@ -171,6 +193,7 @@ def _generate(table: dict, ctx: FileContext) -> Dataset:
     schema = {"kind": Key("string"), **{k: Key(t, d) for k, (t, d) in keys.items()}}
     params = validate(table, schema, "data.generator", ctx)
     params.pop("kind")
+    _check_generated_size(kind, params, ctx)
     X, y = func(**params)
     return Dataset(X=X, y=y, feature_names=[f"x{j}" for j in range(X.shape[1])],
                    label="y" if y is not None else None, seed=params.get("seed"),
