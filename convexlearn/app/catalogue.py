@@ -217,6 +217,9 @@ def load_problem(path) -> Problem:
     kind = model_table.pop("kind", None)
     if kind is None:
         raise ctx.error(None, "[model] needs 'kind' (svm, erm, halfspace or shattering)")
+    if not isinstance(kind, str):
+        raise ctx.error("model.kind", f"key 'model.kind' must be a string (svm, erm, halfspace "
+                        f"or shattering); got {type(kind).__name__} {kind!r}")
     adapter = adapter_for(kind, where=f"{path}, line {ctx.line_of('model.kind')}")
     model = validate(model_table, adapter.model_keys, "model", ctx)
     expect = validate(top["expect"], adapter.expect_keys, "expect", ctx)
