@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 import traceback
 
 from ..errors import ConvexLearnError
@@ -47,7 +49,7 @@ def _classes(value: str):
 
 
 def _common(p, quiet_help: str = "no progress messages") -> None:
-    p.add_argument("--quiet", action="store_true", help=quiet_help)
+    p.add_argument("-q", "--quiet", action="store_true", help=quiet_help)
     p.add_argument("-v", "--verbose", action="count", default=0,
                    help="log what runs on stderr (-v: routes and outcomes, -vv: details)")
 
@@ -150,11 +152,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _terminate(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main(argv=None) -> int:
-    """Run the command; return its exit code (argparse usage errors exit 2 themselves)."""
+    """Run the command; return its exit code (argparse usage errors exit 2 themselves).
+
+    Ctrl-C (SIGINT) and SIGTERM stop the run cleanly: staged outputs are removed, no file
+    is written, the exit code is 130.
+    """
     args = build_parser().parse_args(argv)
     if hasattr(args, "delimiter"):
         args.delimiter = _delimiter(args.delimiter)
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return _run(args)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _run(args) -> int:
     try:
         return args.func(args)
     except ConvexLearnError as exc:
@@ -168,7 +189,7 @@ def main(argv=None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
     except KeyboardInterrupt:
-        print("convexlearn: interrupted", file=sys.stderr)
+        print("convexlearn: interrupted (no output written)", file=sys.stderr)
         return 130
     except Exception:
         # Not an error of the input but of convexlearn or a solver underneath it: exit 4
