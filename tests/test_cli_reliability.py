@@ -362,3 +362,56 @@ def test_interrupt_stops_cleanly_with_130_and_no_file(tmp_path, sig):
     assert proc.wait(timeout=60) == 130, err
     assert "interrupted (no output written)" in err and "Traceback" not in err
     assert sorted(os.listdir(tmp_path)) == ["big.toml"]
+
+
+# ------------------------------------------------------------------ progress and logging
+class _TTY:
+    def __init__(self):
+        self.text = ""
+
+    def isatty(self):
+        return True
+
+    def write(self, s):
+        self.text += s
+
+    def flush(self):
+        pass
+
+
+def test_progress_shows_totals_and_elapsed_time_and_redraws_while_a_solver_is_silent(
+        monkeypatch):
+    from convexlearn.app.progress import Progress
+    fake = _TTY()
+    monkeypatch.setattr(sys, "stderr", fake)
+    progress = Progress(False, delay=0.0, interval=0.02, total=18)
+    progress.step = 3
+    progress("iris: exact")
+    first = fake.text
+    time.sleep(0.15)                 # no call: the redraw thread keeps the line alive
+    progress.close()
+    assert "[3/18] iris: exact" in first and "s elapsed)" in first
+    assert fake.text.count("[3/18] iris: exact") >= 3
+    assert fake.text.endswith("\r\033[K")             # cleared on close
+
+
+def test_verbose_logs_through_the_convexlearn_logger(caplog):
+    import logging
+
+    import numpy as np
+
+    import convexlearn as cl
+    from convexlearn.errors import ParameterError
+    X = np.array([[0.0, 0.0], [-1.0, -1.0], [0.0, 3.0], [1.0, 4.0]])
+    y = np.array([-1, -1, 1, 1])
+    with caplog.at_level(logging.INFO, logger="convexlearn"):
+        cl.SVM(X, y).solve("exact-dual")
+        cl.ERM(X, y, loss="logistic").solve("newton")
+    names = {r.name for r in caplog.records}
+    assert {"convexlearn.svm", "convexlearn.erm"} <= names
+    assert any("status optimal" in r.getMessage() for r in caplog.records)
+    level = logging.getLogger("convexlearn").level
+    cl.SVM(X, y).solve("exact-dual", verbose=2)        # sets the level for the call only
+    assert logging.getLogger("convexlearn").level == level
+    with pytest.raises(ParameterError, match="verbose must be a bool or 0, 1, 2; got 'yes'"):
+        cl.SVM(X, y).solve(verbose="yes")
