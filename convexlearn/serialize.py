@@ -39,8 +39,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["encode", "decode", "float_list", "array_from_list", "Record", "StagedFile", "write_atomic",
-           "TMP_PREFIX"]
+__all__ = ["encode", "decode", "float_list", "array_from_list", "Record", "StagedFile",
+           "write_atomic", "TMP_PREFIX"]
 
 #: Prefix of every temporary file convexlearn writes (then renames into place).
 TMP_PREFIX = ".convexlearn-tmp-"

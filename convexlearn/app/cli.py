@@ -79,7 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("solve", help="solve one problem file and print the verified report",
                        description="Solve a problem file with its methods (exact and "
                        "iterative), print the table and check its expectations.")
-    p.add_argument("file", metavar="FILE", help="problem file (TOML), e.g. problems/iris_setosa_versicolor.toml")
+    p.add_argument("file", metavar="FILE",
+                   help="problem file (TOML), e.g. problems/iris_setosa_versicolor.toml")
     p.add_argument("--methods", nargs="+", metavar="M",
                    help="methods to run instead of the file's (e.g. exact-dual smo pegasos)")
     p.add_argument("--json", metavar="OUT",

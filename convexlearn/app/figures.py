@@ -20,7 +20,8 @@ import numpy as np
 
 from ..errors import NotApplicableError
 
-__all__ = ["plot_result", "save_figure", "figure_png", "figure_bytes", "plot_format", "FORMATS", "make_figure", "plot_boundary",
+__all__ = ["plot_result", "save_figure", "figure_png", "figure_bytes", "plot_format", "FORMATS",
+           "make_figure", "plot_boundary",
            "plot_convergence", "PANEL_SIZE", "DPI"]
 
 PANEL_SIZE = (5.0, 4.5)      # inches per panel

@@ -23,9 +23,9 @@ __all__ = ["Progress", "ProgressLogHandler", "configure_logging"]
 class Progress:
     """One self-overwriting status line on stderr (see the module docstring).
 
-    Call it with a message (``progress("smo: iteration 120")``); set ``step`` and
-    ``total`` for the ``[k/N]`` prefix; :meth:`clear` removes the line, :meth:`close`
-    also stops the redraw thread.
+    Call it with a message (``progress("smo: iteration 120")``), which starts the redraw
+    thread; set ``step`` and ``total`` for the ``[k/N]`` prefix; :meth:`clear` (or
+    :meth:`close`) removes the line and stops the thread until the next message.
     """
 
     def __init__(self, quiet: bool, delay: float = 2.0, interval: float = 0.2,
@@ -36,13 +36,23 @@ class Progress:
         self.message, self.step, self.total = "", 0, total
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._thread = None
-        if self.enabled:
+        self._thread: threading.Thread | None = None
+
+    def _start(self) -> None:
+        if self.enabled and self._thread is None:
+            self._stop.clear()
             self._thread = threading.Thread(target=self._tick, daemon=True)
             self._thread.start()
 
+    def _halt(self) -> None:
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            self._stop.set()
+            if thread is not threading.current_thread():
+                thread.join(timeout=1.0)
+
     def _tick(self) -> None:
-        while not self._stop.wait(self.interval):
+        while not self._stop.wait(max(self.interval, 0.05)):
             self._draw(force=True)
 
     def _text(self, now: float) -> str:
@@ -62,10 +72,12 @@ class Progress:
 
     def __call__(self, message: str) -> None:
         self.message = message
+        self._start()
         self._draw()
 
     def clear(self) -> None:
-        """Remove the line (before printing anything else on the terminal)."""
+        """Remove the line and stop redrawing it until the next message."""
+        self._halt()
         with self._lock:
             if self.shown:
                 sys.stderr.write("\r\033[K")
@@ -74,9 +86,6 @@ class Progress:
 
     def close(self) -> None:
         """Stop the redraw thread and clear the line."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=1.0)
         self.clear()
 
 
