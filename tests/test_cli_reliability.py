@@ -415,3 +415,14 @@ def test_verbose_logs_through_the_convexlearn_logger(caplog):
     assert logging.getLogger("convexlearn").level == level
     with pytest.raises(ParameterError, match="verbose must be a bool or 0, 1, 2; got 'yes'"):
         cl.SVM(X, y).solve(verbose="yes")
+
+
+def test_non_numeric_X_names_the_bad_cells_not_the_first_ones():
+    """It used to show the first three values (fine numbers) as the culprits."""
+    import numpy as np
+
+    import convexlearn as cl
+    from convexlearn.errors import DataError
+    X = np.array([["1", "2"], ["3", "4"], ["5", "4y"]])
+    with pytest.raises(DataError, match=r"non-numeric value\(s\) '4y' at \(2, 1\)$"):
+        cl.SVM(X, [1, -1, 1])
