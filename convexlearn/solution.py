@@ -116,7 +116,7 @@ class Solution:
     xi : ndarray or None
         Slacks, where the formulation has them.
     objective : float
-        Objective value in the problem's own convention (DESIGN.md section 1).
+        Objective value in the problem's own convention (see the problem class: SVM, ERM).
     status : str
         One of :data:`STATUSES`.
     method : str

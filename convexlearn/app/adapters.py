@@ -1,9 +1,9 @@
 """One small adapter per model kind: how its problem is built, solved and summarized.
 
 An adapter declares the keys its ``[model]`` and ``[expect]`` tables accept (validated by
-:mod:`convexlearn.catalogue`), the methods it offers, and ``run``, which builds the problem
+:mod:`convexlearn.app.catalogue`), the methods it offers, and ``run``, which builds the problem
 object from the data, solves it with each method and returns one :class:`MethodRow` per
-method plus the *facts* the expectations are checked against (:mod:`convexlearn.runner`).
+method plus the *facts* the expectations are checked against (:mod:`convexlearn.app.runner`).
 Adapters import their model module lazily, so a kind whose module is absent from this
 installation is reported as such and the rest of the catalogue still runs.
 
