@@ -426,3 +426,13 @@ def test_non_numeric_X_names_the_bad_cells_not_the_first_ones():
     X = np.array([["1", "2"], ["3", "4"], ["5", "4y"]])
     with pytest.raises(DataError, match=r"non-numeric value\(s\) '4y' at \(2, 1\)$"):
         cl.SVM(X, [1, -1, 1])
+
+
+@pytest.mark.parametrize("ext, magic", [("png", b"\x89PNG"), ("svg", b"<?xml"), ("pdf", b"%PDF")])
+def test_plot_writes_the_format_its_extension_names(tmp_path, capsys, ext, magic):
+    pytest.importorskip("matplotlib")
+    _setup(tmp_path, {})
+    out = tmp_path / f"p.{ext}"
+    assert main(["solve", str(tmp_path / "tiny.toml"), "--plot", str(out), "-q"]) == 0, \
+        capsys.readouterr().err
+    assert out.read_bytes().startswith(magic)

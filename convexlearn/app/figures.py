@@ -191,14 +191,17 @@ def figure_bytes(fig, path) -> bytes:
 
 
 def save_figure(fig, path) -> None:
-    """Write ``fig`` to ``path`` as PNG, atomically (temporary file, then rename)."""
+    """Write ``fig`` to ``path`` in the format its extension names (png, svg, pdf),
+    atomically (a staged file, then a rename)."""
     from .report import write_atomic
-    write_atomic(path, figure_png(fig))
+    write_atomic(path, figure_bytes(fig, path))
 
 
 def plot_result(result, path) -> object:
-    """Draw ``result`` and write it to ``path`` as PNG, atomically; return the Figure."""
+    """Draw ``result`` and write it to ``path`` (png, svg or pdf by its extension),
+    atomically; return the Figure."""
     from .report import check_writable
+    plot_format(path)
     check_writable(path)
     fig = make_figure(result)
     save_figure(fig, path)
