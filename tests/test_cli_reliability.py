@@ -436,3 +436,37 @@ def test_plot_writes_the_format_its_extension_names(tmp_path, capsys, ext, magic
     assert main(["solve", str(tmp_path / "tiny.toml"), "--plot", str(out), "-q"]) == 0, \
         capsys.readouterr().err
     assert out.read_bytes().startswith(magic)
+
+
+def test_list_check_json_and_delimiter(tmp_path, capsys):
+    _setup(tmp_path, {"broken.toml": _sub(TOML, "C = 1.0", "C = 0"),
+                      "semi.csv": CSV.replace(",", ";")})
+    assert main(["list", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[:2] for line in lines] == [["broken", "svm"], ["tiny", "svm"]]
+    out = tmp_path / "check.json"
+    assert main(["check", str(tmp_path), "--json", str(out), "-q"]) == 2
+    record = json.loads(out.read_text())
+    assert record["format"] == "convexlearn.check" and record["exit_code"] == 2
+    assert [(Path(p["file"]).name, p["status"]) for p in record["problems"]] == \
+        [("broken.toml", "error"), ("tiny.toml", "ok")]
+    assert "C must be > 0" in record["problems"][0]["error"]
+    assert record["problems"][1]["checks"][0]["passed"] is True
+    capsys.readouterr()
+    assert main(["separable", str(tmp_path / "semi.csv"), "--label", "label",
+                 "--delimiter", ";"]) == 0
+    assert "SEPARABLE by an affine hyperplane" in capsys.readouterr().out
+
+
+def test_against_a_different_reference_exits_1(tmp_path, capsys):
+    _setup(tmp_path, {})
+    ref = tmp_path / "ref.json"
+    assert main(["solve", str(tmp_path / "tiny.toml"), "--json", str(ref), "-q"]) == 0
+    record = json.loads(ref.read_text())
+    exact = record["solutions"][record["reference"]]
+    exact["w"] = [v * 1.001 for v in exact["w"]]
+    ref.write_text(json.dumps(record))
+    capsys.readouterr()
+    assert main(["solve", str(tmp_path / "tiny.toml"), "--against", str(ref)]) == 1
+    out = capsys.readouterr().out
+    assert "DIFF" in out and "beyond tolerance: ||w - w*||" in out
