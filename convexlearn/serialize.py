@@ -245,27 +245,19 @@ def _name_unnamed(fd: int, path: Path) -> str:
             break
     fd_copy, name = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{path.name}-", dir=directory)
     try:
-        offset = 0
-        while chunk := os.pread(fd, 1 << 20, offset):
-            _write_all(fd_copy, chunk)
-            offset += len(chunk)
-        os.fsync(fd_copy)
-        os.close(fd_copy)
+        with os.fdopen(fd_copy, "wb") as handle:
+            offset = 0
+            while chunk := os.pread(fd, 1 << 20, offset):
+                handle.write(chunk)
+                offset += len(chunk)
+            handle.flush()
+            os.fsync(handle.fileno())
         os.chmod(name, 0o666 & ~_umask())
     except BaseException:
-        os.close(fd_copy) if not _closed(fd_copy) else None
         with contextlib.suppress(FileNotFoundError):
             os.unlink(name)
         raise
     return name
-
-
-def _closed(fd: int) -> bool:
-    try:
-        os.fstat(fd)
-        return False
-    except OSError:
-        return True
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -157,7 +157,7 @@ def _terminate(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     """Run the command; return its exit code (argparse usage errors exit 2 themselves).
 
     Ctrl-C (SIGINT) and SIGTERM stop the run cleanly: staged outputs are removed, no file

@@ -8,6 +8,7 @@ every output is written all or nothing after the work (:mod:`convexlearn.app.out
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 import traceback
@@ -50,7 +51,7 @@ def _positive(name: str, value) -> None:
         raise ParameterError(f"{name} must be > 0; got {value!r}")
 
 
-def _text_out(args):
+def _text_out(args: argparse.Namespace):
     """Where the human report goes: stderr when a JSON record goes to stdout."""
     return sys.stderr if getattr(args, "json", None) == STDOUT else sys.stdout
 
@@ -60,7 +61,7 @@ def _iterative(methods) -> bool:
 
 
 # ----------------------------------------------------------------------------- solve
-def cmd_solve(args) -> int:
+def cmd_solve(args: argparse.Namespace) -> int:
     """Solve a problem file, print the report, write --json/--plot, compare --against."""
     from .catalogue import load_problem
     from .report import dumps, format_report, result_record
@@ -120,7 +121,7 @@ def cmd_solve(args) -> int:
 
 
 # ----------------------------------------------------------------------------- check
-def cmd_check(args) -> int:
+def cmd_check(args: argparse.Namespace) -> int:
     """Run every problem file; exit 1 if an expectation fails, the worst error's code."""
     from .catalogue import find_problem_files, load_problem
     from .report import dumps
@@ -185,7 +186,7 @@ def cmd_check(args) -> int:
 
 
 # ------------------------------------------------------------------------------ list
-def cmd_list(args) -> int:
+def cmd_list(args: argparse.Namespace) -> int:
     """The catalogue, one line per problem file: file, model, name and description."""
     from .catalogue import find_problem_files
     from .schema import read_toml
@@ -209,7 +210,7 @@ def cmd_list(args) -> int:
 
 
 # ------------------------------------------------------------------------------ diff
-def cmd_diff(args) -> int:
+def cmd_diff(args: argparse.Namespace) -> int:
     """Compare two saved answers; exit 1 when beyond ``--tol``."""
     from .diffing import diff_answers, load_answers, pairs
 
@@ -224,7 +225,7 @@ def cmd_diff(args) -> int:
 
 
 # ------------------------------------------------------------------------- separable
-def cmd_separable(args) -> int:
+def cmd_separable(args: argparse.Namespace) -> int:
     """Decide the separability of two classes of a CSV file, with a verified certificate."""
     from .catalogue import load_dataset
     from ..halfspace import Halfspace

@@ -54,7 +54,8 @@ def load_answers(path) -> tuple[dict[str, Solution], str | None]:
         raise DataError(f"{path}: {exc}") from None
 
 
-def pairs(ref: dict, ref_method, other: dict, other_method, method: str | None):
+def pairs(ref: dict[str, Solution], ref_method: str | None, other: dict[str, Solution],
+          other_method: str | None, method: str | None) -> list[tuple[str, Solution, Solution]]:
     """(label, reference solution, other solution) to compare."""
     if method is not None:
         missing = [name for name, sols in (("reference", ref), ("other", other))
@@ -73,7 +74,8 @@ def _sha(sol: Solution):
     return sol.provenance.get("data_sha256")
 
 
-def diff_answers(pairs_, tol: float) -> tuple[list[str], bool]:
+def diff_answers(pairs_: list[tuple[str, Solution, Solution]],
+                 tol: float) -> tuple[list[str], bool]:
     """Lines to print and whether every pair is within ``tol`` (see the module docstring)."""
     lines, ok = [], True
     for label, ref, other in pairs_:
