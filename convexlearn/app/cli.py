@@ -30,7 +30,7 @@ from ..errors import ConvexLearnError
 
 from .commands import (EXIT_EXPECTATION, EXIT_INFEASIBLE, EXIT_OK, EXIT_SOLVER, EXIT_USAGE,
                        cmd_check, cmd_diff, cmd_list, cmd_separable, cmd_solve, exit_code)
-from .progress import Progress
+from .progress import Progress, configure_logging
 
 __all__ = ["main", "build_parser", "exit_code", "Progress", "EXIT_OK", "EXIT_EXPECTATION",
            "EXIT_USAGE", "EXIT_INFEASIBLE", "EXIT_SOLVER"]
@@ -172,6 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _run(args)
     finally:
+        configure_logging(0)              # the -v handler lives as long as the command
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
 

@@ -16,6 +16,7 @@ import logging
 import sys
 import threading
 import time
+import weakref
 
 __all__ = ["Progress", "ProgressLogHandler", "configure_logging"]
 
@@ -30,7 +31,8 @@ class Progress:
 
     def __init__(self, quiet: bool, delay: float = 2.0, interval: float = 0.2,
                  total: int | None = None):
-        self.enabled = not quiet and sys.stderr.isatty()
+        self.stream = sys.stderr                  # the terminal of this run, kept
+        self.enabled = not quiet and self.stream.isatty()
         self.start, self.delay, self.interval = time.monotonic(), delay, interval
         self.last, self.shown = 0.0, False
         self.message, self.step, self.total = "", 0, total
@@ -41,7 +43,11 @@ class Progress:
     def _start(self) -> None:
         if self.enabled and self._thread is None:
             self._stop.clear()
-            self._thread = threading.Thread(target=self._tick, daemon=True)
+            # The thread holds the Progress weakly: one never closed (an exception path,
+            # a test) stops redrawing once it is garbage.
+            self._thread = threading.Thread(target=_redraw, daemon=True,
+                                            args=(weakref.ref(self), self._stop,
+                                                  max(self.interval, 0.05)))
             self._thread.start()
 
     def _halt(self) -> None:
@@ -50,10 +56,6 @@ class Progress:
             self._stop.set()
             if thread is not threading.current_thread():
                 thread.join(timeout=1.0)
-
-    def _tick(self) -> None:
-        while not self._stop.wait(max(self.interval, 0.05)):
-            self._draw(force=True)
 
     def _text(self, now: float) -> str:
         count = f"[{self.step}/{self.total}] " if self.total else ""
@@ -67,8 +69,8 @@ class Progress:
             return
         with self._lock:
             self.last, self.shown = now, True
-            sys.stderr.write(f"\r\033[K{self._text(now)}")
-            sys.stderr.flush()
+            self.stream.write(f"\r\033[K{self._text(now)}")
+            self.stream.flush()
 
     def __call__(self, message: str) -> None:
         self.message = message
@@ -80,13 +82,22 @@ class Progress:
         self._halt()
         with self._lock:
             if self.shown:
-                sys.stderr.write("\r\033[K")
-                sys.stderr.flush()
+                self.stream.write("\r\033[K")
+                self.stream.flush()
                 self.shown = False
 
     def close(self) -> None:
         """Stop the redraw thread and clear the line."""
         self.clear()
+
+
+def _redraw(ref: "weakref.ref[Progress]", stop: threading.Event, interval: float) -> None:
+    while not stop.wait(interval):
+        progress = ref()
+        if progress is None:
+            return
+        progress._draw(force=True)
+        del progress
 
 
 class ProgressLogHandler(logging.StreamHandler):
@@ -104,10 +115,13 @@ class ProgressLogHandler(logging.StreamHandler):
 
 
 def configure_logging(verbose: int, progress: Progress | None = None) -> None:
-    """``-v``: INFO records of the ``convexlearn`` logger on stderr; ``-vv``: DEBUG."""
+    """``-v``: INFO records of the ``convexlearn`` logger on stderr; ``-vv``: DEBUG; 0
+    removes the command's handler and resets the level."""
     logger = logging.getLogger("convexlearn")
     for handler in [h for h in logger.handlers if isinstance(h, ProgressLogHandler)]:
         logger.removeHandler(handler)
     if verbose > 0:
         logger.addHandler(ProgressLogHandler(progress))
         logger.setLevel(logging.INFO if verbose == 1 else logging.DEBUG)
+    else:
+        logger.setLevel(logging.NOTSET)
