@@ -345,9 +345,8 @@ def test_save_then_diff_and_against(tmp_path, capsys):
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_interrupt_stops_cleanly_with_130_and_no_file(tmp_path, sig):
-    """Ctrl-C (or SIGTERM) while the exact solver runs: exit 130, no output, no temporary."""
+def test_interrupt_stops_cleanly_with_130_and_no_file(tmp_path, sig=signal.SIGINT):
+    """Ctrl-C while the exact solver runs: exit 130, no output, no temporary."""
     (tmp_path / "big.toml").write_text(BIG.replace('"exact", "dcd"', '"exact"').replace("d = 5", "d = 2"))
     proc = subprocess.Popen([sys.executable, "-m", "convexlearn", "solve", "big.toml",
                              "--json", "out.json", "--plot", "out.png", "-v"], cwd=tmp_path,
@@ -470,3 +469,26 @@ def test_against_a_different_reference_exits_1(tmp_path, capsys):
     assert main(["solve", str(tmp_path / "tiny.toml"), "--against", str(ref)]) == 1
     out = capsys.readouterr().out
     assert "DIFF" in out and "beyond tolerance: ||w - w*||" in out
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_sigterm_while_outputs_are_staged_writes_nothing(tmp_path, capsys, monkeypatch):
+    """SIGTERM arriving after the JSON is staged, before the plot is: exit 130, no file."""
+    pytest.importorskip("matplotlib")
+    import convexlearn.app.outputs as outputs
+    _setup(tmp_path, {})
+    staged = []
+
+    class Terminated(outputs.StagedFile):
+        def __init__(self, path, content):
+            if staged:                                 # the JSON is staged: now SIGTERM
+                os.kill(os.getpid(), signal.SIGTERM)   # the handler raises at once
+            super().__init__(path, content)
+            staged.append(self)
+    monkeypatch.setattr(outputs, "StagedFile", Terminated)
+    before = sorted(os.listdir(tmp_path))
+    code = main(["solve", str(tmp_path / "tiny.toml"), "--json", str(tmp_path / "o.json"),
+                 "--plot", str(tmp_path / "o.png"), "-q"])
+    assert code == 130 and "interrupted" in capsys.readouterr().err
+    assert sorted(os.listdir(tmp_path)) == before
+    assert signal.getsignal(signal.SIGTERM) is not None      # handler restored by main
