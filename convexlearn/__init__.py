@@ -7,10 +7,11 @@ checked against its optimality (KKT) conditions recomputed from the data.
 Conventions: docs/conventions.md and the docstrings of each class.
 """
 
+from . import logs as _logs  # noqa: F401  (the "convexlearn" logger, NullHandler)
 from .errors import (ConvexLearnError, DataError, InfeasibleError, NotApplicableError,
                      NotPSDError, ParameterError, SolverError, UnboundedError)
 from .kernels import Kernel, make_kernel, polynomial_features
-from .solution import History, Solution
+from .solution import History, Solution, load
 # One line per problem family / feature module (keeps concurrent additions conflict-free).
 from .certify.kkt import KKTReport
 from .svm import SVM
@@ -27,7 +28,7 @@ __all__ = [
     "ConvexLearnError", "DataError", "ParameterError", "NotPSDError", "InfeasibleError",
     "UnboundedError", "SolverError", "NotApplicableError",
     "Kernel", "make_kernel", "polynomial_features",
-    "History", "Solution",
+    "History", "Solution", "load",
     "KKTReport", "SVM",
     "Halfspace", "SeparabilityResult", "shatters", "perceptron",
     "compare", "Comparison",

@@ -40,6 +40,21 @@ def _show_values(values) -> str:
     return "[" + shown + "]"
 
 
+def _non_numeric(arr: np.ndarray, shown: int = 3) -> str:
+    """The first entries that are not numbers, with their (row, column) positions (the
+    first values of the array are usually fine numbers: showing them misleads)."""
+    bad = []
+    for index, value in np.ndenumerate(arr):
+        try:
+            float(value)
+        except (TypeError, ValueError):
+            value = value.item() if isinstance(value, np.generic) else value
+            bad.append(f"{value!r} at {index if len(index) != 1 else index[0]}")
+            if len(bad) == shown:
+                break
+    return "non-numeric value(s) " + ", ".join(bad) if bad else "no numeric dtype"
+
+
 def as_features(X, name: str = "X", allow_empty_features: bool = False) -> np.ndarray:
     """Validate a design matrix and return it as a float64, C-contiguous array.
 
@@ -71,9 +86,8 @@ def as_features(X, name: str = "X", allow_empty_features: bool = False) -> np.nd
         try:
             arr = arr.astype(np.float64)
         except (TypeError, ValueError):
-            raise DataError(
-                f"{name} must be numeric; got dtype {arr.dtype} with values such as "
-                f"{_show_values(np.ravel(arr)[:3])}") from None
+            raise DataError(f"{name} must be numeric; got dtype {arr.dtype} with "
+                            f"{_non_numeric(arr)}") from None
     if arr.ndim != 2:
         hint = (" (a single feature must be shaped (n, 1): use X.reshape(-1, 1))"
                 if arr.ndim == 1 else "")

@@ -37,6 +37,7 @@ from .formulations.erm import erm_problem
 from .losses import make_loss
 from .penalties import make_penalty
 from .solution import Solution, Timer
+from .logs import logged_solve
 from .solvers.oracle import ERMOracle
 
 __all__ = ["ERM", "ITERATIVE_METHODS", "METHODS"]
@@ -212,6 +213,7 @@ class ERM:
                 f"it. Use a penalty with lam > 0.")
 
     # ---------------------------------------------------------------- solving
+    @logged_solve
     def solve(self, method: str = "exact", *, tol: float = 1e-8, certify: bool = True,
               cert_tol: float = 1e-6, solver: str | None = None, warm_start=None,
               **options) -> Solution:
@@ -233,6 +235,9 @@ class ERM:
             cvxpy solver of the exact method (default Clarabel, for every problem class).
         warm_start : Solution, optional
             Starting point of an iterative method.
+        verbose : bool or int
+            Log this call on stderr through the ``convexlearn`` logger: True/1 at INFO (method,
+            route, status, objective, time), 2 at DEBUG (with the optimality report).
         **options
             Passed to the iterative method (max_iter, callback, step, f_star, ...).
 

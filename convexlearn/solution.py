@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["History", "Solution", "Timer", "STATUSES"]
+from .errors import DataError
+from .serialize import array_from_list, decode, encode, float_list, write_atomic
+
+__all__ = ["History", "Solution", "Timer", "STATUSES", "load", "FORMAT", "FORMAT_VERSION"]
+
+#: The ``format`` field of a saved solution, and the version this release writes. A file
+#: of a newer version is refused (with both versions named); older versions stay readable.
+FORMAT = "convexlearn.solution"
+FORMAT_VERSION = 1
 
 #: Status values a Solution can carry.
 #: "unknown"       nothing has been checked yet (a Solution built by hand);
@@ -61,6 +71,22 @@ class History:
         """Columns as plain lists (JSON-ready)."""
         return {k: [float(v) for v in col] for k, col in self._rows.items()}
 
+    def to_dict(self) -> dict[str, list]:
+        """Columns as lists of floats, NaN and +-inf as "nan", "inf", "-inf" (strict JSON)."""
+        return {k: float_list(np.asarray(col, dtype=float)) for k, col in self._rows.items()}
+
+    @classmethod
+    def from_dict(cls, columns: dict[str, list]) -> "History":
+        """Inverse of :meth:`to_dict`; every column must have the same length."""
+        history = cls()
+        lengths = {len(col) for col in columns.values()}
+        if len(lengths) > 1:
+            raise DataError(f"history columns differ in length: "
+                            f"{ {k: len(v) for k, v in columns.items()} }")
+        history._rows = {k: array_from_list(col).tolist() for k, col in columns.items()}
+        history._n = lengths.pop() if lengths else 0
+        return history
+
     def __repr__(self) -> str:
         return f"History({self._n} rows: {', '.join(self._rows)})"
 
@@ -90,7 +116,7 @@ class Solution:
     xi : ndarray or None
         Slacks, where the formulation has them.
     objective : float
-        Objective value in the problem's own convention (DESIGN.md section 1).
+        Objective value in the problem's own convention (see the problem class: SVM, ERM).
     status : str
         One of :data:`STATUSES`.
     method : str
@@ -132,6 +158,97 @@ class Solution:
         """True when the status is "optimal" (solver said so and the check passed)."""
         return self.status == "optimal"
 
+    # ------------------------------------------------------------------ serialization
+    @property
+    def support(self) -> np.ndarray | None:
+        """Indices of the support vectors: the report's dual view where there is a report
+        with one (alpha_i > tol * s_a), else {i : alpha_i > 0}; None without alpha."""
+        support = getattr(self.report, "support", None)
+        if support is not None:
+            return np.asarray(support, dtype=int)
+        if self.alpha is None:
+            return None
+        return np.flatnonzero(np.asarray(self.alpha) > 0)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The whole answer as strict JSON data (exact: :meth:`from_dict` inverts it).
+
+        Fields: ``format`` ("convexlearn.solution"), ``format_version``; ``w``, ``alpha``,
+        ``xi``, ``dual_coef`` as lists of floats (or null); ``support`` (indices, derived:
+        see :attr:`support`); ``b``, ``objective``, ``time_s``, ``status``, ``method``,
+        ``n_iter``; ``history`` (columns); ``provenance``, ``report`` (the optimality
+        report's fields as plain data) and ``extra``. Floats are written with repr
+        precision, so every value reads back bit for bit; NaN and +-inf are encoded as
+        described in :mod:`convexlearn.serialize`.
+        """
+        from . import __version__
+
+        def vector(v):
+            return None if v is None else float_list(np.asarray(v, dtype=float))
+
+        support = self.support
+        return {
+            "format": FORMAT, "format_version": FORMAT_VERSION, "convexlearn": __version__,
+            "method": self.method, "status": self.status,
+            "objective": encode(self.objective), "b": encode(self.b),
+            "w": vector(self.w), "alpha": vector(self.alpha), "xi": vector(self.xi),
+            "dual_coef": vector(self.dual_coef),
+            "support": None if support is None else support.tolist(),
+            "n_iter": None if self.n_iter is None else int(self.n_iter),
+            "time_s": encode(self.time_s),
+            "history": self.history.to_dict(),
+            "provenance": encode(self.provenance),
+            "report": encode(self.report),
+            "extra": encode(self.extra),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Solution":
+        """A Solution from :meth:`to_dict`'s data; the report comes back as a
+        :class:`~convexlearn.serialize.Record` with the same fields.
+
+        Raises
+        ------
+        DataError
+            Not a saved solution, a newer format version, or a malformed field (the
+            message names it).
+        """
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            found = data.get("format") if isinstance(data, dict) else type(data).__name__
+            raise DataError(f"not a saved convexlearn solution: 'format' is {found!r}, "
+                            f"expected {FORMAT!r}")
+        version = data.get("format_version")
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+            raise DataError(f"'format_version' must be a positive integer; got {version!r}")
+        if version > FORMAT_VERSION:
+            raise DataError(f"this solution was saved in format version {version}, newer than "
+                            f"this convexlearn reads ({FORMAT_VERSION}): upgrade convexlearn")
+        try:
+            def vector(key):
+                v = data.get(key)
+                return None if v is None else array_from_list(v)
+
+            return cls(w=vector("w"), b=decode(data["b"]), alpha=vector("alpha"),
+                       xi=vector("xi"), objective=decode(data["objective"]),
+                       status=data["status"], method=data["method"], n_iter=data.get("n_iter"),
+                       history=History.from_dict(data.get("history") or {}),
+                       time_s=decode(data.get("time_s", 0.0)),
+                       provenance=decode(data.get("provenance") or {}),
+                       dual_coef=vector("dual_coef"), report=decode(data.get("report")),
+                       extra=decode(data.get("extra") or {}))
+        except (KeyError, TypeError, ValueError) as exc:
+            if isinstance(exc, DataError):
+                raise
+            what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
+            raise DataError(f"malformed saved solution: {what}") from None
+
+    def save(self, path) -> Path:
+        """Write :meth:`to_dict` as JSON to ``path``, atomically (a temporary file
+        ``.convexlearn-tmp-*`` next to it, then a rename); return the path. Read it back
+        with :func:`convexlearn.load`."""
+        text = json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n"
+        return write_atomic(path, text)
+
     def __repr__(self) -> str:
         parts = [f"method={self.method!r}", f"status={self.status!r}",
                  f"objective={self.objective:.10g}"]
@@ -139,3 +256,35 @@ class Solution:
             parts.append(f"n_iter={self.n_iter}")
         parts.append(f"time_s={self.time_s:.3g}")
         return "Solution(" + ", ".join(parts) + ")"
+
+
+def load(path, method: str | None = None) -> Solution:
+    """Read a solution written by :meth:`Solution.save`, or one of the solutions of a
+    ``convexlearn solve --json`` record (``method``, by default the run's exact reference).
+
+    Raises
+    ------
+    DataError
+        No such file, not JSON, not a saved solution, or a newer format version (the
+        message names the file).
+    """
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path}: cannot read: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}: not JSON: {exc}") from None
+    try:
+        if isinstance(data, dict) and data.get("format") == "convexlearn.run":
+            solutions = data.get("solutions") or {}
+            method = data.get("reference") if method is None else method
+            if method not in solutions:
+                raise DataError(f"the run has no solution of method {method!r}; it has "
+                                f"{', '.join(solutions) or 'none'}")
+            data = solutions[method]
+        return Solution.from_dict(data)
+    except DataError as exc:
+        raise DataError(f"{path}: {exc}") from None

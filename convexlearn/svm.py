@@ -21,8 +21,9 @@ from .data import (as_binary_labels, as_features, as_sample_weight, check_bool, 
                    check_nonnegative)
 from .errors import DataError, NotApplicableError, ParameterError
 from .formulations.svm import svm_dual, svm_primal
-from .kernels import (DEFAULT_PSD_TOL, PSDCheck, check_gram, check_psd, kernel_products,
+from .kernels import (DEFAULT_PSD_TOL, Kernel, PSDCheck, check_gram, check_psd, kernel_products,
                       make_kernel)
+from .logs import logged_solve
 from .routes import svm as routes
 from .routes.halfspace import SeparabilityResult
 from .solution import Solution
@@ -216,6 +217,7 @@ class SVM(KernelSamples):
                         **data).problem
 
     # ----------------------------------------------------------------- solving
+    @logged_solve
     def solve(self, method: str = "exact", *, solver: str | None = None, tol: float = 1e-6,
               kkt_tol: float | None = None, polish: bool = True, **options) -> Solution:
         """Solve the problem and attach its KKT report.
@@ -239,6 +241,9 @@ class SVM(KernelSamples):
             Exact methods only: refine the interior-point multipliers on their active set
             (:mod:`convexlearn.solvers.polish`) and keep the refined point when its KKT
             report is no worse. ``provenance["polished"]`` says whether it was kept.
+        verbose : bool or int
+            Log this call on stderr through the ``convexlearn`` logger: True/1 at INFO (method,
+            route, status, objective, time), 2 at DEBUG (with the optimality report).
         **options
             Passed to the solver (cvxpy options, or the iterative method's options).
 

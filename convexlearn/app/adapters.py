@@ -1,9 +1,9 @@
 """One small adapter per model kind: how its problem is built, solved and summarized.
 
 An adapter declares the keys its ``[model]`` and ``[expect]`` tables accept (validated by
-:mod:`convexlearn.catalogue`), the methods it offers, and ``run``, which builds the problem
+:mod:`convexlearn.app.catalogue`), the methods it offers, and ``run``, which builds the problem
 object from the data, solves it with each method and returns one :class:`MethodRow` per
-method plus the *facts* the expectations are checked against (:mod:`convexlearn.runner`).
+method plus the *facts* the expectations are checked against (:mod:`convexlearn.app.runner`).
 Adapters import their model module lazily, so a kind whose module is absent from this
 installation is reported as such and the rest of the catalogue still runs.
 
@@ -191,12 +191,14 @@ def _method_options(problem: Problem, method: str, registry: dict) -> dict:
     return options
 
 
-def _iterative_callback(method: str, progress: Progress | None):
+def _iterative_callback(label: str, progress: Progress | None, max_iter=None):
+    """A solver callback that shows ``label: iteration t[/max_iter]`` (None: no progress)."""
     if progress is None:
         return None
+    total = f"/{max_iter}" if isinstance(max_iter, int) else ""
 
     def callback(t, *state):         # the state is method-specific; only t is shown
-        progress(f"{method}: iteration {t}")
+        progress(f"{label}: iteration {t}{total}")
     return callback
 
 
@@ -242,16 +244,18 @@ class SVMAdapter(Adapter):
         ref_method = exact[0] if exact else "exact"
         order = [ref_method] + [x for x in methods if x != ref_method]
         solutions, rows = {}, []
-        for method in order:
+        for k, method in enumerate(order, start=1):
+            label = f"{problem.name}: {method} (method {k}/{len(order)})"
             if progress:
-                progress(f"{problem.name}: {method}")
+                progress(label)
             if method in EXACT_METHODS:
                 sol = svm.solve(method, solver=problem.solver, kkt_tol=tol,
                                 **problem.solver_options)
             else:
                 opts = _method_options(problem, method, ITERATIVE_METHODS)
                 sol = svm.solve(method, tol=tol, kkt_tol=tol,
-                                callback=_iterative_callback(method, progress), **opts)
+                                callback=_iterative_callback(label, progress, opts.get("max_iter")),
+                                **opts)
             solutions[method] = sol
             rep = sol.report
             rows.append(MethodRow(method, sol.status, sol.objective,
@@ -367,16 +371,18 @@ class ERMAdapter(Adapter):
                   lam=m["lam"], intercept=m["intercept"], **extra)
         order = ["exact"] + [x for x in methods if x != "exact"]
         solutions, rows = {}, []
-        for method in order:
+        for k, method in enumerate(order, start=1):
+            label = f"{problem.name}: {method} (method {k}/{len(order)})"
             if progress:
-                progress(f"{problem.name}: {method}")
+                progress(label)
             if method == "exact":
                 sol = erm.solve("exact", cert_tol=tol, solver=problem.solver,
                                 **problem.solver_options)
             else:
                 opts = _method_options(problem, method, ITERATIVE_METHODS)
                 if method != "closed-form":
-                    opts = {"callback": _iterative_callback(method, progress), "tol": tol,
+                    opts = {"callback": _iterative_callback(label, progress, opts.get("max_iter")),
+                            "tol": tol,
                             **opts}
                 sol = erm.solve(method, cert_tol=tol, **opts)
             solutions[method] = sol

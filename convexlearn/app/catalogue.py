@@ -23,14 +23,13 @@ explicit feature map. ``Dataset.sha256`` is a checksum of the arrays actually so
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import ConvexLearnError, ProblemFileError
 from .adapters import adapter_for
-from .csvfile import label_column, numeric_column, read_csv
+from .csvfile import CsvFile, check_delimiter, read_csv
 from .generators import GENERATORS
 from .schema import Dataset, FileContext, Key, Problem, is_number, read_toml, validate
 
@@ -48,6 +47,7 @@ TOP_KEYS = {
 DATA_KEYS = {
     "path": Key("string", None, "CSV file, relative to the problem file"),
     "label": Key("string", None, "label (or regression target) column"),
+    "delimiter": Key("string", ",", "the CSV file's cell delimiter (one character)"),
     "classes": Key("list of labels", None, "the two classes to keep"),
     "features": Key("list of strings", None, "feature columns (default: all but the label)"),
     "standardize": Key("boolean", False, "z-score every feature"),
@@ -134,8 +134,12 @@ def _load_data(spec: dict, task: str, ctx: FileContext, classes_hint: str) -> Da
 
 def _from_csv(spec: dict, task: str, ctx: FileContext) -> Dataset:
     path = ctx.path.parent / spec["path"]
-    header, rows = read_csv(path)
-    lines = np.arange(2, len(rows) + 2)
+    try:
+        check_delimiter(spec["delimiter"])
+    except ProblemFileError as exc:
+        raise ctx.error("data.delimiter", str(exc)) from None
+    table = CsvFile(path, spec["delimiter"])
+    header = table.header
     label = spec["label"]
     if task != "points" and label is None:
         raise ctx.error(None, "[data] needs 'label': the column holding the labels or targets")
@@ -146,16 +150,38 @@ def _from_csv(spec: dict, task: str, ctx: FileContext) -> Dataset:
     features = spec["features"] or [h for h in header if h != label]
     if not features:
         raise ctx.error(None, f"{path.name} has no feature column besides {label!r}")
-    columns = list(zip(*rows))
-    X = np.column_stack([numeric_column(path, f, list(columns[header.index(f)]), lines)
-                         for f in features])
     y = None
-    if label is not None:
-        cells = list(columns[header.index(label)])
-        y = (numeric_column(path, label, cells, lines) if task == "regression"
-             else label_column(path, label, cells, lines))
+    if label is None:
+        X = table.numeric(features)
+    elif task == "regression":
+        Xy = table.numeric(features + [label])         # one pass of numpy's parser
+        X, y = Xy[:, :-1], Xy[:, -1]
+    else:
+        X, y = table.features_and_labels(features, label)
     return Dataset(X=X, y=y, feature_names=features, label=label, source=str(path),
-                   source_sha256=hashlib.sha256(path.read_bytes()).hexdigest())
+                   source_sha256=table.sha256)
+
+
+#: Largest generated data set: its float64 arrays, n x (d + 1) x 8 bytes, may not exceed it.
+MAX_GENERATED_BYTES = 1 << 30
+
+
+def _check_generated_size(kind: str, params: dict, ctx: FileContext) -> None:
+    """Refuse, before any allocation, a generator whose arrays would exceed 1 GiB (or an
+    n or d below 1), stating the estimate."""
+    n, d = params.get("n"), params.get("d", 2 if kind == "xor" else 1)
+    if n is None:
+        return
+    for key, value in (("n", n), ("d", d)):
+        if value < 1:
+            raise ctx.error(f"data.generator.{key}", f"'data.generator.{key}' must be >= 1; "
+                            f"got {value}")
+    size = 8 * n * (d + 1)
+    if size > MAX_GENERATED_BYTES:
+        raise ctx.error("data.generator.n", f"generator {kind!r} with n={n}, d={d} would "
+                        f"allocate about {size / 1e9:.3g} GB (n x (d + 1) float64 values); "
+                        f"generated data are limited to {MAX_GENERATED_BYTES / 2**30:g} GiB: "
+                        f"lower n or d")
 
 
 def _generate(table: dict, ctx: FileContext) -> Dataset:
@@ -167,6 +193,7 @@ def _generate(table: dict, ctx: FileContext) -> Dataset:
     schema = {"kind": Key("string"), **{k: Key(t, d) for k, (t, d) in keys.items()}}
     params = validate(table, schema, "data.generator", ctx)
     params.pop("kind")
+    _check_generated_size(kind, params, ctx)
     X, y = func(**params)
     return Dataset(X=X, y=y, feature_names=[f"x{j}" for j in range(X.shape[1])],
                    label="y" if y is not None else None, seed=params.get("seed"),
@@ -190,6 +217,9 @@ def load_problem(path) -> Problem:
     kind = model_table.pop("kind", None)
     if kind is None:
         raise ctx.error(None, "[model] needs 'kind' (svm, erm, halfspace or shattering)")
+    if not isinstance(kind, str):
+        raise ctx.error("model.kind", f"key 'model.kind' must be a string (svm, erm, halfspace "
+                        f"or shattering); got {type(kind).__name__} {kind!r}")
     adapter = adapter_for(kind, where=f"{path}, line {ctx.line_of('model.kind')}")
     model = validate(model_table, adapter.model_keys, "model", ctx)
     expect = validate(top["expect"], adapter.expect_keys, "expect", ctx)
@@ -217,12 +247,12 @@ def load_problem(path) -> Problem:
 
 
 def load_dataset(path, label: str, classes=None, features=None, standardize: bool = False,
-                 task: str = "classification") -> Dataset:
+                 task: str = "classification", delimiter: str = ",") -> Dataset:
     """A user's CSV file as a Dataset (the ``convexlearn separable`` command)."""
     path = Path(path)
     spec = {**{k: key.default for k, key in DATA_KEYS.items()}, "path": path.name,
             "label": label, "classes": classes, "features": features,
-            "standardize": standardize}
+            "standardize": standardize, "delimiter": delimiter}
     return _load_data(spec, task, FileContext(path, ""), "--classes A B")
 
 

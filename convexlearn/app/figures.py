@@ -38,7 +38,7 @@ def check_plot_path(path) -> str:
     """The format named by the extension of ``path``; ParameterError for any other."""
     suffix = Path(str(path)).suffix.lower()
     if suffix not in FORMATS:
-        raise ParameterError(f"--plot {path}: the extension names the format; accepted: "
+        raise ParameterError(f"--plot {path}: the extension must name the format; accepted: "
                              f"{', '.join(FORMATS)} (got {suffix or 'no extension'!r})")
     return FORMATS[suffix]
 

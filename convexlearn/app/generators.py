@@ -2,7 +2,7 @@
 
 Every generator draws from ``numpy.random.default_rng(seed)``, so a problem file and its
 seed fix the data exactly; ``GENERATORS`` maps a name to the function and the keys it
-accepts (type name and default, in the format of :class:`convexlearn.catalogue.Key`).
+accepts (type name and default, in the format of :class:`convexlearn.app.schema.Key`).
 Classification generators return labels in {-1, +1}; regression generators real targets;
 ``points`` may return no labels at all (point sets for shattering questions).
 """

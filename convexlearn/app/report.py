@@ -6,30 +6,25 @@ distance of 0 to the subdifferential (ERM), support vectors free/bounded, iterat
 time. The JSON record holds the same facts plus provenance: package, Python, numpy,
 cvxpy and solver versions, tolerances, seeds and sha256 checksums of the data.
 
-Every file is written atomically: to a temporary file in the target directory, then
-``os.replace`` - a failed run never leaves a partial file behind.
+The record's ``solutions`` hold every method's whole answer (``Solution.to_dict``: w,
+alpha, b, xi, support, history, provenance, report), each readable by ``convexlearn.load``.
+Files are written by :mod:`convexlearn.app.outputs`: all or nothing, never partial.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
-import os
 import platform
-import tempfile
 from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
-from ..errors import DataError
+from .outputs import check_writable, write_all_atomic
 
 __all__ = ["format_table", "format_report", "result_record", "provenance", "write_atomic",
-           "write_all_atomic",
-           "check_writable", "dumps", "provenance_of_data",
-           "separability_record"]
+           "write_all_atomic", "check_writable", "dumps", "provenance_of_data",
+           "separability_record", "RUN_FORMAT", "RUN_FORMAT_VERSION"]
 
 
 def _fmt(value, spec: str = ".6g") -> str:
@@ -165,10 +160,26 @@ def _jsonable(value):
     return value
 
 
+#: The ``format`` field of a ``convexlearn solve --json`` record, and its version.
+RUN_FORMAT, RUN_FORMAT_VERSION = "convexlearn.run", 1
+
+
 def result_record(result) -> dict:
-    """The JSON record of one run (the table's facts, the checks and provenance)."""
+    """The JSON record of one run: the table's facts, the checks, provenance, and every
+    method's whole solution (``solutions``: method -> ``Solution.to_dict()``, with the
+    data's sha256 added to each provenance so that a later diff can tell another problem).
+    """
     p = result.problem
+    ref = result.reference
+    solutions = {}
+    for method, sol in result.solutions.items():
+        data = sol.to_dict()
+        data["provenance"] = {**data["provenance"], "data_sha256": p.data.sha256,
+                              "problem": p.name}
+        solutions[method] = data
     record = {
+        "format": RUN_FORMAT, "format_version": RUN_FORMAT_VERSION,
+        "reference": None if ref is None else ref.method,
         "problem": {"name": p.name, "description": p.description, "file": str(p.path),
                     "kind": p.kind, "model": p.model},
         "data": {"n_samples": p.data.X.shape[0], "n_features": p.data.X.shape[1],
@@ -184,7 +195,9 @@ def result_record(result) -> dict:
     }
     if result.separability is not None:
         record["separability"] = separability_record(result.separability)
-    return _jsonable(record)
+    record = _jsonable(record)
+    record["solutions"] = solutions          # already exact JSON data (tagged non-finite)
+    return record
 
 
 def separability_record(res) -> dict:
@@ -204,73 +217,6 @@ def dumps(record: dict) -> str:
     return json.dumps(_jsonable(record), indent=2, allow_nan=False) + "\n"
 
 
-def check_writable(path) -> Path:
-    """Fail early (DataError) when ``path`` cannot be written: missing or read-only
-    directory, or a directory in its place."""
-    path = Path(path)
-    parent = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        raise DataError(f"cannot write {path}: it is a directory")
-    if not parent.is_dir():
-        raise DataError(f"cannot write {path}: directory {parent} does not exist")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise DataError(f"cannot write {path}: directory {parent} is not writable")
-    return path
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def write_atomic(path, write: Callable[[str], None] | str | bytes) -> None:
-    """Write ``path`` atomically: ``write(tmp_name)`` (or the given text/bytes) into a
-    temporary file next to it, then ``os.replace``; on any error the temporary file is
-    removed and ``path`` is left as it was."""
-    write_all_atomic([(path, write)])
-
-
-def write_all_atomic(outputs) -> None:
-    """Write several files all or nothing.
-
-    ``outputs`` is a sequence of ``(path, write)`` as in :func:`write_atomic`. Every
-    file is first written in full to a temporary file next to its target (where disk,
-    permission and rendering errors happen); only when all are staged are they renamed
-    into place. On any error every temporary file is removed, and targets already renamed
-    by this call that did not exist before are removed too: no new file is left behind
-    (a target that existed before and was already replaced keeps its new content).
-
-    Raises
-    ------
-    DataError
-        An OSError while writing (the message names the path).
-    """
-    targets = [check_writable(path) for path, _ in outputs]
-    staged: list[str] = []
-    placed: list[Path] = []
-    current = None
-    try:
-        for path, (_, write) in zip(targets, outputs):
-            current = path
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-            staged.append(tmp)
-            with os.fdopen(fd, "wb") as handle:
-                if isinstance(write, (str, bytes)):
-                    handle.write(write.encode() if isinstance(write, str) else write)
-            if callable(write):
-                write(tmp)
-            os.chmod(tmp, 0o666 & ~_umask())   # mkstemp makes 0600; match a plain open()
-        existed = [path.exists() for path in targets]
-        for path, tmp, old in zip(targets, staged, existed):
-            current = path
-            os.replace(tmp, path)
-            if not old:
-                placed.append(path)
-    except BaseException as exc:
-        for name in [*staged, *placed]:
-            with contextlib.suppress(FileNotFoundError):     # already renamed or removed
-                os.unlink(name)
-        if isinstance(exc, OSError):
-            raise DataError(f"cannot write {current}: {exc}") from None
-        raise
+def write_atomic(path, content) -> None:
+    """Write one file atomically (see :func:`~convexlearn.app.outputs.write_all_atomic`)."""
+    write_all_atomic([(path, content)])

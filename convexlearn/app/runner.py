@@ -1,7 +1,7 @@
 """Solve a problem file with its methods and verify its expectations.
 
 :func:`run_problem` hands the problem to its model kind's adapter
-(:mod:`convexlearn.adapters`), then compares every ``[expect]`` entry with the facts of
+(:mod:`convexlearn.app.adapters`), then compares every ``[expect]`` entry with the facts of
 the run: a number ``e`` is met by a value ``a`` when ``|a - e| <= rtol * max(1, |e|)``
 (``rtol`` from ``<key>_rtol``, default 1e-6); integers and booleans must be equal;
 ``max_gap.<method>`` bounds that method's relative gap to the exact reference; and every

@@ -20,7 +20,6 @@ a tolerance 100 times smaller, at most ``retries`` times.
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 

@@ -2,7 +2,6 @@
 the declarative cvxpy problem solved at a lam between two breakpoints, and a certificate that
 fails on a perturbed point."""
 
-import cvxpy as cp
 import numpy as np
 import pytest
 from sklearn.datasets import load_diabetes
