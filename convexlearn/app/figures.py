@@ -39,7 +39,7 @@ def check_plot_path(path) -> str:
     suffix = Path(str(path)).suffix.lower()
     if suffix not in FORMATS:
         raise ParameterError(f"--plot {path}: the extension must name the format; accepted: "
-                             f"{', '.join(FORMATS)} (got {suffix or 'no extension'!r})")
+                             f"{', '.join(FORMATS)}; got {suffix or 'no extension'}")
     return FORMATS[suffix]
 
 
