@@ -76,7 +76,9 @@ def _sklearn_gram(est, A, B):
 @pytest.mark.parametrize("name, classes", [("breast_cancer", (0, 1)), ("iris", (0, 1, 2))])
 def test_decision_rebuilt_from_dual_coef(kernel, name, classes):
     X, y = binary_dataset(name, classes)
-    est = KernelSVMClassifier(C=1.0, kernel=kernel, degree=2, coef0=1.0).fit(X, y)
+    # one-vs-rest: one row of dual_coef_ per problem (one-vs-one: test_estimators_parity.py)
+    est = KernelSVMClassifier(C=1.0, kernel=kernel, degree=2, coef0=1.0,
+                              multiclass="ovr").fit(X, y)
     # scikit-learn's kernels (not ours) on the public attributes only
     rebuilt = _sklearn_gram(est, X, est.support_vectors_) @ est.dual_coef_.T + est.intercept_
     rebuilt = rebuilt.ravel() if len(classes) == 2 else rebuilt
