@@ -19,7 +19,8 @@ import numpy as np
 
 from .certify.kkt import KKTReport, gram_factor, kkt_report, solution_multipliers
 from .data import (as_binary_labels, as_features, as_sample_weight, check_bool, check_C,
-                   check_count, check_nonnegative, check_positive)
+                   check_count, check_nonnegative, check_positive, dense_or_refuse,
+                   is_sparse)
 from .errors import (DataError, InfeasibleError, NotApplicableError, ParameterError,
                      SolverError, UnboundedError)
 from .formulations.base import solve_formulation
@@ -37,6 +38,9 @@ EXACT_METHODS = ("exact", "exact-primal", "exact-primal-hinge", "exact-dual")
 ITERATIVE_METHODS: dict[str, str] = {"subgradient": "svm_subgradient:solve_svm",
                                      "pegasos": "pegasos:solve_svm", "smo": "smo:solve_svm",
                                      "dcd": "dcd:solve_svm"}
+
+#: Methods that work on a sparse X (linear kernel) through products, never densifying it.
+SPARSE_METHODS = ("dcd", "pegasos", "subgradient")
 
 _INFEASIBLE_HINT = ("the hard-margin SVM is infeasible: no hyperplane separates the two classes "
                     "with margin. cl.Halfspace(X, y).check() decides linear separability and "
@@ -93,7 +97,10 @@ class SVM:
             self._K = check_gram(X, n=n)
             self.X = None
         else:
-            self.X = as_features(X)
+            # the linear kernel keeps a sparse X sparse (its iterative methods and the KKT
+            # report use products); other kernels need dense rows (densified below a limit)
+            linear = isinstance(kernel, str) and kernel == "linear"
+            self.X = as_features(X, sparse="keep" if linear else "densify")
             self._K = None
         n_rows = (self._K if precomputed else self.X).shape[0]
         self.y, self.label_map = as_binary_labels(y, n=n_rows)
@@ -106,6 +113,12 @@ class SVM:
         self.psd_tol = check_nonnegative("psd_tol", psd_tol)
         self.psd_check: PSDCheck | None = None
         self._gram_factor: np.ndarray | None = None
+
+    def _densify(self, purpose: str) -> None:
+        """Replace a sparse X by its dense copy for a method that needs dense rows (only
+        below data.DENSIFY_LIMIT_BYTES; beyond, a DataError gives the dense size)."""
+        if is_sparse(self.X):
+            self.X = dense_or_refuse(self.X, purpose)
 
     def _check_weights(self, sample_weight) -> np.ndarray | None:
         if sample_weight is not None and self.hard_margin:
@@ -149,6 +162,7 @@ class SVM:
     def gram(self) -> np.ndarray:
         """The training Gram matrix K, PSD-checked (computed once)."""
         if self._K is None:
+            self._densify("the Gram matrix")
             self._K = self.kernel(self.X)
         if self.psd_check is None:
             if self.kernel.known_psd:
@@ -253,6 +267,8 @@ class SVM:
         InfeasibleError
             Hard margin on data that are not linearly separable.
         """
+        if method not in SPARSE_METHODS:
+            self._densify(f"SVM method {method!r}")
         if kkt_tol is None:     # capped: smo at tol=10 was "optimal" at alpha = 0
             kkt_tol = 1e-6 if method in EXACT_METHODS else min(max(tol, 1e-6), 1e-3)
         kkt_tol = check_positive("kkt_tol", kkt_tol)
@@ -540,7 +556,8 @@ class SVM:
                 raise ParameterError(f"a precomputed test kernel needs {self.n_samples} "
                                      f"columns; got shape {K_new.shape}")
             return K_new @ self._expansion(solution) + solution.b
-        X = as_features(X)
+        X = as_features(X, sparse="keep" if self.kernel.is_linear and solution.w is not None
+                        else "densify")
         if X.shape[1] != self.X.shape[1]:
             raise ParameterError(f"X has {X.shape[1]} features; the model was built with "
                                  f"{self.X.shape[1]}")
