@@ -30,7 +30,7 @@ import numpy as np
 
 from .certify.optimality import OptimalityReport, recession_direction, subgradient_distance
 from .data import (as_binary_labels, as_features, as_targets, check_bool, check_count,
-                   check_nonnegative)
+                   check_nonnegative, dense_or_refuse, is_sparse)
 from .errors import NotApplicableError, ParameterError, SolverError, UnboundedError
 from .formulations.base import solve_formulation
 from .formulations.erm import erm_problem
@@ -99,7 +99,9 @@ class ERM:
                  intercept: bool = True, **penalty_params):
         self.loss = make_loss(loss)
         self.penalty = make_penalty(penalty, **penalty_params)
-        self.X = as_features(X)
+        # scipy.sparse X stays sparse: the iterative methods use products only; the cvxpy
+        # route, the closed forms and the certificate densify it below a limit (data.py)
+        self.X = as_features(X, sparse="keep")
         n = self.X.shape[0]
         if self.loss.task == "classification":
             self.y, self.label_map = as_binary_labels(y, n=n)
@@ -140,6 +142,15 @@ class ERM:
 
     __repr__ = describe
 
+    def _dense(self, purpose: str) -> np.ndarray:
+        """X dense: itself, or a sparse X densified below data.DENSIFY_LIMIT_BYTES (else a
+        DataError giving the dense size); the dense copy is kept for later routes."""
+        if is_sparse(self.X):
+            if getattr(self, "_X_dense", None) is None:
+                self._X_dense = dense_or_refuse(self.X, purpose)
+            return self._X_dense
+        return self.X
+
     def oracle(self) -> ERMOracle:
         """Values and derivatives of F at the current lam, for the iterative solvers."""
         return ERMOracle(self.X, self.y, self.loss, self.penalty, self.lam, self.intercept)
@@ -153,7 +164,7 @@ class ERM:
 
     def decision_function(self, solution: Solution, X=None) -> np.ndarray:
         """f(x) = <w, x> + b on the training samples (``X=None``) or new ones."""
-        X = self.X if X is None else as_features(X)
+        X = self.X if X is None else as_features(X, sparse="keep")
         if X.shape[1] != self.X.shape[1]:
             raise ParameterError(f"X has {X.shape[1]} features; the model was built with "
                                  f"{self.X.shape[1]}")
@@ -176,7 +187,8 @@ class ERM:
         """The cvxpy Formulation (built once; its ``lam`` Parameter tracks ``self.lam``)."""
         self._require_convex("exact")
         if self._formulation is None:
-            self._formulation = erm_problem(self.X, self.y, self.loss, self.penalty, self.lam,
+            self._formulation = erm_problem(self._dense("the exact ERM route (cvxpy)"), self.y,
+                                            self.loss, self.penalty, self.lam,
                                             self.intercept)
         if "lam" in self._formulation.parameters:
             self._formulation.parameters["lam"].value = self.lam
@@ -202,7 +214,8 @@ class ERM:
         if self.penalty.name != "none" and self.lam > 0:
             return
         if self._recession is None:
-            self._recession = recession_direction(self.X, self.y, self.intercept)
+            self._recession = recession_direction(
+                self._dense("the unboundedness check (separability LP)"), self.y, self.intercept)
         found, v, c, k = self._recession
         if found:
             raise UnboundedError(
@@ -347,8 +360,8 @@ class ERM:
         key = (self.lam, float(kink_tol), float(b), np.asarray(w, dtype=float).tobytes())
         if self._last_distance is None or self._last_distance[0] != key:
             self._last_distance = (key, subgradient_distance(
-                self.X, self.y, self.loss, self.penalty, self.lam, self.intercept,
-                np.asarray(w, dtype=float), float(b), kink_tol))
+                self._dense("the ERM optimality certificate"), self.y, self.loss,
+                self.penalty, self.lam, self.intercept, np.asarray(w, dtype=float), float(b), kink_tol))
         distance, details = self._last_distance[1]
         return distance, dict(details)
 
@@ -361,10 +374,12 @@ class ERM:
                 f"squares / ridge); {self.describe()} has none")
         timer = Timer()
         if self.penalty.name == "none" or self.lam == 0:
-            model = closed_forms.least_squares(self.X, self.y, self.intercept)
+            model = closed_forms.least_squares(self._dense("closed-form"), self.y,
+                                               self.intercept)
         else:
             # (2/n) X_c^T (X_c w - y_c) + lam w = 0  <=>  ridge with alpha = n lam / 2.
-            model = closed_forms.ridge(self.X, self.y, self.n_samples * self.lam / 2.0,
+            model = closed_forms.ridge(self._dense("closed-form"), self.y,
+                                       self.n_samples * self.lam / 2.0,
                                        self.intercept)
         b = model.b if self.intercept else 0.0
         # "converged": the formula is exact, but only the certificate says "optimal".

@@ -14,11 +14,24 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..data import is_sparse
 from ..errors import NotApplicableError
 from ..losses import Loss
 from ..penalties import Penalty
 
 __all__ = ["ERMOracle"]
+
+
+def _sparse_norm2(X, intercept: bool) -> float:
+    """||A||_2 for A = [X, 1] (or X) with X sparse, by a Lanczos SVD (svds), enlarged by
+    1e-6 relative: an upper bound up to that accuracy, without densifying X."""
+    from scipy.sparse import hstack
+    from scipy.sparse.linalg import svds
+    A = hstack([X, np.ones((X.shape[0], 1))], format="csr") if intercept else X
+    if min(A.shape) < 3:
+        return float(np.linalg.norm(A.toarray(), 2))
+    top = svds(A, k=1, return_singular_vectors=False, tol=1e-8, random_state=0)
+    return float(top[0]) * (1 + 1e-6)
 
 
 class ERMOracle:
@@ -160,6 +173,10 @@ class ERMOracle:
         """
         h = self.loss.hessian(self.y, self.scores(x))
         X = self.X
+        if self.sparse:
+            raise NotApplicableError(
+                f"the dense Hessian ({self.dim} x {self.dim}) of a sparse X is not formed; "
+                f"use hessian_vector (Newton takes CG steps on sparse X)")
         if stride > 1:
             X, h = X[::stride], h[::stride]
         m = X.shape[0]
@@ -176,6 +193,30 @@ class ERMOracle:
             d = np.arange(self.d)
             H[d, d] += self.lam * self.penalty.hessian_diag(w)
         return H
+
+    @property
+    def sparse(self) -> bool:
+        """X is a scipy.sparse matrix (every product here then keeps it sparse)."""
+        return is_sparse(self.X)
+
+    def curvature(self, x: np.ndarray) -> np.ndarray:
+        """l''(f_i) at x, per sample (the weights of the Gauss-Newton / Hessian products)."""
+        return self.loss.hessian(self.y, self.scores(x))
+
+    def hessian_vector(self, x: np.ndarray, v: np.ndarray, h: np.ndarray | None = None,
+                       penalty: bool = True) -> np.ndarray:
+        """H v = (1/n) A^T (l'' * (A v)) + lam R''(w) v, by two products with X (never
+        forming H: O(nnz(X)) for a sparse X). ``h``: l''(f) at x, if already computed."""
+        h = self.curvature(x) if h is None else h
+        vw, vb = self.split(v)
+        Av = self.X @ vw
+        if self.intercept:
+            Av = Av + vb
+        out = self._AT(h * Av) / self.n
+        if penalty and self.lam > 0:
+            w, _ = self.split(x)
+            out[:self.d] += self.lam * self.penalty.hessian_diag(w) * vw
+        return out
 
     def _hessian_buffer(self, dtype) -> np.ndarray:
         """An n x d work array of ``dtype`` for the Hessian's weighted rows, kept per dtype."""
@@ -195,6 +236,8 @@ class ERMOracle:
         """
         if self.loss.curvature is None:
             return None
+        if self.sparse:
+            return self.loss.curvature * _sparse_norm2(self.X, self.intercept) ** 2 / self.n
         return self.loss.curvature * float(np.linalg.norm(self._A(), 2)) ** 2 / self.n
 
     def prox(self, x: np.ndarray, t: float) -> np.ndarray:
