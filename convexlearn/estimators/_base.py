@@ -23,10 +23,11 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..data import dense_or_refuse, is_sparse
 from ..errors import DataError
 
 __all__ = ["ovr_targets", "seed_from", "warn_if_not_optimal",
-           "fit_classes", "predict_from_decision", "validated_X"]
+           "fit_classes", "predict_from_decision", "validated_X", "edge_data"]
 
 
 def fit_classes(y: np.ndarray, sample_weight: np.ndarray | None) -> np.ndarray:
@@ -95,14 +96,35 @@ def warn_if_not_optimal(estimator, solutions) -> None:
                           f"(see solution_)", ConvergenceWarning, stacklevel=3)
 
 
-def validated_X(estimator, X) -> np.ndarray:
+def edge_data(estimator, X, y="no_validation", reset: bool = True, **kwargs):
+    """scikit-learn's validate_data, with scipy.sparse CSR/CSC accepted: kept sparse where
+    the estimator's method uses X through products (``estimator._keeps_sparse()``), else
+    densified below data.DENSIFY_LIMIT_BYTES or refused with the size of the dense copy."""
+    formats = ("csr", "csc") if hasattr(estimator, "_keeps_sparse") else False
+    only_X = isinstance(y, str) and y == "no_validation"
+    if only_X:
+        X = validate_data(estimator, X, reset=reset, dtype=np.float64,
+                          accept_sparse=formats, **kwargs)
+    else:
+        X, y = validate_data(estimator, X, y, reset=reset, dtype=np.float64,
+                             accept_sparse=formats, **kwargs)
+    if is_sparse(X):
+        X = X.tocsr() if estimator._keeps_sparse() else dense_or_refuse(
+            X, f"{type(estimator).__name__} with these parameters")
+    return X if only_X else (X, y)
+
+
+def validated_X(estimator, X):
     """X at prediction time: fitted check, then the same validation as in fit."""
     check_is_fitted(estimator)
-    return validate_data(estimator, X, reset=False, dtype=np.float64)
+    return edge_data(estimator, X, reset=False)
 
 
 class LinearDecisionMixin:
     """decision_function and predict of a fitted linear model (coef_, intercept_, classes_)."""
+
+    def _keeps_sparse(self) -> bool:
+        return True
 
     def decision_function(self, X):
         """f(x) = <w, x> + b: shape (n,) for two classes, else (n, n_classes)."""

@@ -20,14 +20,13 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import validate_data
 
 from ..data import as_sample_weight, check_bool, check_C, check_choice, check_count, \
     check_positive
 from ..errors import NotApplicableError, ParameterError
 from ..kernels import check_gram, make_kernel
 from ..svm import ITERATIVE_METHODS, SVM
-from ._base import fit_classes, seed_from, validated_X, warn_if_not_optimal
+from ._base import edge_data, fit_classes, seed_from, validated_X, warn_if_not_optimal
 from ._multiclass import (argmax_ties_low, fit_decomposition, ovo_pairs, ovr_from_ovo,
                           rounding_bound, vote)
 from ._probability import (couple_pairwise, cv_decision_values, platt_fit, platt_predict)
@@ -78,6 +77,10 @@ class SVMClassifierBase(ClassifierMixin, BaseEstimator):
     def _scheme(self) -> str:
         return "ovr"
 
+    def _keeps_sparse(self) -> bool:
+        """A sparse X stays sparse for the linear kernel (products only)."""
+        return self._kernel_spec()["kernel"] == "linear"
+
     def _check_params(self) -> float:
         # Iterative methods are offered as the core registers them (convexlearn.svm).
         available = [m for m in self._methods if m == "exact" or m in ITERATIVE_METHODS]
@@ -104,6 +107,7 @@ class SVMClassifierBase(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self._kernel_spec()["kernel"] == "precomputed"
+        tags.input_tags.sparse = True     # kept sparse (linear kernel) or densified (limit)
         return tags
 
     # ------------------------------------------------------------------ fit
@@ -127,7 +131,7 @@ class SVMClassifierBase(ClassifierMixin, BaseEstimator):
         self
         """
         C = self._check_params()
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        X, y = edge_data(self, X, y)
         precomputed = self._kernel_spec()["kernel"] == "precomputed"
         s = as_sample_weight(sample_weight, X.shape[0])
         self.classes_ = fit_classes(y, s)

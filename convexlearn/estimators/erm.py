@@ -17,12 +17,13 @@ from __future__ import annotations
 
 
 import numpy as np
+from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils.validation import validate_data
+from sklearn.utils.metaestimators import available_if
 
 from ..data import check_count, check_nonnegative
 from ..erm import ERM
-from ._base import (LinearDecisionMixin, fit_classes, ovr_targets, validated_X,
+from ._base import (LinearDecisionMixin, edge_data, fit_classes, ovr_targets, validated_X,
                     warn_if_not_optimal)
 
 __all__ = ["ERMClassifier", "ERMRegressor"]
@@ -81,6 +82,11 @@ class _ERMBase(BaseEstimator):
             raise ValueError(f"{type(self).__name__} needs a {self._task} loss; "
                              f"loss={self.loss!r} is a {loss.task} loss ({hint})")
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True         # X is used through products only
+        return tags
+
     def _penalty_params(self) -> dict:
         if self.penalty == "lp":
             return {"p": self.p}
@@ -126,7 +132,7 @@ class ERMClassifier(LinearDecisionMixin, ClassifierMixin, _ERMBase):
     def fit(self, X, y):
         """Fit one problem (two classes, classes_[1] -> +1) or one per class; returns self."""
         self._check_task()
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        X, y = edge_data(self, X, y)
         self.classes_ = fit_classes(y, None)
         solutions = [self._solve(X, yk) for yk in ovr_targets(y, self.classes_)]
         self.coef_ = np.vstack([s.w for s in solutions])
@@ -135,8 +141,42 @@ class ERMClassifier(LinearDecisionMixin, ClassifierMixin, _ERMBase):
         return self
 
 
+    def _has_proba(self) -> bool:
+        if self.loss != "logistic":
+            raise AttributeError(f"predict_proba needs loss='logistic' (a probability "
+                                 f"model); loss={self.loss!r} has none")
+        return True
+
+    @available_if(_has_proba)
+    def predict_proba(self, X) -> np.ndarray:
+        """P(class | x), shape (n, n_classes), for the logistic loss.
+
+        Binary: P(classes_[1] | x) = sigma(f(x)) = 1 / (1 + exp(-f(x))), the model the
+        logistic loss is the negative log-likelihood of. One-vs-rest: sigma(f_k(x)),
+        normalized to sum 1 over the classes (scikit-learn's "ovr" rule).
+        """
+        D = self.decision_function(X)
+        if D.ndim == 1:
+            p = expit(D)
+            return np.column_stack([1.0 - p, p])
+        P = expit(D)
+        return P / P.sum(axis=1, keepdims=True)
+
+    @available_if(_has_proba)
+    def predict_log_proba(self, X) -> np.ndarray:
+        """log of :meth:`predict_proba` (binary: log sigma(+-f) via logaddexp, stable)."""
+        D = self.decision_function(X)
+        if D.ndim == 1:
+            return np.column_stack([-np.logaddexp(0.0, D), -np.logaddexp(0.0, -D)])
+        return np.log(self.predict_proba(X))
+
+
 class ERMRegressor(RegressorMixin, _ERMBase):
     _task = "regression"
+
+    def _keeps_sparse(self) -> bool:
+        return True
+
     __doc__ = ("Linear regressor by regularized ERM.\n" +
                _COMMON_DOC.format(loss="squared", coef_shape="(n_features,)",
                                   intercept_type="float"))
@@ -156,7 +196,7 @@ class ERMRegressor(RegressorMixin, _ERMBase):
     def fit(self, X, y):
         """Fit w, b to real targets; returns self."""
         self._check_task()
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        X, y = edge_data(self, X, y, y_numeric=True)
         solution = self._solve(X, y)
         self.coef_ = np.asarray(solution.w, dtype=float)
         self.intercept_ = float(solution.b)
