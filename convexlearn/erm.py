@@ -29,7 +29,8 @@ import inspect
 import numpy as np
 
 from .certify.optimality import OptimalityReport, recession_direction, subgradient_distance
-from .data import (as_binary_labels, as_features, as_targets, check_bool, check_count,
+from .data import (as_binary_labels, as_features, as_sample_weight, as_targets, check_bool,
+                   check_count,
                    check_nonnegative, dense_or_refuse, is_sparse)
 from .errors import NotApplicableError, ParameterError, SolverError, UnboundedError
 from .formulations.base import solve_formulation
@@ -91,12 +92,16 @@ class ERM:
     lam : float >= 0
     intercept : bool
         Fit an unpenalized b (else b = 0).
+    sample_weight : array_like (n,), optional
+        s_i >= 0: the loss term becomes the weighted mean (1/sum s) sum_i s_i loss_i, so
+        integer weights are copies of samples and uniform weights change nothing (lam
+        keeps its meaning). A weight of 0 removes the sample.
     **penalty_params
         ``p`` for "lp", ``l1_ratio`` for "elastic_net".
     """
 
     def __init__(self, X, y, loss="logistic", penalty="l2", lam: float = 0.1,
-                 intercept: bool = True, **penalty_params):
+                 intercept: bool = True, *, sample_weight=None, **penalty_params):
         self.loss = make_loss(loss)
         self.penalty = make_penalty(penalty, **penalty_params)
         # scipy.sparse X stays sparse: the iterative methods use products only; the cvxpy
@@ -108,6 +113,7 @@ class ERM:
         else:
             self.y, self.label_map = as_targets(y, n=n), None
         self.intercept = check_bool("intercept", intercept)
+        self.sample_weight = as_sample_weight(sample_weight, n)
         self._lam = check_nonnegative("lam", lam)
         self._formulation = None
         self._references: dict[float, Solution] = {}
@@ -153,14 +159,18 @@ class ERM:
 
     def oracle(self) -> ERMOracle:
         """Values and derivatives of F at the current lam, for the iterative solvers."""
-        return ERMOracle(self.X, self.y, self.loss, self.penalty, self.lam, self.intercept)
+        return ERMOracle(self.X, self.y, self.loss, self.penalty, self.lam, self.intercept,
+                         sample_weight=self.sample_weight)
 
     def objective(self, w, b: float = 0.0) -> float:
         """F(w, b) recomputed from the data."""
         w = np.asarray(w, dtype=float)
         f = self.X @ w + (b if self.intercept else 0.0)
         reg = self.lam * self.penalty.value(w) if self.lam > 0 else 0.0
-        return float(np.mean(self.loss.value(self.y, f))) + reg
+        losses = self.loss.value(self.y, f)
+        if self.sample_weight is not None:
+            return float(self.sample_weight @ losses / self.sample_weight.sum()) + reg
+        return float(np.mean(losses)) + reg
 
     def decision_function(self, solution: Solution, X=None) -> np.ndarray:
         """f(x) = <w, x> + b on the training samples (``X=None``) or new ones."""
@@ -189,7 +199,7 @@ class ERM:
         if self._formulation is None:
             self._formulation = erm_problem(self._dense("the exact ERM route (cvxpy)"), self.y,
                                             self.loss, self.penalty, self.lam,
-                                            self.intercept)
+                                            self.intercept, self.sample_weight)
         if "lam" in self._formulation.parameters:
             self._formulation.parameters["lam"].value = self.lam
         return self._formulation
@@ -214,8 +224,11 @@ class ERM:
         if self.penalty.name != "none" and self.lam > 0:
             return
         if self._recession is None:
+            rows = (slice(None) if self.sample_weight is None
+                    else self.sample_weight > 0)      # weight 0: not in the problem
             self._recession = recession_direction(
-                self._dense("the unboundedness check (separability LP)"), self.y, self.intercept)
+                self._dense("the unboundedness check (separability LP)")[rows], self.y[rows],
+                self.intercept)
         found, v, c, k = self._recession
         if found:
             raise UnboundedError(
@@ -361,7 +374,8 @@ class ERM:
         if self._last_distance is None or self._last_distance[0] != key:
             self._last_distance = (key, subgradient_distance(
                 self._dense("the ERM optimality certificate"), self.y, self.loss,
-                self.penalty, self.lam, self.intercept, np.asarray(w, dtype=float), float(b), kink_tol))
+                self.penalty, self.lam, self.intercept, np.asarray(w, dtype=float), float(b),
+                kink_tol, sample_weight=self.sample_weight))
         distance, details = self._last_distance[1]
         return distance, dict(details)
 
@@ -372,6 +386,9 @@ class ERM:
             raise NotApplicableError(
                 f"closed-form needs the squared loss with penalty 'none' or 'l2' (least "
                 f"squares / ridge); {self.describe()} has none")
+        if self.sample_weight is not None:
+            raise NotApplicableError("closed-form solves unweighted least squares / ridge; "
+                                     "with sample_weight use 'newton' or 'exact'")
         timer = Timer()
         if self.penalty.name == "none" or self.lam == 0:
             model = closed_forms.least_squares(self._dense("closed-form"), self.y,

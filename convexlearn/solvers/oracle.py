@@ -3,6 +3,7 @@
 The variable is x = (w, b) (b only with an intercept), A = [X, 1] (or X), f = A x::
 
     F(x)      = L(x) + lam R(w),     L(x) = (1/n) sum_i loss(y_i, f_i)
+                (with sample weights s: L(x) = (1/sum s) sum_i s_i loss(y_i, f_i))
     grad L(x) = (1/n) A^T l'(f)                       (l' the derivative in f)
     hess L(x) = (1/n) A^T diag(l''(f)) A
 
@@ -45,11 +46,17 @@ class ERMOracle:
     penalty : Penalty
     lam : float
     intercept : bool
+    sample_weight : ndarray (n,), optional
+        s_i >= 0: the loss term is (1/sum s) sum_i s_i loss_i (a weighted mean, so integer
+        weights are copies of samples and uniform weights change nothing).
     """
 
     def __init__(self, X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Penalty, lam: float,
-                 intercept: bool = True):
+                 intercept: bool = True, sample_weight: np.ndarray | None = None):
         self.X, self.y, self.loss, self.penalty = X, y, loss, penalty
+        # weights normalized to mean 1: (1/sum s) sum s_i loss_i = mean(v_i loss_i), v = n s / sum s
+        self.weights = (None if sample_weight is None
+                        else np.asarray(sample_weight, float) * (y.shape[0] / np.sum(sample_weight)))
         self.lam, self.intercept = float(lam), bool(intercept)
         self.n, self.d = X.shape
         self.dim = self.d + int(self.intercept)
@@ -127,7 +134,11 @@ class ERMOracle:
     # ------------------------------------------------------------------ values
     def loss_value(self, x: np.ndarray) -> float:
         """L(x) = (1/n) sum_i loss(y_i, f_i), with f = A x."""
-        return float(np.mean(self.loss.value(self.y, self.scores(x))))
+        return float(np.mean(self._weighted(self.loss.value(self.y, self.scores(x)))))
+
+    def _weighted(self, per_sample: np.ndarray) -> np.ndarray:
+        """v_i * per_sample_i (the normalized sample weights; unchanged without weights)."""
+        return per_sample if self.weights is None else self.weights * per_sample
 
     def value(self, x: np.ndarray) -> float:
         """F(x) = L(x) + lam R(w)."""
@@ -138,8 +149,8 @@ class ERMOracle:
     def loss_value_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         """(L(x), grad L(x)) for a differentiable loss."""
         f = self.scores(x)
-        return (float(np.mean(self.loss.value(self.y, f))),
-                self._AT(self.loss.derivative(self.y, f)) / self.n)
+        return (float(np.mean(self._weighted(self.loss.value(self.y, f)))),
+                self._AT(self._weighted(self.loss.derivative(self.y, f))) / self.n)
 
     def value_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         """(F(x), grad F(x)) for a differentiable loss and penalty."""
@@ -171,7 +182,7 @@ class ERMOracle:
         ``penalty=False`` leaves out lam R'' (the loss's curvature alone, defined for every
         penalty). Returned in float64.
         """
-        h = self.loss.hessian(self.y, self.scores(x))
+        h = self._weighted(self.loss.hessian(self.y, self.scores(x)))
         X = self.X
         if self.sparse:
             raise NotApplicableError(
@@ -201,7 +212,7 @@ class ERMOracle:
 
     def curvature(self, x: np.ndarray) -> np.ndarray:
         """l''(f_i) at x, per sample (the weights of the Gauss-Newton / Hessian products)."""
-        return self.loss.hessian(self.y, self.scores(x))
+        return self._weighted(self.loss.hessian(self.y, self.scores(x)))
 
     def hessian_vector(self, x: np.ndarray, v: np.ndarray, h: np.ndarray | None = None,
                        penalty: bool = True) -> np.ndarray:
@@ -236,6 +247,10 @@ class ERMOracle:
         """
         if self.loss.curvature is None:
             return None
+        if self.weights is not None:       # sqrt(v) rows: ||diag(sqrt v) A||^2 <= max v ||A||^2
+            scale = float(np.max(self.weights))
+            return scale * ERMOracle(self.X, self.y, self.loss, self.penalty, self.lam,
+                                     self.intercept).lipschitz()
         if self.sparse:
             return self.loss.curvature * _sparse_norm2(self.X, self.intercept) ** 2 / self.n
         return self.loss.curvature * float(np.linalg.norm(self._A(), 2)) ** 2 / self.n
