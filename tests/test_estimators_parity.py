@@ -158,3 +158,41 @@ def test_logistic_predict_proba_is_sigmoid_of_f():
     np.testing.assert_allclose(ours.predict_proba(X), lr.predict_proba(X), atol=1e-6)
     np.testing.assert_allclose(np.exp(ours.predict_log_proba(X)), ours.predict_proba(X))
     assert not hasattr(ERMClassifier("hinge"), "predict_proba")
+
+
+def test_ties_within_rounding_go_to_the_first_class():
+    from convexlearn.estimators._multiclass import argmax_ties_low, rounding_bound
+    D = np.array([[-1.0000000000000004, -0.9999999999999989, -2.0],
+                  [0.5, 0.5 + 1e-9, 0.0]])
+    E = rounding_bound(np.full((2, 3), 20.0), np.ones(3), 20)
+    # row 0: equal up to round-off -> class 0; row 1: 1e-9 apart is a real difference
+    np.testing.assert_array_equal(argmax_ties_low(D, E), [0, 1])
+
+
+@pytest.mark.parametrize("loss, penalty, method", [("logistic", "l2", "exact"),
+                                                   ("logistic", "l2", "newton"),
+                                                   ("squared_classification", "l1", "fista"),
+                                                   ("hinge", "l2", "exact")])
+def test_erm_integer_sample_weights_are_copies(loss, penalty, method):
+    import convexlearn as cl
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((80, 5))
+    y = np.where(X[:, 0] + 0.5 * rng.standard_normal(80) > 0, 1, -1)
+    s = rng.integers(0, 4, 80).astype(float)
+    rep = np.repeat(np.arange(80), s.astype(int))
+    copies = cl.ERM(X[rep], y[rep], loss, penalty, lam=0.05).solve("exact")
+    weighted = cl.ERM(X, y, loss, penalty, lam=0.05, sample_weight=s).solve(
+        method, **({} if method == "exact" else {"max_iter": 20000}))
+    assert weighted.status == "optimal", weighted.report
+    assert weighted.objective == pytest.approx(copies.objective, rel=1e-9, abs=1e-12)
+    np.testing.assert_allclose(weighted.w, copies.w, atol=1e-6)
+
+
+def test_erm_classifier_class_weight_is_sample_weight():
+    Xtr, _, ytr, _ = _imbalanced()
+    a = ERMClassifier(class_weight="balanced", method="newton").fit(Xtr, ytr)
+    counts = np.bincount(ytr)
+    b = ERMClassifier(method="newton").fit(Xtr, ytr,
+                                           sample_weight=(len(ytr) / (2 * counts))[ytr])
+    np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-9)
+    assert np.mean(a.predict(Xtr) == 1) > np.mean(ERMClassifier().fit(Xtr, ytr).predict(Xtr) == 1)
