@@ -108,10 +108,12 @@ class _ERMBase(BaseEstimator):
             else {"max_iter": int(self.max_iter)}
         erm = ERM(X, y, loss=self.loss, penalty=self.penalty, lam=self.lam,
                   intercept=self.fit_intercept, sample_weight=s, **self._penalty_params())
-        # certified at the project's exact tolerance (distance of 0 to dF <= 1e-9): the
-        # cvxpy route re-solves at tighter settings until it holds (found by
-        # check_sample_weight_equivalence: at 1e-6, copies and weights differed by 6e-7)
-        return erm.solve(method=self.method, tol=self.tol, cert_tol=1e-9, **options)
+        # the exact route is certified at the project's exact tolerance (distance of 0 to
+        # dF <= 1e-9): cvxpy re-solves at tighter settings until it holds (found by
+        # check_sample_weight_equivalence: at 1e-6, copies and weights differed by 6e-7).
+        # Iterative methods keep the core's 1e-6: they stop at their own tol.
+        exact = {"cert_tol": 1e-9} if self.method == "exact" else {}
+        return erm.solve(method=self.method, tol=self.tol, **exact, **options)
 
     def _store(self, solutions) -> None:
         warn_if_not_optimal(self, solutions)
