@@ -1,6 +1,6 @@
 """Estimators against outside oracles, and the sample-weight equivalences.
 
-Conventions (DESIGN.md section 1 and convexlearn.erm):
+Conventions (convexlearn.erm):
 
 * ``KernelSVMClassifier(C, kernel, gamma)`` and ``LinearSVMClassifier(C)`` solve the problem
   of scikit-learn's ``SVC(C, kernel, gamma)`` (LIBSVM, C-form, unpenalized intercept);

@@ -2,14 +2,18 @@
 
 Input: scikit-learn's ``validate_data`` is used at the edge because its checks (and users'
 pipelines) rely on its exact behaviour: ``n_features_in_``, ``feature_names_in_``, the
-messages for complex, sparse, empty or NaN input. The numerical core still validates the
-arrays it receives through :mod:`convexlearn.data`.
+messages for complex, empty or NaN input. scipy.sparse CSR/CSC is accepted
+(:func:`edge_data`): kept sparse where the estimator's method uses X through products,
+else densified below ``convexlearn.data.DENSIFY_LIMIT_BYTES`` or refused with the size of
+the dense copy. The numerical core still validates the arrays it receives through
+:mod:`convexlearn.data`.
 
-Multiclass: one-vs-rest. With classes c_1 < ... < c_K (K > 2), problem k separates c_k
-(+1) from the rest (-1); the decision function has one column per class and the
-prediction is the class of the largest column. For K = 2 there is one problem with
-classes_[0] -> -1 and classes_[1] -> +1 (DESIGN.md section 1), a 1-D decision function and
-prediction classes_[1] where f(x) >= 0 (sign(0) = +1).
+Multiclass for the linear models (ERM): one-vs-rest. With classes c_1 < ... < c_K (K > 2),
+problem k separates c_k (+1) from the rest (-1); the decision function has one column per
+class and the prediction is the class of the largest column. For K = 2 there is one
+problem with classes_[0] -> -1 and classes_[1] -> +1 (the package's label rule), a 1-D
+decision function and prediction classes_[1] where f(x) >= 0 (sign(0) = +1). The SVM
+classifiers also offer one-vs-one (:mod:`convexlearn.estimators._multiclass`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Regularized ERM estimators: :class:`convexlearn.ERM` behind fit/predict.
 
-Problem solved (DESIGN.md section 1; one-vs-rest for more than two classes)::
+Problem solved (one-vs-rest for more than two classes)::
 
     F(w, b) = (1/n) sum_i loss(y_i, <w, x_i> + b) + lam * R(w),    b unpenalized
 
