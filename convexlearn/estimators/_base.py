@@ -24,13 +24,14 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
+from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..data import dense_or_refuse, is_sparse
-from ..errors import DataError
+from ..errors import DataError, ParameterError
 
-__all__ = ["ovr_targets", "seed_from", "warn_if_not_optimal",
+__all__ = ["check_class_weight", "fit_weighted_classes", "ovr_targets", "seed_from", "warn_if_not_optimal",
            "fit_classes", "predict_from_decision", "validated_X", "edge_data"]
 
 
@@ -48,6 +49,35 @@ def fit_classes(y: np.ndarray, sample_weight: np.ndarray | None) -> np.ndarray:
         raise DataError(f"y has one class only{dropped} ({classes[0]!r}); a classifier "
                         f"needs at least two classes")
     return classes
+
+
+def check_class_weight(class_weight) -> None:
+    """None, "balanced" or a dict {class: weight >= 0}."""
+    if class_weight is None or (isinstance(class_weight, str) and class_weight == "balanced"):
+        return
+    if not isinstance(class_weight, dict):
+        raise ParameterError(f"class_weight must be None, 'balanced' or a dict {{class: "
+                             f"weight}}; got class_weight={class_weight!r}")
+
+
+def fit_weighted_classes(estimator, y: np.ndarray,
+                         sample_weight: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Set ``classes_`` and ``class_weight_``; return (class code, weight v_i) per sample.
+
+    v_i = class_weight_[y_i] * sample_weight_i, 0 for a label outside classes_ (whose
+    samples all weigh 0). "balanced" is scikit-learn's (SVC's) n / (n_classes bincount),
+    counted over the samples of positive weight, unweighted.
+    """
+    check_class_weight(estimator.class_weight)
+    s = sample_weight
+    estimator.classes_ = classes = fit_classes(y, s)
+    codes = np.minimum(np.searchsorted(classes, y), classes.size - 1)
+    known = classes[codes] == y
+    present = known if s is None else known & (s > 0)
+    estimator.class_weight_ = compute_class_weight(estimator.class_weight, classes=classes,
+                                                   y=y[present])
+    v = np.where(known, estimator.class_weight_[codes], 0.0) * (1.0 if s is None else s)
+    return codes, v
 
 
 def ovr_targets(y: np.ndarray, classes: np.ndarray):

@@ -18,15 +18,15 @@ import math
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.metaestimators import available_if
 
 from ..data import as_sample_weight, check_bool, check_C, check_choice, check_count, \
     check_positive
-from ..errors import NotApplicableError, ParameterError
+from ..errors import NotApplicableError
 from ..kernels import check_gram, make_kernel
 from ..svm import ITERATIVE_METHODS, SVM
-from ._base import edge_data, fit_classes, seed_from, validated_X, warn_if_not_optimal
+from ._base import (edge_data, fit_weighted_classes, seed_from, validated_X,
+                    warn_if_not_optimal)
 from ._multiclass import (argmax_ties_low, fit_decomposition, ovo_pairs, ovr_from_ovo,
                           rounding_bound, vote)
 from ._probability import (couple_pairwise, cv_decision_values, platt_fit, platt_predict)
@@ -55,15 +55,6 @@ def _double_centered(K: np.ndarray) -> np.ndarray:
     return K - col[None, :] - K.mean(axis=1)[:, None] + col.mean()
 
 
-def check_class_weight(class_weight) -> None:
-    """None, "balanced" or a dict {class: weight >= 0}."""
-    if class_weight is None or (isinstance(class_weight, str) and class_weight == "balanced"):
-        return
-    if not isinstance(class_weight, dict):
-        raise ParameterError(f"class_weight must be None, 'balanced' or a dict {{class: "
-                             f"weight}}; got class_weight={class_weight!r}")
-
-
 class SVMClassifierBase(ClassifierMixin, BaseEstimator):
     """The machinery of :class:`KernelSVMClassifier` and :class:`LinearSVMClassifier`."""
 
@@ -88,7 +79,6 @@ class SVMClassifierBase(ClassifierMixin, BaseEstimator):
         check_positive("tol", self.tol)
         if self.max_iter is not None:
             check_count("max_iter", self.max_iter)
-        check_class_weight(self.class_weight)
         check_bool("probability", self.probability)
         return check_C(self.C)
 
@@ -134,15 +124,7 @@ class SVMClassifierBase(ClassifierMixin, BaseEstimator):
         X, y = edge_data(self, X, y)
         precomputed = self._kernel_spec()["kernel"] == "precomputed"
         s = as_sample_weight(sample_weight, X.shape[0])
-        self.classes_ = fit_classes(y, s)
-        # (a label outside classes_ has weight 0: fit_classes dropped it)
-        codes = np.minimum(np.searchsorted(self.classes_, y), self.classes_.size - 1)
-        known = self.classes_[codes] == y
-        # SVC: "balanced" is n / (K bincount) over the training labels, unweighted
-        present = known if s is None else known & (s > 0)
-        self.class_weight_ = compute_class_weight(self.class_weight, classes=self.classes_,
-                                                  y=y[present])
-        cost = np.where(known, self.class_weight_[codes], 0.0) * (1.0 if s is None else s)
+        codes, cost = fit_weighted_classes(self, y, s)
         keep = np.flatnonzero(cost > 0)
         if precomputed:
             X = check_gram(X)

@@ -22,13 +22,10 @@ from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.metaestimators import available_if
 
-from sklearn.utils.class_weight import compute_class_weight
-
 from ..data import as_sample_weight, check_count, check_nonnegative
 from ..erm import ERM
-from ._svm_base import check_class_weight
-from ._base import (LinearDecisionMixin, edge_data, fit_classes, ovr_targets, validated_X,
-                    warn_if_not_optimal)
+from ._base import (LinearDecisionMixin, edge_data, fit_weighted_classes, ovr_targets,
+                    validated_X, warn_if_not_optimal)
 
 __all__ = ["ERMClassifier", "ERMRegressor"]
 
@@ -151,16 +148,8 @@ class ERMClassifier(LinearDecisionMixin, ClassifierMixin, _ERMBase):
         samples of weight 0 are left out.
         """
         self._check_task()
-        check_class_weight(self.class_weight)
         X, y = edge_data(self, X, y)
-        s = as_sample_weight(sample_weight, X.shape[0])
-        self.classes_ = fit_classes(y, s)
-        codes = np.minimum(np.searchsorted(self.classes_, y), self.classes_.size - 1)
-        known = self.classes_[codes] == y
-        present = known if s is None else known & (s > 0)
-        self.class_weight_ = compute_class_weight(self.class_weight, classes=self.classes_,
-                                                  y=y[present])
-        v = np.where(known, self.class_weight_[codes], 0.0) * (1.0 if s is None else s)
+        codes, v = fit_weighted_classes(self, y, as_sample_weight(sample_weight, X.shape[0]))
         keep = np.flatnonzero(v > 0)
         weights = None if np.all(v == 1.0) else v[keep]
         X, y = X[keep], y[keep]
