@@ -22,6 +22,7 @@ import numbers
 import warnings
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_class_weight
@@ -160,12 +161,12 @@ class LinearDecisionMixin:
     def _keeps_sparse(self) -> bool:
         return True
 
-    def decision_function(self, X):
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
         """f(x) = <w, x> + b: shape (n,) for two classes, else (n, n_classes)."""
         X = validated_X(self, X)
         D = X @ self.coef_.T + self.intercept_
         return D.ravel() if self.classes_.size == 2 else D
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """classes_[1] where f(x) >= 0 (binary), else the class of the largest f_k(x)."""
         return predict_from_decision(self.decision_function(X), self.classes_)

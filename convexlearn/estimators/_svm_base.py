@@ -17,6 +17,7 @@ import inspect
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.metaestimators import available_if
 
@@ -101,7 +102,8 @@ class SVMClassifierBase(ClassifierMixin, BaseEstimator):
         return tags
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X, y, sample_weight=None) -> "SVMClassifierBase":
+    def fit(self, X: ArrayLike, y: ArrayLike,
+            sample_weight: ArrayLike | None = None) -> "SVMClassifierBase":
         """Fit the binary problem(s): one for two classes, else one per pair (one-vs-one)
         or per class (one-vs-rest).
 
@@ -236,7 +238,7 @@ class SVMClassifierBase(ClassifierMixin, BaseEstimator):
             n_terms = self._coefs.shape[1]
         return F + self.intercept_, rounding_bound(absF, np.abs(self.intercept_), n_terms)
 
-    def decision_function(self, X) -> np.ndarray:
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
         """f(x): (n,) for two classes (f >= 0 means classes_[1]); one-vs-rest (n, n_classes);
         one-vs-one (n, n_classes (n_classes - 1) / 2) with ``decision_function_shape="ovo"``
         (f_ij > 0 means class i), else scikit-learn's "ovr" transform of the votes
@@ -253,7 +255,7 @@ class SVMClassifierBase(ClassifierMixin, BaseEstimator):
             return ovr_from_ovo(F, E, self.classes_.size)
         return F
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """classes_[1] where f(x) >= 0 (binary); the class of most votes (one-vs-one) or of
         the largest f_k (one-vs-rest), ties to the first class. Values within their
         rounding bound are equal."""
@@ -272,7 +274,7 @@ class SVMClassifierBase(ClassifierMixin, BaseEstimator):
         return True
 
     @available_if(_check_proba)
-    def predict_proba(self, X) -> np.ndarray:
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """P(class | x), shape (n, n_classes), rows summing to 1 (``probability=True``).
 
         Binary: Platt's 1 / (1 + exp(A f + B)) for classes_[1]. One-vs-one: Platt per pair,
@@ -290,7 +292,7 @@ class SVMClassifierBase(ClassifierMixin, BaseEstimator):
         return P / P.sum(axis=1, keepdims=True)
 
     @available_if(_check_proba)
-    def predict_log_proba(self, X) -> np.ndarray:
+    def predict_log_proba(self, X: ArrayLike) -> np.ndarray:
         """log of :meth:`predict_proba`."""
         return np.log(self.predict_proba(X))
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.metaestimators import available_if
@@ -140,7 +141,8 @@ class ERMClassifier(LinearDecisionMixin, ClassifierMixin, _ERMBase):
         self.p = p
         self.l1_ratio = l1_ratio
 
-    def fit(self, X, y, sample_weight=None) -> "ERMClassifier":
+    def fit(self, X: ArrayLike, y: ArrayLike,
+            sample_weight: ArrayLike | None = None) -> "ERMClassifier":
         """Fit one problem (two classes, classes_[1] -> +1) or one per class; returns self.
 
         ``sample_weight`` s and ``class_weight`` c make the loss term the weighted mean
@@ -167,7 +169,7 @@ class ERMClassifier(LinearDecisionMixin, ClassifierMixin, _ERMBase):
         return True
 
     @available_if(_has_proba)
-    def predict_proba(self, X) -> np.ndarray:
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """P(class | x), shape (n, n_classes), for the logistic loss.
 
         Binary: P(classes_[1] | x) = sigma(f(x)) = 1 / (1 + exp(-f(x))), the model the
@@ -182,7 +184,7 @@ class ERMClassifier(LinearDecisionMixin, ClassifierMixin, _ERMBase):
         return P / P.sum(axis=1, keepdims=True)
 
     @available_if(_has_proba)
-    def predict_log_proba(self, X) -> np.ndarray:
+    def predict_log_proba(self, X: ArrayLike) -> np.ndarray:
         """log of :meth:`predict_proba` (binary: log sigma(+-f) via logaddexp, stable)."""
         D = self.decision_function(X)
         if D.ndim == 1:
@@ -213,7 +215,8 @@ class ERMRegressor(RegressorMixin, _ERMBase):
         self.p = p
         self.l1_ratio = l1_ratio
 
-    def fit(self, X, y, sample_weight=None) -> "ERMRegressor":
+    def fit(self, X: ArrayLike, y: ArrayLike,
+            sample_weight: ArrayLike | None = None) -> "ERMRegressor":
         """Fit w, b to real targets; returns self. ``sample_weight`` s: the loss term is
         (1/sum s) sum_i s_i loss_i (integer weights are copies; weight 0 leaves a sample
         out)."""
@@ -229,7 +232,7 @@ class ERMRegressor(RegressorMixin, _ERMBase):
         self._store([solution])
         return self
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """f(x) = <w, x> + b."""
         X = validated_X(self, X)
         return X @ self.coef_ + self.intercept_
