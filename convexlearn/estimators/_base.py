@@ -31,9 +31,10 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..data import dense_or_refuse, is_sparse
 from ..errors import DataError, ParameterError
+from ._multiclass import argmax_ties_low, rounding_bound
 
 __all__ = ["check_class_weight", "fit_weighted_classes", "ovr_targets", "seed_from", "warn_if_not_optimal",
-           "fit_classes", "predict_from_decision", "validated_X", "edge_data"]
+           "fit_classes", "validated_X", "edge_data"]
 
 
 def fit_classes(y: np.ndarray, sample_weight: np.ndarray | None) -> np.ndarray:
@@ -92,13 +93,6 @@ def ovr_targets(y: np.ndarray, classes: np.ndarray):
         return
     for c in classes:
         yield np.where(y == c, 1.0, -1.0)
-
-
-def predict_from_decision(decision: np.ndarray, classes: np.ndarray) -> np.ndarray:
-    """classes[1] where f >= 0 (binary), else the class of the largest column."""
-    if decision.ndim == 1:
-        return np.where(decision >= 0, classes[1], classes[0])
-    return classes[np.argmax(decision, axis=1)]
 
 
 def seed_from(random_state) -> int | None:
@@ -161,12 +155,25 @@ class LinearDecisionMixin:
     def _keeps_sparse(self) -> bool:
         return True
 
+    def _values(self, X) -> tuple[np.ndarray, np.ndarray]:
+        """(F, E): f_k(x) = <w_k, x> + b_k, (n, n_problems), and the rounding bound of each
+        value (:func:`convexlearn.estimators._multiclass.rounding_bound`)."""
+        X = validated_X(self, X)
+        F = X @ self.coef_.T + self.intercept_
+        E = rounding_bound(abs(X) @ np.abs(self.coef_).T, np.abs(self.intercept_),
+                           self.coef_.shape[1])
+        return np.asarray(F), np.asarray(E)
+
     def decision_function(self, X: ArrayLike) -> np.ndarray:
         """f(x) = <w, x> + b: shape (n,) for two classes, else (n, n_classes)."""
-        X = validated_X(self, X)
-        D = X @ self.coef_.T + self.intercept_
-        return D.ravel() if self.classes_.size == 2 else D
+        F, _ = self._values(X)
+        return F.ravel() if self.classes_.size == 2 else F
 
     def predict(self, X: ArrayLike) -> np.ndarray:
-        """classes_[1] where f(x) >= 0 (binary), else the class of the largest f_k(x)."""
-        return predict_from_decision(self.decision_function(X), self.classes_)
+        """classes_[1] where f(x) >= 0 (binary), else the class of the largest f_k(x);
+        values within their rounding bound are equal (ties to the first class), so a
+        prediction does not depend on the batch it is computed in."""
+        F, E = self._values(X)
+        if self.classes_.size == 2:
+            return np.where(F[:, 0] >= -E[:, 0], self.classes_[1], self.classes_[0])
+        return self.classes_[argmax_ties_low(F, E)]
