@@ -8,6 +8,7 @@ Conventions: docs/conventions.md and the docstrings of each class.
 """
 
 from . import logs as _logs  # noqa: F401  (the "convexlearn" logger, NullHandler)
+from .version import __version__  # noqa: F401  (cl.__version__)
 from .errors import (ConvexLearnError, DataError, InfeasibleError, NotApplicableError,
                      NotPSDError, ParameterError, SolverError, UnboundedError)
 from .kernels import Kernel, make_kernel, polynomial_features
@@ -22,7 +23,6 @@ from .compare import Comparison, compare
 from .erm import ERM
 from .certify.optimality import OptimalityReport
 
-__version__ = "0.1.0"
 
 __all__ = [
     "ConvexLearnError", "DataError", "ParameterError", "NotPSDError", "InfeasibleError",

@@ -27,7 +27,66 @@ __all__ = [
     "check_nonnegative",
     "check_choice",
     "as_sample_weight",
+    "is_sparse",
+    "dense_or_refuse",
+    "DENSIFY_LIMIT_BYTES",
 ]
+
+#: A method that needs dense data densifies a scipy.sparse X only when the dense float64
+#: copy takes at most this many bytes (256 MiB); beyond, it refuses with the size.
+DENSIFY_LIMIT_BYTES = 256 * 2 ** 20
+
+#: Methods that use X only through products (X @ v, X^T u, row norms), named in errors.
+SPARSE_METHODS = ("SVM (linear kernel): 'dcd', 'pegasos', 'subgradient' and the KKT report; "
+                  "ERM: 'gd', 'newton', 'prox', 'fista', 'subgradient'")
+
+
+def is_sparse(X) -> bool:
+    """True for a scipy.sparse matrix or array."""
+    return hasattr(X, "tocsr") and hasattr(X, "nnz")
+
+
+def _bytes(n: int) -> str:
+    return f"{n:,} bytes ({n / 2 ** 30:.2f} GiB)"
+
+
+def dense_or_refuse(X, purpose: str):
+    """X itself when dense; a sparse X densified when its float64 copy is at most
+    :data:`DENSIFY_LIMIT_BYTES`, else a DataError giving the size of the dense copy.
+
+    ``purpose`` names what needs dense data (e.g. "the exact SVM routes (cvxpy)").
+    """
+    if not is_sparse(X):
+        return X
+    n, d = X.shape
+    size = 8 * n * d
+    if size > DENSIFY_LIMIT_BYTES:
+        raise DataError(
+            f"{purpose} needs X dense, and X is a scipy.sparse {n} x {d} matrix ({X.nnz:,} "
+            f"stored values) whose dense copy would take {_bytes(size)}, above the "
+            f"densification limit of {_bytes(DENSIFY_LIMIT_BYTES)}. Methods that work on "
+            f"sparse X through products: {SPARSE_METHODS}")
+    return np.ascontiguousarray(X.toarray(), dtype=np.float64)
+
+
+def _sparse_features(X, name: str):
+    """A validated scipy.sparse X as CSR float64 (never densified)."""
+    if np.iscomplexobj(X.data):
+        raise DataError(f"{name} has complex values (dtype {X.dtype}); convexlearn works over "
+                        f"the reals")
+    if X.ndim != 2:
+        raise DataError(f"{name} must be 2-dimensional; got shape {X.shape}")
+    n, d = X.shape
+    if n == 0 or d == 0:
+        raise DataError(f"{name} is empty: shape {X.shape}")
+    X = X.tocsr().astype(np.float64)      # a copy: the caller's matrix is never modified
+    if not np.all(np.isfinite(X.data)):
+        k = int(np.flatnonzero(~np.isfinite(X.data))[0])
+        i = int(np.searchsorted(X.indptr, k, side="right") - 1)
+        raise DataError(f"{name} has non-finite value(s) (NaN or inf); first at row {i}, "
+                        f"column {int(X.indices[k])}: {X.data[k]!r}")
+    X.sum_duplicates()
+    return X
 
 _MAX_SHOWN = 8
 
@@ -55,8 +114,13 @@ def _non_numeric(arr: np.ndarray, shown: int = 3) -> str:
     return "non-numeric value(s) " + ", ".join(bad) if bad else "no numeric dtype"
 
 
-def as_features(X, name: str = "X", allow_empty_features: bool = False) -> np.ndarray:
+def as_features(X, name: str = "X", allow_empty_features: bool = False,
+                sparse: str = "densify"):
     """Validate a design matrix and return it as a float64, C-contiguous array.
+
+    A scipy.sparse X is kept sparse (CSR, float64) with ``sparse="keep"`` (for methods
+    that use X only through products); with ``sparse="densify"`` it is densified when the
+    dense copy is at most :data:`DENSIFY_LIMIT_BYTES`, else refused with the dense size.
 
     Parameters
     ----------
@@ -74,8 +138,10 @@ def as_features(X, name: str = "X", allow_empty_features: bool = False) -> np.nd
     DataError
         For non-numeric, complex, non-finite, empty or non-2-D input.
     """
-    if hasattr(X, "toarray"):  # scipy.sparse: the exact solvers work densely
-        X = X.toarray()
+    if is_sparse(X):
+        if sparse == "keep":
+            return _sparse_features(X, name)
+        return dense_or_refuse(_sparse_features(X, name), "this method")
     try:
         arr = np.asarray(X)
     except Exception as exc:  # ragged lists and the like

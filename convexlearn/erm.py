@@ -29,8 +29,9 @@ import inspect
 import numpy as np
 
 from .certify.optimality import OptimalityReport, recession_direction, subgradient_distance
-from .data import (as_binary_labels, as_features, as_targets, check_bool, check_count,
-                   check_nonnegative)
+from .data import (as_binary_labels, as_features, as_sample_weight, as_targets, check_bool,
+                   check_count,
+                   check_nonnegative, dense_or_refuse, is_sparse)
 from .errors import NotApplicableError, ParameterError, SolverError, UnboundedError
 from .formulations.base import solve_formulation
 from .formulations.erm import erm_problem
@@ -92,21 +93,28 @@ class ERM:
     lam : float >= 0
     intercept : bool
         Fit an unpenalized b (else b = 0).
+    sample_weight : array_like (n,), optional
+        s_i >= 0: the loss term becomes the weighted mean (1/sum s) sum_i s_i loss_i, so
+        integer weights are copies of samples and uniform weights change nothing (lam
+        keeps its meaning). A weight of 0 removes the sample.
     **penalty_params
         ``p`` for "lp", ``l1_ratio`` for "elastic_net".
     """
 
     def __init__(self, X, y, loss="logistic", penalty="l2", lam: float = 0.1,
-                 intercept: bool = True, **penalty_params):
+                 intercept: bool = True, *, sample_weight=None, **penalty_params):
         self.loss = make_loss(loss)
         self.penalty = make_penalty(penalty, **penalty_params)
-        self.X = as_features(X)
+        # scipy.sparse X stays sparse: the iterative methods use products only; the cvxpy
+        # route, the closed forms and the certificate densify it below a limit (data.py)
+        self.X = as_features(X, sparse="keep")
         n = self.X.shape[0]
         if self.loss.task == "classification":
             self.y, self.label_map = as_binary_labels(y, n=n)
         else:
             self.y, self.label_map = as_targets(y, n=n), None
         self.intercept = check_bool("intercept", intercept)
+        self.sample_weight = as_sample_weight(sample_weight, n)
         self._lam = check_nonnegative("lam", lam)
         self._formulation = None
         self._references: dict[float, Solution] = {}
@@ -141,20 +149,33 @@ class ERM:
 
     __repr__ = describe
 
+    def _dense(self, purpose: str) -> np.ndarray:
+        """X dense: itself, or a sparse X densified below data.DENSIFY_LIMIT_BYTES (else a
+        DataError giving the dense size); the dense copy is kept for later routes."""
+        if is_sparse(self.X):
+            if getattr(self, "_X_dense", None) is None:
+                self._X_dense = dense_or_refuse(self.X, purpose)
+            return self._X_dense
+        return self.X
+
     def oracle(self) -> ERMOracle:
         """Values and derivatives of F at the current lam, for the iterative solvers."""
-        return ERMOracle(self.X, self.y, self.loss, self.penalty, self.lam, self.intercept)
+        return ERMOracle(self.X, self.y, self.loss, self.penalty, self.lam, self.intercept,
+                         sample_weight=self.sample_weight)
 
     def objective(self, w, b: float = 0.0) -> float:
         """F(w, b) recomputed from the data."""
         w = np.asarray(w, dtype=float)
         f = self.X @ w + (b if self.intercept else 0.0)
         reg = self.lam * self.penalty.value(w) if self.lam > 0 else 0.0
-        return float(np.mean(self.loss.value(self.y, f))) + reg
+        losses = self.loss.value(self.y, f)
+        if self.sample_weight is not None:
+            return float(self.sample_weight @ losses / self.sample_weight.sum()) + reg
+        return float(np.mean(losses)) + reg
 
     def decision_function(self, solution: Solution, X=None) -> np.ndarray:
         """f(x) = <w, x> + b on the training samples (``X=None``) or new ones."""
-        X = self.X if X is None else as_features(X)
+        X = self.X if X is None else as_features(X, sparse="keep")
         if X.shape[1] != self.X.shape[1]:
             raise ParameterError(f"X has {X.shape[1]} features; the model was built with "
                                  f"{self.X.shape[1]}")
@@ -177,8 +198,9 @@ class ERM:
         """The cvxpy Formulation (built once; its ``lam`` Parameter tracks ``self.lam``)."""
         self._require_convex("exact")
         if self._formulation is None:
-            self._formulation = erm_problem(self.X, self.y, self.loss, self.penalty, self.lam,
-                                            self.intercept)
+            self._formulation = erm_problem(self._dense("the exact ERM route (cvxpy)"), self.y,
+                                            self.loss, self.penalty, self.lam,
+                                            self.intercept, self.sample_weight)
         if "lam" in self._formulation.parameters:
             self._formulation.parameters["lam"].value = self.lam
         return self._formulation
@@ -203,7 +225,11 @@ class ERM:
         if self.penalty.name != "none" and self.lam > 0:
             return
         if self._recession is None:
-            self._recession = recession_direction(self.X, self.y, self.intercept)
+            rows = (slice(None) if self.sample_weight is None
+                    else self.sample_weight > 0)      # weight 0: not in the problem
+            self._recession = recession_direction(
+                self._dense("the unboundedness check (separability LP)")[rows], self.y[rows],
+                self.intercept)
         found, v, c, k = self._recession
         if found:
             raise UnboundedError(
@@ -352,8 +378,9 @@ class ERM:
         key = (self.lam, float(kink_tol), float(b), np.asarray(w, dtype=float).tobytes())
         if self._last_distance is None or self._last_distance[0] != key:
             self._last_distance = (key, subgradient_distance(
-                self.X, self.y, self.loss, self.penalty, self.lam, self.intercept,
-                np.asarray(w, dtype=float), float(b), kink_tol))
+                self._dense("the ERM optimality certificate"), self.y, self.loss,
+                self.penalty, self.lam, self.intercept, np.asarray(w, dtype=float), float(b),
+                kink_tol, sample_weight=self.sample_weight))
         distance, details = self._last_distance[1]
         return distance, dict(details)
 
@@ -364,12 +391,17 @@ class ERM:
             raise NotApplicableError(
                 f"closed-form needs the squared loss with penalty 'none' or 'l2' (least "
                 f"squares / ridge); {self.describe()} has none")
+        if self.sample_weight is not None:
+            raise NotApplicableError("closed-form solves unweighted least squares / ridge; "
+                                     "with sample_weight use 'newton' or 'exact'")
         timer = Timer()
         if self.penalty.name == "none" or self.lam == 0:
-            model = closed_forms.least_squares(self.X, self.y, self.intercept)
+            model = closed_forms.least_squares(self._dense("closed-form"), self.y,
+                                               self.intercept)
         else:
             # (2/n) X_c^T (X_c w - y_c) + lam w = 0  <=>  ridge with alpha = n lam / 2.
-            model = closed_forms.ridge(self.X, self.y, self.n_samples * self.lam / 2.0,
+            model = closed_forms.ridge(self._dense("closed-form"), self.y,
+                                       self.n_samples * self.lam / 2.0,
                                        self.intercept)
         b = model.b if self.intercept else 0.0
         # "converged": the formula is exact, but only the certificate says "optimal".

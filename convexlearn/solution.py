@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from .errors import DataError
+from .version import __version__
 from .serialize import array_from_list, decode, encode, float_list, write_atomic
 
 __all__ = ["History", "Solution", "Timer", "STATUSES", "load", "FORMAT", "FORMAT_VERSION"]
@@ -181,7 +182,6 @@ class Solution:
         precision, so every value reads back bit for bit; NaN and +-inf are encoded as
         described in :mod:`convexlearn.serialize`.
         """
-        from . import __version__
 
         def vector(v):
             return None if v is None else float_list(np.asarray(v, dtype=float))

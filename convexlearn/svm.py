@@ -18,7 +18,7 @@ import numpy as np
 
 from .certify.kkt import KKTReport, gram_factor, kkt_report
 from .data import (as_binary_labels, as_features, as_sample_weight, check_bool, check_C,
-                   check_nonnegative)
+                   check_nonnegative, dense_or_refuse, is_sparse)
 from .errors import DataError, NotApplicableError, ParameterError
 from .formulations.svm import svm_dual, svm_primal
 from .kernels import (DEFAULT_PSD_TOL, Kernel, PSDCheck, check_gram, check_psd, kernel_products,
@@ -54,6 +54,7 @@ class KernelSamples:
     def gram(self) -> np.ndarray:
         """The training Gram matrix K, PSD-checked (computed once)."""
         if self._K is None:
+            self.densify("the Gram matrix")
             self._K = self.kernel(self.X)
         if self.psd_check is None:
             if self.kernel.known_psd:
@@ -63,6 +64,12 @@ class KernelSamples:
                                                     repair=self.repair_psd,
                                                     name=f"{self.kernel.describe()} Gram matrix")
         return self._K
+
+    def densify(self, purpose: str) -> None:
+        """Replace a sparse X by its dense copy for a method that needs dense rows (only
+        below data.DENSIFY_LIMIT_BYTES; beyond, a DataError gives the dense size)."""
+        if is_sparse(self.X):
+            self.X = dense_or_refuse(self.X, purpose)
 
     def gram_products(self, B) -> np.ndarray:
         """``K @ B`` for the training Gram matrix K, B of shape (n,) or (n, k): see
@@ -133,7 +140,10 @@ class SVM(KernelSamples):
             self._K = check_gram(X, n=n)
             self.X = None
         else:
-            self.X = as_features(X)
+            # the linear kernel keeps a sparse X sparse (its iterative methods and the KKT
+            # report use products); other kernels need dense rows (densified below a limit)
+            linear = isinstance(kernel, str) and kernel == "linear"
+            self.X = as_features(X, sparse="keep" if linear else "densify")
             self._K = None
         n_rows = (self._K if precomputed else self.X).shape[0]
         self.y, self.label_map = as_binary_labels(y, n=n_rows)
@@ -322,7 +332,8 @@ class SVM(KernelSamples):
                 raise ParameterError(f"a precomputed test kernel needs {self.n_samples} "
                                      f"columns; got shape {K_new.shape}")
             return K_new @ self.expansion(solution) + solution.b
-        X = as_features(X)
+        X = as_features(X, sparse="keep" if self.kernel.is_linear and solution.w is not None
+                        else "densify")
         if X.shape[1] != self.X.shape[1]:
             raise ParameterError(f"X has {X.shape[1]} features; the model was built with "
                                  f"{self.X.shape[1]}")

@@ -169,13 +169,21 @@ def reconstruct_multipliers(features: np.ndarray, y: np.ndarray, C, intercept: b
     below = margins < 1 - band
     on = ~below & (margins <= 1 + band)
     alpha[below] = np.where(np.isfinite(upper[below]), upper[below], 0.0)
-    rows = [features.T] if not intercept else [features.T, np.ones((1, n))]
-    A_full = np.vstack(rows) * y[None, :]                 # columns: y_i (phi_i, 1)
-    target = np.concatenate([w, [0.0]]) if intercept else np.array(w, dtype=float)
-    target = target - A_full[:, below] @ alpha[below]
+    # columns y_i (phi_i, 1), formed for the margin band only: products elsewhere, so a
+    # sparse X stays sparse (the band's block is dense, |band| columns)
+    ya = y * alpha * below
+    fixed = features.T @ ya
+    target = np.asarray(w, dtype=float) - np.asarray(fixed).ravel()
+    if intercept:
+        target = np.append(target, -float(ya.sum()))
     idx = np.flatnonzero(on & (upper > 0))     # C_i = 0 (weight 0): a_i = 0 is forced
     if idx.size:
-        fit = lsq_linear(A_full[:, idx], target, bounds=(np.zeros(idx.size), upper[idx]),
+        block = features[idx]
+        block = block.toarray() if hasattr(block, "toarray") else np.asarray(block)
+        A_band = block.T * y[idx][None, :]
+        if intercept:
+            A_band = np.vstack([A_band, y[idx][None, :]])
+        fit = lsq_linear(A_band, target, bounds=(np.zeros(idx.size), upper[idx]),
                          method="bvls")
         alpha[idx] = fit.x
     return alpha

@@ -83,8 +83,12 @@ class OptimalityReport:
 
 def subgradient_distance(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Penalty,
                          lam: float, intercept: bool, w: np.ndarray, b: float,
-                         kink_tol: float = 1e-6) -> tuple[float, dict]:
+                         kink_tol: float = 1e-6,
+                         sample_weight: np.ndarray | None = None) -> tuple[float, dict]:
     """Distance of 0 to dF(w, b), and how it was obtained (see the module docstring).
+
+    With sample weights s the loss term is (1/sum s) sum_i s_i loss_i: sample i's
+    subdifferential interval is scaled by v_i = n s_i / sum s (the (1/n) A^T g form stays).
 
     Returns
     -------
@@ -94,6 +98,9 @@ def subgradient_distance(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Pena
     n, d = X.shape
     f = X @ w + b
     lo, hi = loss.subdifferential(y, f, kink_tol)
+    if sample_weight is not None:
+        v = np.asarray(sample_weight, float) * (n / np.sum(sample_weight))
+        lo, hi = lo * v, hi * v
     free = lo < hi
     A_T = np.vstack([X.T, np.ones(n)]) if intercept else X.T       # (dim, n)
     dim = A_T.shape[0]

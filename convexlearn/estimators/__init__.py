@@ -7,7 +7,7 @@ imports scikit-learn; this subpackage is imported explicitly
 Every estimator stores its parameters in ``__init__``, validates them in ``fit`` and
 returns ``self``; besides scikit-learn's fitted attributes it keeps the convexlearn
 ``solution_`` and its optimality report (``kkt_`` for the SVMs). Multiclass problems are
-solved one-vs-rest. :func:`expected_failed_checks` lists, with reasons, the scikit-learn
+solved one-vs-one (KernelSVMClassifier's default, SVC's layout) or one-vs-rest. :func:`expected_failed_checks` lists, with reasons, the scikit-learn
 estimator checks that cannot pass for mathematical reasons.
 """
 

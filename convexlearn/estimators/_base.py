@@ -2,14 +2,18 @@
 
 Input: scikit-learn's ``validate_data`` is used at the edge because its checks (and users'
 pipelines) rely on its exact behaviour: ``n_features_in_``, ``feature_names_in_``, the
-messages for complex, sparse, empty or NaN input. The numerical core still validates the
-arrays it receives through :mod:`convexlearn.data`.
+messages for complex, empty or NaN input. scipy.sparse CSR/CSC is accepted
+(:func:`edge_data`): kept sparse where the estimator's method uses X through products,
+else densified below ``convexlearn.data.DENSIFY_LIMIT_BYTES`` or refused with the size of
+the dense copy. The numerical core still validates the arrays it receives through
+:mod:`convexlearn.data`.
 
-Multiclass: one-vs-rest. With classes c_1 < ... < c_K (K > 2), problem k separates c_k
-(+1) from the rest (-1); the decision function has one column per class and the
-prediction is the class of the largest column. For K = 2 there is one problem with
-classes_[0] -> -1 and classes_[1] -> +1 (DESIGN.md section 1), a 1-D decision function and
-prediction classes_[1] where f(x) >= 0 (sign(0) = +1).
+Multiclass for the linear models (ERM): one-vs-rest. With classes c_1 < ... < c_K (K > 2),
+problem k separates c_k (+1) from the rest (-1); the decision function has one column per
+class and the prediction is the class of the largest column. For K = 2 there is one
+problem with classes_[0] -> -1 and classes_[1] -> +1 (the package's label rule), a 1-D
+decision function and prediction classes_[1] where f(x) >= 0 (sign(0) = +1). The SVM
+classifiers also offer one-vs-one (:mod:`convexlearn.estimators._multiclass`).
 """
 
 from __future__ import annotations
@@ -18,15 +22,19 @@ import numbers
 import warnings
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
+from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..errors import DataError
+from ..data import dense_or_refuse, is_sparse
+from ..errors import DataError, ParameterError
+from ._multiclass import argmax_ties_low, rounding_bound
 
-__all__ = ["ovr_targets", "seed_from", "warn_if_not_optimal",
-           "fit_classes", "predict_from_decision", "validated_X"]
+__all__ = ["check_class_weight", "fit_weighted_classes", "ovr_targets", "seed_from", "warn_if_not_optimal",
+           "fit_classes", "validated_X", "edge_data"]
 
 
 def fit_classes(y: np.ndarray, sample_weight: np.ndarray | None) -> np.ndarray:
@@ -45,6 +53,35 @@ def fit_classes(y: np.ndarray, sample_weight: np.ndarray | None) -> np.ndarray:
     return classes
 
 
+def check_class_weight(class_weight) -> None:
+    """None, "balanced" or a dict {class: weight >= 0}."""
+    if class_weight is None or (isinstance(class_weight, str) and class_weight == "balanced"):
+        return
+    if not isinstance(class_weight, dict):
+        raise ParameterError(f"class_weight must be None, 'balanced' or a dict {{class: "
+                             f"weight}}; got class_weight={class_weight!r}")
+
+
+def fit_weighted_classes(estimator, y: np.ndarray,
+                         sample_weight: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Set ``classes_`` and ``class_weight_``; return (class code, weight v_i) per sample.
+
+    v_i = class_weight_[y_i] * sample_weight_i, 0 for a label outside classes_ (whose
+    samples all weigh 0). "balanced" is scikit-learn's (SVC's) n / (n_classes bincount),
+    counted over the samples of positive weight, unweighted.
+    """
+    check_class_weight(estimator.class_weight)
+    s = sample_weight
+    estimator.classes_ = classes = fit_classes(y, s)
+    codes = np.minimum(np.searchsorted(classes, y), classes.size - 1)
+    known = classes[codes] == y
+    present = known if s is None else known & (s > 0)
+    estimator.class_weight_ = compute_class_weight(estimator.class_weight, classes=classes,
+                                                   y=y[present])
+    v = np.where(known, estimator.class_weight_[codes], 0.0) * (1.0 if s is None else s)
+    return codes, v
+
+
 def ovr_targets(y: np.ndarray, classes: np.ndarray):
     """Yield the binary targets of the one-vs-rest problems, in classes_ order.
 
@@ -56,13 +93,6 @@ def ovr_targets(y: np.ndarray, classes: np.ndarray):
         return
     for c in classes:
         yield np.where(y == c, 1.0, -1.0)
-
-
-def predict_from_decision(decision: np.ndarray, classes: np.ndarray) -> np.ndarray:
-    """classes[1] where f >= 0 (binary), else the class of the largest column."""
-    if decision.ndim == 1:
-        return np.where(decision >= 0, classes[1], classes[0])
-    return classes[np.argmax(decision, axis=1)]
 
 
 def seed_from(random_state) -> int | None:
@@ -95,21 +125,55 @@ def warn_if_not_optimal(estimator, solutions) -> None:
                           f"(see solution_)", ConvergenceWarning, stacklevel=3)
 
 
-def validated_X(estimator, X) -> np.ndarray:
+def edge_data(estimator, X, y="no_validation", reset: bool = True, **kwargs):
+    """scikit-learn's validate_data, with scipy.sparse CSR/CSC accepted: kept sparse where
+    the estimator's method uses X through products (``estimator._keeps_sparse()``), else
+    densified below data.DENSIFY_LIMIT_BYTES or refused with the size of the dense copy."""
+    formats = ("csr", "csc") if hasattr(estimator, "_keeps_sparse") else False
+    only_X = isinstance(y, str) and y == "no_validation"
+    if only_X:
+        X = validate_data(estimator, X, reset=reset, dtype=np.float64,
+                          accept_sparse=formats, **kwargs)
+    else:
+        X, y = validate_data(estimator, X, y, reset=reset, dtype=np.float64,
+                             accept_sparse=formats, **kwargs)
+    if is_sparse(X):
+        X = X.tocsr() if estimator._keeps_sparse() else dense_or_refuse(
+            X, f"{type(estimator).__name__} with these parameters")
+    return X if only_X else (X, y)
+
+
+def validated_X(estimator, X):
     """X at prediction time: fitted check, then the same validation as in fit."""
     check_is_fitted(estimator)
-    return validate_data(estimator, X, reset=False, dtype=np.float64)
+    return edge_data(estimator, X, reset=False)
 
 
 class LinearDecisionMixin:
     """decision_function and predict of a fitted linear model (coef_, intercept_, classes_)."""
 
-    def decision_function(self, X):
-        """f(x) = <w, x> + b: shape (n,) for two classes, else (n, n_classes)."""
-        X = validated_X(self, X)
-        D = X @ self.coef_.T + self.intercept_
-        return D.ravel() if self.classes_.size == 2 else D
+    def _keeps_sparse(self) -> bool:
+        return True
 
-    def predict(self, X):
-        """classes_[1] where f(x) >= 0 (binary), else the class of the largest f_k(x)."""
-        return predict_from_decision(self.decision_function(X), self.classes_)
+    def _values(self, X) -> tuple[np.ndarray, np.ndarray]:
+        """(F, E): f_k(x) = <w_k, x> + b_k, (n, n_problems), and the rounding bound of each
+        value (:func:`convexlearn.estimators._multiclass.rounding_bound`)."""
+        X = validated_X(self, X)
+        F = X @ self.coef_.T + self.intercept_
+        E = rounding_bound(abs(X) @ np.abs(self.coef_).T, np.abs(self.intercept_),
+                           self.coef_.shape[1])
+        return np.asarray(F), np.asarray(E)
+
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
+        """f(x) = <w, x> + b: shape (n,) for two classes, else (n, n_classes)."""
+        F, _ = self._values(X)
+        return F.ravel() if self.classes_.size == 2 else F
+
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """classes_[1] where f(x) >= 0 (binary), else the class of the largest f_k(x);
+        values within their rounding bound are equal (ties to the first class), so a
+        prediction does not depend on the batch it is computed in."""
+        F, E = self._values(X)
+        if self.classes_.size == 2:
+            return np.where(F[:, 0] >= -E[:, 0], self.classes_[1], self.classes_[0])
+        return self.classes_[argmax_ties_low(F, E)]

@@ -1,6 +1,6 @@
 """Regularized ERM estimators: :class:`convexlearn.ERM` behind fit/predict.
 
-Problem solved (DESIGN.md section 1; one-vs-rest for more than two classes)::
+Problem solved (one-vs-rest for more than two classes)::
 
     F(w, b) = (1/n) sum_i loss(y_i, <w, x_i> + b) + lam * R(w),    b unpenalized
 
@@ -9,21 +9,24 @@ l2 penalty is loss="logistic", penalty="l2", lam = 1/(n C); ``Ridge(alpha)`` is
 loss="squared", penalty="l2", lam = 2 alpha / n; ``Lasso(alpha)`` is loss="squared",
 penalty="l1", lam = 2 alpha.
 
-``sample_weight`` is not offered: the lambda-form averages the losses with equal weights,
-and the core ERM has no per-sample weights yet.
+Sample and class weights: the loss term is the weighted mean (1/sum v) sum_i v_i loss_i,
+v_i = class_weight[y_i] * sample_weight_i (integer weights are copies of samples; lam keeps
+its meaning).
 """
 
 from __future__ import annotations
 
 
 import numpy as np
+from numpy.typing import ArrayLike
+from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils.validation import validate_data
+from sklearn.utils.metaestimators import available_if
 
-from ..data import check_count, check_nonnegative
+from ..data import as_sample_weight, check_count, check_nonnegative
 from ..erm import ERM
-from ._base import (LinearDecisionMixin, fit_classes, ovr_targets, validated_X,
-                    warn_if_not_optimal)
+from ._base import (LinearDecisionMixin, edge_data, fit_weighted_classes, ovr_targets,
+                    validated_X, warn_if_not_optimal)
 
 __all__ = ["ERMClassifier", "ERMRegressor"]
 
@@ -38,6 +41,8 @@ _COMMON_DOC = """
         Regularization strength in the lambda-form (losses averaged over the samples).
     fit_intercept : bool, default=True
         Fit an unpenalized intercept b.
+    class_weight : dict, "balanced" or None (ERMClassifier only)
+        Weight of the losses of class c's samples; "balanced" = n / (n_classes count(c)).
     method : str, default="exact"
         "exact" (cvxpy), "closed-form", "gd", "newton", "prox", "fista", "subgradient"
         (where they apply: the core raises NotApplicableError naming what is missing).
@@ -81,6 +86,11 @@ class _ERMBase(BaseEstimator):
             raise ValueError(f"{type(self).__name__} needs a {self._task} loss; "
                              f"loss={self.loss!r} is a {loss.task} loss ({hint})")
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True         # X is used through products only
+        return tags
+
     def _penalty_params(self) -> dict:
         if self.penalty == "lp":
             return {"p": self.p}
@@ -88,15 +98,20 @@ class _ERMBase(BaseEstimator):
             return {"l1_ratio": self.l1_ratio}
         return {}
 
-    def _solve(self, X, y):
+    def _solve(self, X, y, s=None):
         check_nonnegative("lam", self.lam)
         if self.max_iter is not None:
             check_count("max_iter", self.max_iter)
         options = {} if self.max_iter is None or self.method in ("exact", "closed-form") \
             else {"max_iter": int(self.max_iter)}
         erm = ERM(X, y, loss=self.loss, penalty=self.penalty, lam=self.lam,
-                  intercept=self.fit_intercept, **self._penalty_params())
-        return erm.solve(method=self.method, tol=self.tol, **options)
+                  intercept=self.fit_intercept, sample_weight=s, **self._penalty_params())
+        # the exact route is certified at the project's exact tolerance (distance of 0 to
+        # dF <= 1e-9): cvxpy re-solves at tighter settings until it holds (found by
+        # check_sample_weight_equivalence: at 1e-6, copies and weights differed by 6e-7).
+        # Iterative methods keep the core's 1e-6: they stop at their own tol.
+        exact = {"cert_tol": 1e-9} if self.method == "exact" else {}
+        return erm.solve(method=self.method, tol=self.tol, **exact, **options)
 
     def _store(self, solutions) -> None:
         warn_if_not_optimal(self, solutions)
@@ -111,38 +126,85 @@ class ERMClassifier(LinearDecisionMixin, ClassifierMixin, _ERMBase):
                _COMMON_DOC.format(loss="logistic", coef_shape="(n_problems, n_features)",
                                   intercept_type="ndarray of shape (n_problems,)"))
 
-    def __init__(self, loss="logistic", penalty="l2", lam=0.01, *, fit_intercept=True,
-                 method="exact", tol=1e-8, max_iter=None, p=2.0, l1_ratio=0.5):
+    def __init__(self, loss: str = "logistic", penalty: str = "l2", lam: float = 0.01, *,
+                 fit_intercept: bool = True, class_weight: dict | str | None = None,
+                 method: str = "exact", tol: float = 1e-8, max_iter: int | None = None,
+                 p: float = 2.0, l1_ratio: float = 0.5) -> None:
         self.loss = loss
         self.penalty = penalty
         self.lam = lam
         self.fit_intercept = fit_intercept
+        self.class_weight = class_weight
         self.method = method
         self.tol = tol
         self.max_iter = max_iter
         self.p = p
         self.l1_ratio = l1_ratio
 
-    def fit(self, X, y):
-        """Fit one problem (two classes, classes_[1] -> +1) or one per class; returns self."""
+    def fit(self, X: ArrayLike, y: ArrayLike,
+            sample_weight: ArrayLike | None = None) -> "ERMClassifier":
+        """Fit one problem (two classes, classes_[1] -> +1) or one per class; returns self.
+
+        ``sample_weight`` s and ``class_weight`` c make the loss term the weighted mean
+        (1/sum v) sum_i v_i loss_i with v_i = c[y_i] s_i (integer weights are copies);
+        samples of weight 0 are left out.
+        """
         self._check_task()
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        self.classes_ = fit_classes(y, None)
-        solutions = [self._solve(X, yk) for yk in ovr_targets(y, self.classes_)]
+        X, y = edge_data(self, X, y)
+        codes, v = fit_weighted_classes(self, y, as_sample_weight(sample_weight, X.shape[0]))
+        keep = np.flatnonzero(v > 0)
+        weights = None if np.all(v == 1.0) else v[keep]
+        X, y = X[keep], y[keep]
+        solutions = [self._solve(X, yk, weights) for yk in ovr_targets(y, self.classes_)]
         self.coef_ = np.vstack([s.w for s in solutions])
         self.intercept_ = np.array([s.b for s in solutions], dtype=float)
         self._store(solutions)
         return self
 
 
+    def _has_proba(self) -> bool:
+        if self.loss != "logistic":
+            raise AttributeError(f"predict_proba needs loss='logistic' (a probability "
+                                 f"model); loss={self.loss!r} has none")
+        return True
+
+    @available_if(_has_proba)
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
+        """P(class | x), shape (n, n_classes), for the logistic loss.
+
+        Binary: P(classes_[1] | x) = sigma(f(x)) = 1 / (1 + exp(-f(x))), the model the
+        logistic loss is the negative log-likelihood of. One-vs-rest: sigma(f_k(x)),
+        normalized to sum 1 over the classes (scikit-learn's "ovr" rule).
+        """
+        D = self.decision_function(X)
+        if D.ndim == 1:
+            p = expit(D)
+            return np.column_stack([1.0 - p, p])
+        P = expit(D)
+        return P / P.sum(axis=1, keepdims=True)
+
+    @available_if(_has_proba)
+    def predict_log_proba(self, X: ArrayLike) -> np.ndarray:
+        """log of :meth:`predict_proba` (binary: log sigma(+-f) via logaddexp, stable)."""
+        D = self.decision_function(X)
+        if D.ndim == 1:
+            return np.column_stack([-np.logaddexp(0.0, D), -np.logaddexp(0.0, -D)])
+        return np.log(self.predict_proba(X))
+
+
 class ERMRegressor(RegressorMixin, _ERMBase):
     _task = "regression"
+
+    def _keeps_sparse(self) -> bool:
+        return True
+
     __doc__ = ("Linear regressor by regularized ERM.\n" +
                _COMMON_DOC.format(loss="squared", coef_shape="(n_features,)",
                                   intercept_type="float"))
 
-    def __init__(self, loss="squared", penalty="l2", lam=0.01, *, fit_intercept=True,
-                 method="exact", tol=1e-8, max_iter=None, p=2.0, l1_ratio=0.5):
+    def __init__(self, loss: str = "squared", penalty: str = "l2", lam: float = 0.01, *,
+                 fit_intercept: bool = True, method: str = "exact", tol: float = 1e-8,
+                 max_iter: int | None = None, p: float = 2.0, l1_ratio: float = 0.5) -> None:
         self.loss = loss
         self.penalty = penalty
         self.lam = lam
@@ -153,17 +215,24 @@ class ERMRegressor(RegressorMixin, _ERMBase):
         self.p = p
         self.l1_ratio = l1_ratio
 
-    def fit(self, X, y):
-        """Fit w, b to real targets; returns self."""
+    def fit(self, X: ArrayLike, y: ArrayLike,
+            sample_weight: ArrayLike | None = None) -> "ERMRegressor":
+        """Fit w, b to real targets; returns self. ``sample_weight`` s: the loss term is
+        (1/sum s) sum_i s_i loss_i (integer weights are copies; weight 0 leaves a sample
+        out)."""
         self._check_task()
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
-        solution = self._solve(X, y)
+        X, y = edge_data(self, X, y, y_numeric=True)
+        s = as_sample_weight(sample_weight, X.shape[0])
+        if s is not None:
+            keep = np.flatnonzero(s > 0)
+            X, y, s = X[keep], y[keep], s[keep]
+        solution = self._solve(X, y, s)
         self.coef_ = np.asarray(solution.w, dtype=float)
         self.intercept_ = float(solution.b)
         self._store([solution])
         return self
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """f(x) = <w, x> + b."""
         X = validated_X(self, X)
         return X @ self.coef_ + self.intercept_

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import validate_data
 
@@ -66,7 +67,7 @@ class PerceptronClassifier(_LinearPredictor):
         self.shuffle = shuffle
         self.random_state = random_state
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike):
         """Run the perceptron (one-vs-rest for more than two classes); returns self."""
         check_count("max_iter", self.max_iter)
         X, y = validate_data(self, X, y, dtype=np.float64)
@@ -134,7 +135,7 @@ class HalfspaceClassifier(_LinearPredictor):
         self.fit_intercept = fit_intercept
         self.max_margin = max_margin
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike):
         """Find a consistent hyperplane per problem, or raise NotSeparableError; returns self."""
         X, y = validate_data(self, X, y, dtype=np.float64)
         self.classes_ = fit_classes(y, None)

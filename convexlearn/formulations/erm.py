@@ -41,7 +41,7 @@ def _kind(loss: Loss, penalty: Penalty) -> str:
 
 
 def erm_problem(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Penalty, lam: float,
-                intercept: bool = True) -> Formulation:
+                intercept: bool = True, sample_weight: np.ndarray | None = None) -> Formulation:
     """Build the ERM problem.
 
     Parameters
@@ -54,6 +54,8 @@ def erm_problem(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Penalty, lam:
         Must be convex (l0 is refused by ``penalty.cvxpy``).
     lam : float >= 0
     intercept : bool
+    sample_weight : ndarray of shape (n,), optional
+        s_i >= 0; the loss term becomes (1/sum s) sum_i s_i loss_i.
 
     Returns
     -------
@@ -68,7 +70,11 @@ def erm_problem(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Penalty, lam:
         b = cp.Variable(name="b")
         variables["b"] = b
         scores = scores + b
-    objective = cp.sum(loss.cvxpy(y, scores)) / n
+    if sample_weight is None:
+        objective = cp.sum(loss.cvxpy(y, scores)) / n
+    else:
+        s = np.asarray(sample_weight, dtype=float)
+        objective = cp.sum(cp.multiply(s / s.sum(), loss.cvxpy(y, scores)))
     if penalty.name != "none":
         lam_par = cp.Parameter(nonneg=True, value=float(lam), name="lam")
         parameters["lam"] = lam_par

@@ -50,6 +50,9 @@ ITERATIVE_METHODS: dict[str, str] = {"subgradient": "svm_subgradient:solve_svm",
                                      "pegasos": "pegasos:solve_svm", "smo": "smo:solve_svm",
                                      "dcd": "dcd:solve_svm"}
 
+#: Methods that work on a sparse X (linear kernel) through products, never densifying it.
+SPARSE_METHODS = ("dcd", "pegasos", "subgradient")
+
 INFEASIBLE_HINT = ("the hard-margin SVM is infeasible: no hyperplane separates the two classes "
                    "with margin. cl.Halfspace(X, y).check() decides linear separability and "
                    "returns a certificate; use a finite C for the soft margin")
@@ -142,6 +145,8 @@ def solve(svm, method: str = "exact", *, solver: str | None = None, tol: float =
     if kkt_tol is None:     # capped: smo at tol=10 was "optimal" at alpha = 0
         kkt_tol = 1e-6 if method in EXACT_METHODS else min(max(tol, 1e-6), 1e-3)
     kkt_tol = check_positive("kkt_tol", kkt_tol)
+    if method not in SPARSE_METHODS:
+        svm.densify(f"SVM method {method!r}")
     if method in EXACT_METHODS:
         solution = _solve_exact(svm, method, solver, polish, kkt_tol, options)
     elif method in ITERATIVE_METHODS:

@@ -49,7 +49,7 @@ import numpy as np
 
 from scipy.linalg.blas import daxpy, ddot
 
-from ..data import check_choice, check_positive
+from ..data import check_choice, check_positive, is_sparse
 from ..errors import NotApplicableError, ParameterError
 from ..solution import History, Solution, Timer
 
@@ -59,6 +59,39 @@ LOSSES = ("hinge", "squared_hinge")
 
 _INNER = 0.1      # inner accuracy after a multiplier step, relative to rho |y^T a|
 _TOL_FLOOR = 1e-14    # the gap test cuts tol no further (projected gradients are O(1))
+
+
+class _CentredSparse:
+    """X - 1 mu^T for a CSR X, never formed: the products of DCD in O(nnz) (implicit
+    centring; mu = 0 without an intercept).
+
+    DCD keeps v = sum_i a_i y_i x_i and s = y^T a; the centred w is v - s mu, so
+    <x_i - mu, w> = <x_i, v> - s <x_i, mu> - <mu, v> + s ||mu||^2, with <mu, v> updated at
+    each step (v += t x_i moves it by t <x_i, mu>).
+    """
+
+    def __init__(self, X, mu):
+        self.X, self.mu = X, mu
+        self.indptr, self.indices, self.data = X.indptr, X.indices, X.data
+        self.xm = X @ mu
+        self.mu2 = float(mu @ mu)
+        self.shape = X.shape
+
+    def __matmul__(self, w):
+        return self.X @ w - float(self.mu @ w)
+
+    @property
+    def T(self):
+        outer = self
+
+        class _Transposed:
+            def __matmul__(self, u):
+                return outer.X.T @ u - outer.mu * float(np.sum(u))
+        return _Transposed()
+
+    def row_sq_norms(self) -> np.ndarray:
+        sq = np.asarray(self.X.multiply(self.X).sum(axis=1)).ravel()
+        return sq - 2.0 * self.xm + self.mu2
 
 
 def _objectives(X, y, C, loss, alpha, w, b):
@@ -132,7 +165,8 @@ def dcd_linear(X: np.ndarray, y: np.ndarray, C: float, loss: str = "hinge", inte
     hinge = loss == "hinge"
     upper = C if hinge else math.inf
     diag = 0.0 if hinge else 1.0 / (2.0 * C)
-    sq = np.einsum("ij,ij->i", X, X)
+    sparse = isinstance(X, _CentredSparse)
+    sq = X.row_sq_norms() if sparse else np.einsum("ij,ij->i", X, X)
     if intercept:
         # the constant feature sqrt(rho) as large as a typical feature: 1 on standardized
         # data (LIBLINEAR's bias 1), and equivariant under X -> s X
@@ -148,7 +182,14 @@ def dcd_linear(X: np.ndarray, y: np.ndarray, C: float, loss: str = "hinge", inte
     w = X.T @ (y * alpha)
     s = float(y @ alpha)
     lam = float(b0) - rho * s if intercept else 0.0
-    rows, yl = list(np.ascontiguousarray(X)), y.tolist()   # row views made once
+    yl = y.tolist()
+    if sparse:
+        # v = sum a_i y_i x_i on the stored values; w = v - s mu is formed only at the end
+        indptr, indices, data, xm = X.indptr, X.indices, X.data, X.xm
+        v = X.X.T @ (y * alpha)
+        mu_v = float(X.mu @ v)
+    else:
+        rows = list(np.ascontiguousarray(X))   # row views made once
     # The loop is per coordinate, so its cost is interpreter overhead: Python floats for the
     # scalars and the BLAS ddot/daxpy wrappers (~0.1-0.4 us a call against ~1 us for
     # ``x @ w`` and ``w += t * x``) - measured in benchmarks/bench_svm_iterative.py.
@@ -169,8 +210,14 @@ def dcd_linear(X: np.ndarray, y: np.ndarray, C: float, loss: str = "hinge", inte
         n_pass = perm.size
         for pos, i in enumerate(perm.tolist()):
             yi, ai = yl[i], alpha_l[i]
-            xi = rows[i]
-            G = yi * (ddot(xi, w) + b) - 1.0 + diag * ai
+            if sparse:
+                lo, hi = indptr[i], indptr[i + 1]
+                cols, vals = indices[lo:hi], data[lo:hi]
+                fi = float(vals @ v[cols]) - s * xm[i] - mu_v + s * X.mu2
+            else:
+                xi = rows[i]
+                fi = ddot(xi, w)
+            G = yi * (fi + b) - 1.0 + diag * ai
             if ai <= 0.0:
                 if shrinking and G > pg_max_old:
                     keep[pos] = False
@@ -195,8 +242,12 @@ def dcd_linear(X: np.ndarray, y: np.ndarray, C: float, loss: str = "hinge", inte
                     alpha_l[i] = new
                     a_sum += new - ai
                     a_sq += new * new - ai * ai
-                    daxpy(xi, w, a=step)            # w += step x_i, in place
-                    if rho:
+                    if sparse:
+                        v[cols] += step * vals      # CSR rows hold each column once
+                        mu_v += step * xm[i]
+                    else:
+                        daxpy(xi, w, a=step)        # w += step x_i, in place
+                    if rho or sparse:
                         s += step
                         b += rho * step
         active = perm[keep]
@@ -211,12 +262,15 @@ def dcd_linear(X: np.ndarray, y: np.ndarray, C: float, loss: str = "hinge", inte
             violation = max(pg_max, -pg_min)
         # O(1) bookkeeping per epoch: running sums, not O(n) reductions (a threaded BLAS
         # dot of length 20 000 was measured at ~10 ms on a busy machine)
-        dual = a_sum - 0.5 * ddot(w, w) - 0.5 * diag * a_sq
+        ww = (float(v @ v) - 2.0 * s * mu_v + s * s * X.mu2) if sparse else ddot(w, w)
+        dual = a_sum - 0.5 * ww - 0.5 * diag * a_sq
         row = dict(objective=dual, violation=violation, balance=abs(s), active=n_pass,
                    violation_target=tol)
         if n_pass == n or callback is not None:
             alpha[:] = alpha_l
         if n_pass == n:
+            if sparse:
+                w = v - s * X.mu
             # the primal needs X w, O(nd): only after full passes, which cost as much
             primal = _objectives(X, y, C, loss, alpha, w, lam + rho * s)[0]
             row.update(primal=primal, gap=primal - dual)
@@ -321,14 +375,21 @@ def solve_svm(svm, tol: float = 1e-4, max_iter: int = 1000, loss: str = "hinge",
     # b shifted by <w, mu>: the multiplier method converges much faster on centred data
     # (uncentred, ||x||^2 >> rho stalls it: iris versicolor/virginica was 7e-4 above the
     # optimum after 10 000 epochs, and 5x at a +1e3 shift; found in review).
-    mu = svm.X.mean(axis=0) if svm.intercept else np.zeros(svm.X.shape[1])
+    mu = (np.asarray(svm.X.mean(axis=0)).ravel() if svm.intercept
+          else np.zeros(svm.X.shape[1]))
     if alpha0 is not None:
         b0 += float((svm.X.T @ (svm.y * np.clip(alpha0, 0.0, svm.C))) @ mu)
+    # a sparse X is centred implicitly (its centred copy would be dense)
+    Xc = _CentredSparse(svm.X, mu) if is_sparse(svm.X) else svm.X - mu
+    if svm.intercept:
+        sq = Xc.row_sq_norms() if is_sparse(svm.X) else np.einsum("ij,ij->i", Xc, Xc)
+        shift_norm = float(np.linalg.norm(mu)) * float(np.sqrt(np.max(sq)))
+    else:
+        shift_norm = 0.0
     alpha, w_c, b, epochs, status, history = dcd_linear(
-        svm.X - mu, svm.y, svm.C, loss, svm.intercept, tol, max_iter, seed, shrinking, rho,
+        Xc, svm.y, svm.C, loss, svm.intercept, tol, max_iter, seed, shrinking, rho,
         alpha0, callback, b0, gap_tol=None if math.isinf(gap_tol) else gap_tol,
-        shift_norm=float(np.linalg.norm(mu)) * float(np.sqrt(np.max(
-            np.einsum("ij,ij->i", svm.X - mu, svm.X - mu)))) if svm.intercept else 0.0)
+        shift_norm=shift_norm)
     # w = sum_i alpha_i y_i x_i (the primal-dual link the KKT report checks); it differs
     # from the centred run's w_c by mu y^T alpha, which the stop kept <= tol, and with
     # b = b_c - <w, mu> the decision values differ from the run's by (y^T alpha) <mu, x - mu>.

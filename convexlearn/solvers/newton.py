@@ -33,7 +33,39 @@ from ..solution import History, Timer
 from .gd import _roundoff_progress
 from .oracle import ERMOracle
 
-__all__ = ["newton"]
+__all__ = ["newton", "CG_DIM"]
+
+#: Above this many coordinates (or on a sparse X) Newton solves H p = -g by conjugate
+#: gradients on Hessian-vector products instead of factoring H (p^2 memory, p^3 time).
+CG_DIM = 3000
+
+
+def _cg_direction(oracle: ERMOracle, x: np.ndarray, grad: np.ndarray,
+                  gnorm: float) -> np.ndarray:
+    """Truncated-Newton step: CG on H p = -grad until ||H p + grad|| <= eta ||grad||,
+    eta = min(0.5, sqrt(||grad||)) (superlinear near the solution: Eisenstat-Walker's
+    forcing term, as in LIBLINEAR's trust-region Newton), at most 250 iterations. A
+    direction of non-positive curvature ends CG with the iterate so far (or -grad)."""
+    h = oracle.curvature(x)
+    eta = min(0.5, float(np.sqrt(gnorm)))
+    p = np.zeros_like(grad)
+    r = -grad.copy()
+    d = r.copy()
+    rr = float(r @ r)
+    for _ in range(250):
+        if np.sqrt(rr) <= eta * gnorm:
+            break
+        Hd = oracle.hessian_vector(x, d, h)
+        dHd = float(d @ Hd)
+        if dHd <= 0:
+            break
+        t = rr / dHd
+        p += t * d
+        r -= t * Hd
+        rr_new = float(r @ r)
+        d = r + (rr_new / rr) * d
+        rr = rr_new
+    return p if np.any(p) else -grad
 
 
 def newton(oracle: ERMOracle, x0: np.ndarray | None = None, *, tol: float = 1e-8,
@@ -63,6 +95,11 @@ def newton(oracle: ERMOracle, x0: np.ndarray | None = None, *, tol: float = 1e-8
         subsample = x0 is None
     stride = min(8, oracle.n // (10 * oracle.dim)) if subsample else 1
     stride = stride if stride >= 2 else 1
+    # A sparse X or a large p: Newton-CG (H never formed: a dense p x p H of a 20 000-column
+    # X is 3.2 GB); otherwise the factored H of the accuracy ladder below.
+    cg = oracle.sparse or oracle.dim > CG_DIM
+    if cg:
+        stride, mixed_precision = 1, False
     value, grad = oracle.value_grad(x)
     status, k, t = "max_iter", 0, 1.0
     for k in range(1, max_iter + 1):
@@ -76,13 +113,16 @@ def newton(oracle: ERMOracle, x0: np.ndarray | None = None, *, tol: float = 1e-8
         if gnorm <= tol:
             status = "converged"
             break
-        H = oracle.hessian(x, dtype=np.float32 if mixed_precision else np.float64,
-                           stride=stride)
-        try:
-            # H and grad are finite (finite data and iterates): skip scipy's input scans.
-            p = -cho_solve(cho_factor(H, check_finite=False), grad, check_finite=False)
-        except np.linalg.LinAlgError:   # singular H: pseudo-inverse step
-            p = -np.linalg.lstsq(H, grad, rcond=None)[0]
+        if cg:
+            p = _cg_direction(oracle, x, grad, gnorm)
+        else:
+            H = oracle.hessian(x, dtype=np.float32 if mixed_precision else np.float64,
+                               stride=stride)
+            try:
+                # H and grad are finite (finite data and iterates): skip scipy's input scans.
+                p = -cho_solve(cho_factor(H, check_finite=False), grad, check_finite=False)
+            except np.linalg.LinAlgError:   # singular H: pseudo-inverse step
+                p = -np.linalg.lstsq(H, grad, rcond=None)[0]
         slope = float(grad @ p)
         if not slope < 0:        # not a descent direction (H singular along grad): use -grad
             p, slope = -grad, -gnorm ** 2

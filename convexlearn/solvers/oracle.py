@@ -3,6 +3,7 @@
 The variable is x = (w, b) (b only with an intercept), A = [X, 1] (or X), f = A x::
 
     F(x)      = L(x) + lam R(w),     L(x) = (1/n) sum_i loss(y_i, f_i)
+                (with sample weights s: L(x) = (1/sum s) sum_i s_i loss(y_i, f_i))
     grad L(x) = (1/n) A^T l'(f)                       (l' the derivative in f)
     hess L(x) = (1/n) A^T diag(l''(f)) A
 
@@ -14,11 +15,24 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..data import is_sparse
 from ..errors import NotApplicableError
 from ..losses import Loss
 from ..penalties import Penalty
 
 __all__ = ["ERMOracle"]
+
+
+def _sparse_norm2(X, intercept: bool) -> float:
+    """||A||_2 for A = [X, 1] (or X) with X sparse, by a Lanczos SVD (svds), enlarged by
+    1e-6 relative: an upper bound up to that accuracy, without densifying X."""
+    from scipy.sparse import hstack
+    from scipy.sparse.linalg import svds
+    A = hstack([X, np.ones((X.shape[0], 1))], format="csr") if intercept else X
+    if min(A.shape) < 3:
+        return float(np.linalg.norm(A.toarray(), 2))
+    top = svds(A, k=1, return_singular_vectors=False, tol=1e-8, random_state=0)
+    return float(top[0]) * (1 + 1e-6)
 
 
 class ERMOracle:
@@ -32,11 +46,17 @@ class ERMOracle:
     penalty : Penalty
     lam : float
     intercept : bool
+    sample_weight : ndarray (n,), optional
+        s_i >= 0: the loss term is (1/sum s) sum_i s_i loss_i (a weighted mean, so integer
+        weights are copies of samples and uniform weights change nothing).
     """
 
     def __init__(self, X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Penalty, lam: float,
-                 intercept: bool = True):
+                 intercept: bool = True, sample_weight: np.ndarray | None = None):
         self.X, self.y, self.loss, self.penalty = X, y, loss, penalty
+        # weights normalized to mean 1: (1/sum s) sum s_i loss_i = mean(v_i loss_i), v = n s / sum s
+        self.weights = (None if sample_weight is None
+                        else np.asarray(sample_weight, float) * (y.shape[0] / np.sum(sample_weight)))
         self.lam, self.intercept = float(lam), bool(intercept)
         self.n, self.d = X.shape
         self.dim = self.d + int(self.intercept)
@@ -114,7 +134,11 @@ class ERMOracle:
     # ------------------------------------------------------------------ values
     def loss_value(self, x: np.ndarray) -> float:
         """L(x) = (1/n) sum_i loss(y_i, f_i), with f = A x."""
-        return float(np.mean(self.loss.value(self.y, self.scores(x))))
+        return float(np.mean(self._weighted(self.loss.value(self.y, self.scores(x)))))
+
+    def _weighted(self, per_sample: np.ndarray) -> np.ndarray:
+        """v_i * per_sample_i (the normalized sample weights; unchanged without weights)."""
+        return per_sample if self.weights is None else self.weights * per_sample
 
     def value(self, x: np.ndarray) -> float:
         """F(x) = L(x) + lam R(w)."""
@@ -125,8 +149,8 @@ class ERMOracle:
     def loss_value_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         """(L(x), grad L(x)) for a differentiable loss."""
         f = self.scores(x)
-        return (float(np.mean(self.loss.value(self.y, f))),
-                self._AT(self.loss.derivative(self.y, f)) / self.n)
+        return (float(np.mean(self._weighted(self.loss.value(self.y, f)))),
+                self._AT(self._weighted(self.loss.derivative(self.y, f))) / self.n)
 
     def value_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         """(F(x), grad F(x)) for a differentiable loss and penalty."""
@@ -158,8 +182,12 @@ class ERMOracle:
         ``penalty=False`` leaves out lam R'' (the loss's curvature alone, defined for every
         penalty). Returned in float64.
         """
-        h = self.loss.hessian(self.y, self.scores(x))
+        h = self._weighted(self.loss.hessian(self.y, self.scores(x)))
         X = self.X
+        if self.sparse:
+            raise NotApplicableError(
+                f"the dense Hessian ({self.dim} x {self.dim}) of a sparse X is not formed; "
+                f"use hessian_vector (Newton takes CG steps on sparse X)")
         if stride > 1:
             X, h = X[::stride], h[::stride]
         m = X.shape[0]
@@ -176,6 +204,30 @@ class ERMOracle:
             d = np.arange(self.d)
             H[d, d] += self.lam * self.penalty.hessian_diag(w)
         return H
+
+    @property
+    def sparse(self) -> bool:
+        """X is a scipy.sparse matrix (every product here then keeps it sparse)."""
+        return is_sparse(self.X)
+
+    def curvature(self, x: np.ndarray) -> np.ndarray:
+        """l''(f_i) at x, per sample (the weights of the Gauss-Newton / Hessian products)."""
+        return self._weighted(self.loss.hessian(self.y, self.scores(x)))
+
+    def hessian_vector(self, x: np.ndarray, v: np.ndarray, h: np.ndarray | None = None,
+                       penalty: bool = True) -> np.ndarray:
+        """H v = (1/n) A^T (l'' * (A v)) + lam R''(w) v, by two products with X (never
+        forming H: O(nnz(X)) for a sparse X). ``h``: l''(f) at x, if already computed."""
+        h = self.curvature(x) if h is None else h
+        vw, vb = self.split(v)
+        Av = self.X @ vw
+        if self.intercept:
+            Av = Av + vb
+        out = self._AT(h * Av) / self.n
+        if penalty and self.lam > 0:
+            w, _ = self.split(x)
+            out[:self.d] += self.lam * self.penalty.hessian_diag(w) * vw
+        return out
 
     def _hessian_buffer(self, dtype) -> np.ndarray:
         """An n x d work array of ``dtype`` for the Hessian's weighted rows, kept per dtype."""
@@ -195,6 +247,12 @@ class ERMOracle:
         """
         if self.loss.curvature is None:
             return None
+        if self.weights is not None:       # sqrt(v) rows: ||diag(sqrt v) A||^2 <= max v ||A||^2
+            scale = float(np.max(self.weights))
+            return scale * ERMOracle(self.X, self.y, self.loss, self.penalty, self.lam,
+                                     self.intercept).lipschitz()
+        if self.sparse:
+            return self.loss.curvature * _sparse_norm2(self.X, self.intercept) ** 2 / self.n
         return self.loss.curvature * float(np.linalg.norm(self._A(), 2)) ** 2 / self.n
 
     def prox(self, x: np.ndarray, t: float) -> np.ndarray:

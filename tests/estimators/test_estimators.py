@@ -76,7 +76,7 @@ def _sklearn_gram(est, A, B):
 @pytest.mark.parametrize("name, classes", [("breast_cancer", (0, 1)), ("iris", (0, 1, 2))])
 def test_decision_rebuilt_from_dual_coef(kernel, name, classes):
     X, y = binary_dataset(name, classes)
-    # (one-vs-rest: the decision is then the problems' f_k themselves)
+    # one-vs-rest: one row of dual_coef_ per problem (one-vs-one: test_estimators_parity.py)
     est = KernelSVMClassifier(C=1.0, kernel=kernel, degree=2, coef0=1.0,
                               multiclass="ovr").fit(X, y)
     # scikit-learn's kernels (not ours) on the public attributes only

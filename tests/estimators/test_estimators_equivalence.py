@@ -1,6 +1,6 @@
 """Estimators against outside oracles, and the sample-weight equivalences.
 
-Conventions (DESIGN.md section 1 and convexlearn.erm):
+Conventions (convexlearn.erm):
 
 * ``KernelSVMClassifier(C, kernel, gamma)`` and ``LinearSVMClassifier(C)`` solve the problem
   of scikit-learn's ``SVC(C, kernel, gamma)`` (LIBSVM, C-form, unpenalized intercept);
@@ -42,10 +42,11 @@ def test_kernel_svm_matches_svc(name, classes, kernel, C):
     np.testing.assert_allclose(ours.decision_function(X), svc.decision_function(X),
                                atol=1e-5 * scale)
     np.testing.assert_allclose(ours.intercept_, svc.intercept_, atol=1e-5 * scale)
-    # same support and same signed coefficients y_i alpha_i (LIBSVM stops at tol 1e-8)
-    np.testing.assert_array_equal(ours.support_, np.sort(svc.support_))
-    order = np.argsort(svc.support_)
-    np.testing.assert_allclose(ours.dual_coef_, svc.dual_coef_[:, order], atol=1e-5 * C)
+    # same support in SVC's order (grouped by class), same n_support_ and the same signed
+    # coefficients y_i alpha_i (LIBSVM stops at tol 1e-8)
+    np.testing.assert_array_equal(ours.support_, svc.support_)
+    np.testing.assert_array_equal(ours.n_support_, svc.n_support_)
+    np.testing.assert_allclose(ours.dual_coef_, svc.dual_coef_, atol=1e-5 * C)
 
 
 @pytest.mark.parametrize("name, classes", [("breast_cancer", (0, 1)), ("wine", (1, 2))])

@@ -1,0 +1,302 @@
+"""Fit, fitted attributes and prediction shared by the SVM classifiers (SVC's layout).
+
+Each binary problem (two classes, one per pair, or one per class) is the C-form SVM with
+per-sample costs::
+
+    min_{w, b}  1/2 ||w||^2 + sum_i C_i max(0, 1 - y_i f(x_i)),
+    C_i = C * class_weight[y_i] * sample_weight_i
+
+so class_weight and sample_weight act as SVC's: they scale C. The decomposition and the
+attribute layout are :mod:`convexlearn.estimators._multiclass`'s.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import math
+
+import numpy as np
+from numpy.typing import ArrayLike
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.metaestimators import available_if
+
+from ..data import as_sample_weight, check_bool, check_C, check_choice, check_count, \
+    check_positive
+from ..errors import NotApplicableError
+from ..kernels import check_gram, make_kernel
+from ..svm import ITERATIVE_METHODS, SVM
+from ._base import (edge_data, fit_weighted_classes, seed_from, validated_X,
+                    warn_if_not_optimal)
+from ._multiclass import (argmax_ties_low, fit_decomposition, ovo_pairs, ovr_from_ovo,
+                          rounding_bound, vote)
+from ._probability import (couple_pairwise, cv_decision_values, platt_fit, platt_predict)
+
+__all__ = ["SVMClassifierBase"]
+
+
+def _accepted_options(method: str) -> set[str]:
+    """Keyword options the core's iterative SVM method takes (max_iter, seed, ...)."""
+    module_name, func_name = ITERATIVE_METHODS[method].split(":")
+    func = getattr(importlib.import_module(f"convexlearn.solvers.{module_name}"), func_name)
+    return set(inspect.signature(func).parameters)
+
+
+def _double_centered(K: np.ndarray) -> np.ndarray:
+    """P K P with P = I - 1 1^T / n.
+
+    With an intercept the dual lives on y^T alpha = 0, where (y * alpha)^T K (y * alpha)
+    is unchanged by the centering: the SVM needs K to be PSD on 1^perp only (conditionally
+    PSD), which is exactly P K P being PSD. So a precomputed kernel shifted by a constant
+    (K - c 1 1^T, as in scikit-learn's checks) is accepted, and its problem solved exactly.
+    A principal submatrix of P K P (one pair's samples) is PSD as well, and differs from
+    that pair's own centering by terms that vanish on its y^T alpha = 0.
+    """
+    col = K.mean(axis=0)
+    return K - col[None, :] - K.mean(axis=1)[:, None] + col.mean()
+
+
+class SVMClassifierBase(ClassifierMixin, BaseEstimator):
+    """The machinery of :class:`KernelSVMClassifier` and :class:`LinearSVMClassifier`."""
+
+    _methods: tuple[str, ...] = ()
+    _linear_only = False
+
+    # ------------------------------------------------------------ parameters
+    def _kernel_spec(self) -> dict:
+        return {"kernel": "linear"}
+
+    def _scheme(self) -> str:
+        return "ovr"
+
+    def _keeps_sparse(self) -> bool:
+        """A sparse X stays sparse for the linear kernel (products only)."""
+        return self._kernel_spec()["kernel"] == "linear"
+
+    def _check_params(self) -> float:
+        # Iterative methods are offered as the core registers them (convexlearn.svm).
+        available = [m for m in self._methods if m == "exact" or m in ITERATIVE_METHODS]
+        check_choice("method", self.method, available)
+        check_positive("tol", self.tol)
+        if self.max_iter is not None:
+            check_count("max_iter", self.max_iter)
+        check_bool("probability", self.probability)
+        return check_C(self.C)
+
+    def _options(self) -> dict:
+        """Keyword options for an iterative method (none for "exact")."""
+        if self.method == "exact":
+            return {}
+        accepted = _accepted_options(self.method)
+        options = {}
+        if self.max_iter is not None and "max_iter" in accepted:
+            options["max_iter"] = int(self.max_iter)
+        if "seed" in accepted:
+            options["seed"] = seed_from(self.random_state)
+        return options
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self._kernel_spec()["kernel"] == "precomputed"
+        tags.input_tags.sparse = True     # kept sparse (linear kernel) or densified (limit)
+        return tags
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X: ArrayLike, y: ArrayLike,
+            sample_weight: ArrayLike | None = None) -> "SVMClassifierBase":
+        """Fit the binary problem(s): one for two classes, else one per pair (one-vs-one)
+        or per class (one-vs-rest).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), or (n_samples, n_samples) Gram
+            matrix for ``kernel="precomputed"``
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+            Per-sample cost C_i = C * class_weight[y_i] * sample_weight_i. A weight of 0
+            removes the sample, an integer weight k is the same fit as k copies of the
+            sample. Non-uniform costs need ``method="exact"`` (the iterative methods take
+            one C).
+
+        Returns
+        -------
+        self
+        """
+        C = self._check_params()
+        X, y = edge_data(self, X, y)
+        precomputed = self._kernel_spec()["kernel"] == "precomputed"
+        s = as_sample_weight(sample_weight, X.shape[0])
+        codes, cost = fit_weighted_classes(self, y, s)
+        keep = np.flatnonzero(cost > 0)
+        if precomputed:
+            X = check_gram(X)
+            Xk = X[np.ix_(keep, keep)]
+            Xk_solve = _double_centered(Xk) if self.fit_intercept else Xk
+        else:
+            Xk = Xk_solve = X[keep]
+        costs = cost[keep]
+        self._gamma = self._resolved_gamma(Xk, None if s is None else s[keep], precomputed)
+        uniform_all = bool(np.all(costs == 1.0))
+        fits = []
+
+        def fit_binary(rows, y_pm):
+            svm, sol = self._fit_binary(_rows(Xk_solve, rows, precomputed), y_pm,
+                                        None if uniform_all else costs[rows], C)
+            beta = sol.dual_coef if sol.dual_coef is not None else svm.y * sol.report.alpha
+            fits.append((rows, y_pm, svm, sol))
+            return beta, float(sol.b), None
+
+        expansion, _ = fit_decomposition(codes[keep], self.classes_.size, self._scheme(),
+                                         fit_binary)
+        self._set_attributes(expansion, fits, X, Xk, keep, precomputed)
+        if self.probability:
+            self._fit_platt(fits, Xk_solve, costs if not uniform_all else None, C,
+                            precomputed)
+        return self
+
+    def _resolved_gamma(self, X, s, precomputed):
+        """gamma="scale"/"auto" resolved once on all training samples (SVC's rule; Var
+        weighted by sample_weight, so integer weights are copies), not per pair."""
+        spec = self._kernel_spec()
+        if precomputed or not isinstance(spec.get("gamma"), str) or callable(spec["kernel"]):
+            return spec.get("gamma")
+        if spec["kernel"] in ("linear", "precomputed"):
+            return spec["gamma"]
+        return make_kernel(spec["kernel"], X, gamma=spec["gamma"], degree=spec["degree"],
+                           coef0=spec["coef0"], sample_weight=s).gamma
+
+    def _fit_binary(self, X, y, s, C):
+        """(problem, solution) of one binary problem with per-sample costs C * s."""
+        spec = self._kernel_spec()
+        if "gamma" in spec:
+            spec["gamma"] = self._gamma
+        uniform = s is None or bool(np.all(s == s[0]))
+        C_eff = C if s is None or not uniform else C * float(s[0])
+        svm = SVM(X, y, C=C_eff, intercept=self.fit_intercept, **spec)
+        if uniform or math.isinf(C):
+            return svm, svm.solve(method=self.method, tol=self.tol, **self._options())
+        if self.method != "exact":
+            raise NotApplicableError(
+                f"method={self.method!r} solves the SVM with one C for all samples; "
+                f"non-uniform sample_weight or class_weight needs per-sample costs C_i = "
+                f"C * class_weight[y_i] * sample_weight_i, which method='exact' solves")
+        weighted = SVM(X, y, C=C, intercept=self.fit_intercept, sample_weight=s, **spec)
+        return weighted, weighted.solve(method="exact", tol=max(self.tol, 1e-6))
+
+    def _set_attributes(self, expansion, fits, X, Xk, keep, precomputed) -> None:
+        solutions = [sol for *_, sol in fits]
+        warn_if_not_optimal(self, solutions)
+        self.support_ = keep[expansion.support].astype(np.int32)
+        self.n_support_ = expansion.n_support
+        self.dual_coef_ = expansion.dual_coef
+        self.intercept_ = expansion.intercept.copy()
+        self._expansion = expansion
+        self._coefs = expansion.coefficients()
+        if precomputed and self.fit_intercept:
+            # Solved on P K P; on K itself f = K beta + b - c^T beta, c = K's column means
+            # over the training samples (1^T beta = 0 in each problem).
+            self.intercept_ -= self._coefs @ Xk.mean(axis=0)[expansion.support]
+        self.support_vectors_ = np.empty((0, 0)) if precomputed else X[self.support_]
+        if self._linear_only:
+            self.coef_ = np.vstack([sol.w for sol in solutions])
+        self.n_iter_ = np.array([sol.n_iter or 0 for sol in solutions], dtype=int)
+        binary = len(solutions) == 1
+        self.solution_ = solutions[0] if binary else solutions
+        self.kkt_ = solutions[0].report if binary else [sol.report for sol in solutions]
+        self._kernel = fits[0][2].kernel
+
+    # ----------------------------------------------------------- probability
+    def _fit_platt(self, fits, Xk, costs, C, precomputed) -> None:
+        """Platt's (A, B) per problem from 5-fold cross-validated decision values."""
+        seed = seed_from(self.random_state)
+        probA, probB = [], []
+        for rows, y_pm, _, _ in fits:
+            def fit_predict(train, test, rows=rows, y_pm=y_pm):
+                tr, te = rows[train], rows[test]
+                svm, sol = self._fit_binary(_rows(Xk, tr, precomputed), y_pm[train],
+                                            None if costs is None else costs[tr], C)
+                new = Xk[np.ix_(te, tr)] if precomputed else Xk[te]
+                return svm.decision_function(sol, new)
+            f = cv_decision_values(y_pm, fit_predict, seed=seed)
+            A, B = platt_fit(f, y_pm)
+            probA.append(A)
+            probB.append(B)
+        self.probA_, self.probB_ = np.array(probA), np.array(probB)
+
+    # ----------------------------------------------------------- prediction
+    def _problem_values(self, X) -> tuple[np.ndarray, np.ndarray]:
+        """(F, E): the value of each binary problem (n, n_problems) and its rounding bound
+        (see :mod:`convexlearn.estimators._multiclass`)."""
+        X = validated_X(self, X)
+        if self._linear_only:
+            W, n_terms = self.coef_, self.coef_.shape[1]
+            F, absF = X @ W.T, np.abs(X) @ np.abs(W).T
+        else:
+            K = (X[:, self.support_] if self._kernel.name == "precomputed"
+                 else self._kernel(X, self.support_vectors_))
+            F, absF = K @ self._coefs.T, np.abs(K) @ np.abs(self._coefs).T
+            n_terms = self._coefs.shape[1]
+        return F + self.intercept_, rounding_bound(absF, np.abs(self.intercept_), n_terms)
+
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
+        """f(x): (n,) for two classes (f >= 0 means classes_[1]); one-vs-rest (n, n_classes);
+        one-vs-one (n, n_classes (n_classes - 1) / 2) with ``decision_function_shape="ovo"``
+        (f_ij > 0 means class i), else scikit-learn's "ovr" transform of the votes
+        (votes + confidence / (3 (|confidence| + 1))).
+
+        For a precomputed kernel X is the (n_test, n_train) kernel between test and
+        training samples.
+        """
+        F, E = self._problem_values(X)
+        scheme = self._expansion.scheme
+        if scheme == "binary":
+            return F.ravel()
+        if scheme == "ovo" and getattr(self, "decision_function_shape", "ovr") == "ovr":
+            return ovr_from_ovo(F, E, self.classes_.size)
+        return F
+
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """classes_[1] where f(x) >= 0 (binary); the class of most votes (one-vs-one) or of
+        the largest f_k (one-vs-rest), ties to the first class. Values within their
+        rounding bound are equal."""
+        F, E = self._problem_values(X)
+        scheme = self._expansion.scheme
+        if scheme == "binary":
+            return np.where(F[:, 0] >= -E[:, 0], self.classes_[1], self.classes_[0])
+        if scheme == "ovo":
+            return self.classes_[np.argmax(vote(F, E, self.classes_.size), axis=1)]
+        return self.classes_[argmax_ties_low(F, E)]
+
+    def _check_proba(self) -> bool:
+        if not self.probability:
+            raise AttributeError("predict_proba is available when probability=True "
+                                 "(Platt scaling fitted by internal cross-validation)")
+        return True
+
+    @available_if(_check_proba)
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
+        """P(class | x), shape (n, n_classes), rows summing to 1 (``probability=True``).
+
+        Binary: Platt's 1 / (1 + exp(A f + B)) for classes_[1]. One-vs-one: Platt per pair,
+        coupled by Wu-Lin-Weng's second method (LIBSVM's). One-vs-rest: Platt per class,
+        normalized to sum 1. (A, B) were fitted on 5-fold cross-validated decision values,
+        so the argmax may differ from ``predict`` near the boundaries (as in LIBSVM).
+        """
+        F, _ = self._problem_values(X)
+        P = platt_predict(F, self.probA_, self.probB_)
+        scheme = self._expansion.scheme
+        if scheme == "binary":
+            return np.column_stack([1.0 - P[:, 0], P[:, 0]])
+        if scheme == "ovo":
+            return couple_pairwise(P, self.classes_.size, ovo_pairs(self.classes_.size))
+        return P / P.sum(axis=1, keepdims=True)
+
+    @available_if(_check_proba)
+    def predict_log_proba(self, X: ArrayLike) -> np.ndarray:
+        """log of :meth:`predict_proba`."""
+        return np.log(self.predict_proba(X))
+
+
+def _rows(X: np.ndarray, rows: np.ndarray, precomputed: bool) -> np.ndarray:
+    """The training block of ``rows``: X[rows], or K[rows][:, rows] for a Gram matrix."""
+    return X[np.ix_(rows, rows)] if precomputed else X[rows]
