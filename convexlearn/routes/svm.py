@@ -50,6 +50,9 @@ ITERATIVE_METHODS: dict[str, str] = {"subgradient": "svm_subgradient:solve_svm",
                                      "pegasos": "pegasos:solve_svm", "smo": "smo:solve_svm",
                                      "dcd": "dcd:solve_svm"}
 
+#: Memory estimates below this (bytes) are not checked against the system's free memory.
+_ALWAYS_FITS = 64 * 2**20
+
 #: Methods that work on a sparse X (linear kernel) through products, never densifying it.
 SPARSE_METHODS = ("dcd", "pegasos", "subgradient")
 
@@ -214,10 +217,12 @@ def _solve_exact(svm, method: str, solver: str | None, polish: bool, kkt_tol: fl
     uncertified: list[tuple[str, Solution]] = []
     best: Solution | None = None
     best_name = ""
-    available = available_memory()
+    available = None
     for name in chain:
         route = ROUTES[name]
         need = route.memory(svm)
+        if need > _ALWAYS_FITS and available is None:   # ask the system only when it matters
+            available = available_memory()
         if available is not None and need > available:
             skipped[name] = (f"needs ~{need / 2**30:.2f} GiB (estimate), "
                              f"{available / 2**30:.2f} GiB available")
