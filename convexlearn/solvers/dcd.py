@@ -223,6 +223,9 @@ def dcd_linear(X, y: np.ndarray, C, loss: str = "hinge", intercept: bool = True,
             primal = _primal_value(f + lam + rho * s, y, C_vec, loss, w2)
             row.update(primal=primal, gap=primal - dual)
         history.record(**row, time=timer())
+        if not math.isfinite(dual):     # hard margin (U = inf) on non-separable data
+            status = "diverged"
+            break
         if callback is not None and callback(epoch, alpha, dual) is False:
             status = "stopped"
             break

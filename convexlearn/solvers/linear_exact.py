@@ -163,13 +163,15 @@ def polish_w(Zy: np.ndarray, C: np.ndarray, alpha: np.ndarray, intercept: bool,
         a[free_idx] = a_F
         g = m - 1.0
         # violations, in margin units (a) and multiplier units / scale (a_F)
-        tol_m = 1e-12 * max(1.0, float(np.max(np.abs(m))))
+        # the rounding bound of each margin's evaluation (terms that cancel in <r_i, u>)
+        tol_m = 1e-12 + 8 * Zy.shape[1] * _EPS * (np.abs(Zy) @ np.abs(u))
         bad_zero = at_zero & (g < -tol_m)
         bad_upper = at_upper & (g > tol_m)
         over = np.zeros(n, dtype=bool)
         under = np.zeros(n, dtype=bool)
-        over[free_idx] = finite[free_idx] & (a_F > C[free_idx])
-        under[free_idx] = a_F < 0.0
+        slack_a = 1e-12 * scale          # clipped afterwards; the certificate judges
+        over[free_idx] = finite[free_idx] & (a_F > C[free_idx] + slack_a)
+        under[free_idx] = a_F < -slack_a
         if not (bad_zero.any() or bad_upper.any() or over.any() or under.any()):
             return np.clip(a, 0.0, C), w, b, rounds
         if rounds > _PDAS_ROUNDS:
@@ -199,16 +201,16 @@ def polish_w(Zy: np.ndarray, C: np.ndarray, alpha: np.ndarray, intercept: bool,
     return None
 
 
-def _reduced_qp(Zy: np.ndarray, C: np.ndarray, intercept: bool, work: np.ndarray,
-                bounded: np.ndarray) -> np.ndarray | None:
-    """Multipliers from the primal restricted to a working set U (an interior-point QP of
-    size p + |U|): the samples outside U keep their side of the margin, so the bounded
-    ones (m_i < 1, a_i = C_i) enter as the linear term -C_i <r_i, u> and the others drop::
+def _reduced_qp(Zy: np.ndarray, C: np.ndarray, intercept: bool, work: np.ndarray):
+    """The SVM primal on a working set U (chunking, Osuna et al. 1997), by an interior
+    point (Clarabel) of size p + |U|; the samples outside U are assumed beyond the margin
+    (a_i = 0)::
 
-        min_u,xi  1/2 ||w||^2 + sum_U C_i xi_i - sum_B C_i <r_i, u>
+        min_u,xi  1/2 ||w||^2 + sum_U C_i xi_i
         s.t.      <r_i, u> >= 1 - xi_i,  xi_i >= 0   (i in U; xi = 0 for the hard margin)
 
-    a_U are the multipliers of the margin constraints. None when the solver fails.
+    Returns (alpha, u) with a_U the multipliers of the margin constraints, or None when
+    the solver fails.
     """
     import cvxpy as cp
     p = Zy.shape[1]
@@ -216,10 +218,8 @@ def _reduced_qp(Zy: np.ndarray, C: np.ndarray, intercept: bool, work: np.ndarray
     u = cp.Variable(p)
     R_U = Zy[work]
     C_U = C[work]
-    cB = Zy[bounded].T @ C[bounded] if bounded.size else np.zeros(p)
-    objective = 0.5 * cp.sum_squares(u[:d]) - cB @ u
-    finite = np.isfinite(C_U)
-    if finite.all():
+    objective = 0.5 * cp.sum_squares(u[:d])
+    if np.isfinite(C_U).all():
         xi = cp.Variable(work.size, nonneg=True)
         margin = R_U @ u >= 1 - xi
         objective = objective + C_U @ xi
@@ -232,46 +232,46 @@ def _reduced_qp(Zy: np.ndarray, C: np.ndarray, intercept: bool, work: np.ndarray
         return None
     if problem.status not in ("optimal", "optimal_inaccurate") or margin.dual_value is None:
         return None
-    alpha = np.where(bounded_mask(bounded, Zy.shape[0]), np.where(np.isfinite(C), C, 0.0), 0.0)
+    alpha = np.zeros(Zy.shape[0])
     alpha[work] = np.clip(np.asarray(margin.dual_value, dtype=float), 0.0, C_U)
     return alpha, np.asarray(u.value, dtype=float)
 
 
-def bounded_mask(idx: np.ndarray, n: int) -> np.ndarray:
-    """Boolean mask of the index array ``idx`` over n samples."""
-    mask = np.zeros(n, dtype=bool)
-    mask[idx] = True
-    return mask
-
-
-def _working_set_polish(Zy, C, intercept, alpha, w, b, scale, rounds=6):
-    """Polish from the margins of a rough point (w, b): U = the free multipliers and the
-    4p samples nearest the margin, the reduced QP on U, then :func:`polish_w`; samples
-    that still violate a condition join U and the QP runs again."""
+def _working_set_polish(Zy, C, intercept, alpha, w, b, scale, rounds=8):
+    """Polish from the margins of a rough point (w, b): U = the samples on or inside the
+    margin (m_i <= 1.1), the free multipliers and the 4p samples nearest the margin; the
+    SVM on U (:func:`_reduced_qp`), then :func:`polish_w` from its margins. Samples
+    outside U that violate their margin join U and the QP runs again; the last round
+    takes every sample."""
     n, p = Zy.shape
     u = np.append(w, b) if intercept else w
     g = Zy @ u - 1.0
     finite = np.isfinite(C)
     free = (alpha > 1e-8 * scale) & ~(finite & (alpha >= C * (1 - 1e-8)))
-    work = free.copy()
+    work = free | (g <= 0.1)
     work[np.argsort(np.abs(g))[:min(n, 4 * p)]] = True
-    for _ in range(rounds):
-        in_B = ~work & (g < 0) & finite
-        reduced = _reduced_qp(Zy, C, intercept, np.flatnonzero(work), np.flatnonzero(in_B))
+    for k in range(rounds):
+        if k == rounds - 1:
+            work[:] = True
+        reduced = _reduced_qp(Zy, C, intercept, np.flatnonzero(work))
         if reduced is None:
-            return None
+            if work.all():
+                return None
+            work[:] = True
+            continue
         start, u = reduced
         result = polish_w(Zy, C, start, intercept, scale, max_rounds=40, threshold=1e-6,
                           margins=Zy @ u)
         if result is not None:
             return result
-        # samples outside U whose side of the margin contradicts their fixed multiplier
         g = Zy @ u - 1.0
-        wrong = ~work & ((in_B & (g > 0)) | (~in_B & (g < 0)))
+        wrong = ~work & (g < 1e-6)
         if not wrong.any():
-            return None
-        order = np.flatnonzero(wrong)[np.argsort(-np.abs(g[wrong]))]
-        work[order[:4 * p]] = True
+            if work.all():
+                return None
+            work[:] = True          # the sets were right, the polish was not: all of it
+            continue
+        work |= wrong
     return None
 
 
