@@ -267,9 +267,9 @@ def dcd_linear(X, y: np.ndarray, C, loss: str = "hinge", intercept: bool = True,
 
 def _primal_value(f, y, C, loss, w2) -> float:
     slack = np.maximum(0.0, 1.0 - y * f)
-    if loss == "hinge":
-        return 0.5 * w2 + float(C @ slack)
-    return 0.5 * w2 + float(C @ (slack * slack))
+    term = slack if loss == "hinge" else slack * slack
+    # C_i = inf (hard margin) costs inf only where the margin is violated
+    return 0.5 * w2 + float(np.sum(np.where(term > 0, C * term, 0.0)))
 
 
 def solve_svm(svm, tol: float = 1e-4, max_iter: int = 1000, loss: str = "hinge", seed=0,
