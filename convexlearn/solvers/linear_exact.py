@@ -145,7 +145,11 @@ def polish_w(Zy: np.ndarray, C: np.ndarray, alpha: np.ndarray, intercept: bool,
         at_zero = (alpha <= cut) & ~at_upper
     else:
         g0 = margins - 1.0
-        near = np.flatnonzero(np.abs(g0) <= threshold)
+        # on the margin, or a multiplier clearly inside its box (relative to the largest
+        # one: a nearly hard margin has every a_i << C_i)
+        a_max = max(float(np.max(alpha)), np.finfo(float).tiny)
+        inside = (alpha > 1e-4 * a_max) & (alpha < C - 1e-4 * a_max)
+        near = np.flatnonzero((np.abs(g0) <= threshold) | inside)
         near = near[np.argsort(np.abs(g0[near]))][:Zy.shape[1]]
         at_upper = finite & (g0 < 0)
         at_zero = g0 >= 0
@@ -201,7 +205,8 @@ def polish_w(Zy: np.ndarray, C: np.ndarray, alpha: np.ndarray, intercept: bool,
     return None
 
 
-def _reduced_qp(Zy: np.ndarray, C: np.ndarray, intercept: bool, work: np.ndarray):
+def _reduced_qp(Zy: np.ndarray, C: np.ndarray, intercept: bool, work: np.ndarray,
+                cost_scaled: bool = True):
     """The SVM primal on a working set U (chunking, Osuna et al. 1997), by an interior
     point (Clarabel) of size p + |U|; the samples outside U are assumed beyond the margin
     (a_i = 0)::
@@ -210,21 +215,30 @@ def _reduced_qp(Zy: np.ndarray, C: np.ndarray, intercept: bool, work: np.ndarray
         s.t.      <r_i, u> >= 1 - xi_i,  xi_i >= 0   (i in U; xi = 0 for the hard margin)
 
     Returns (alpha, u) with a_U the multipliers of the margin constraints, or None when
-    the solver fails.
+    the solver fails. ``cost_scaled=False`` keeps the objective's own scale (better when
+    the answer is nearly a hard margin, every a_i << C_i).
     """
     import cvxpy as cp
     p = Zy.shape[1]
     d = p - 1 if intercept else p
-    u = cp.Variable(p)
     R_U = Zy[work]
     C_U = C[work]
-    objective = 0.5 * cp.sum_squares(u[:d])
-    if np.isfinite(C_U).all():
+    # A diagonal change of variables u = v / c (c_j = max_i |r_ij|: every column of the
+    # constraints at scale 1) and the objective divided by max C_i: the same problem, but
+    # the interior point sees coefficients of one scale (features of 1e6 next to 1e-3 and
+    # C sigma^2 ~ 1e13 failed as 'infeasible' / 'unbounded' in their raw form).
+    c = np.max(np.abs(R_U), axis=0)
+    c = np.where(c > 0, c, 1.0)
+    finite = bool(np.isfinite(C_U).all())
+    cost = float(np.max(C_U)) if finite and cost_scaled and np.max(C_U) > 0 else 1.0
+    v = cp.Variable(p)
+    objective = 0.5 * cp.sum_squares(cp.multiply(1.0 / (c[:d] * math.sqrt(cost)), v[:d]))
+    if finite:
         xi = cp.Variable(work.size, nonneg=True)
-        margin = R_U @ u >= 1 - xi
-        objective = objective + C_U @ xi
+        margin = (R_U / c) @ v >= 1 - xi
+        objective = objective + (C_U / cost) @ xi
     else:
-        margin = R_U @ u >= 1
+        margin = (R_U / c) @ v >= 1
     problem = cp.Problem(cp.Minimize(objective), [margin])
     try:
         problem.solve(solver="CLARABEL")
@@ -233,8 +247,8 @@ def _reduced_qp(Zy: np.ndarray, C: np.ndarray, intercept: bool, work: np.ndarray
     if problem.status not in ("optimal", "optimal_inaccurate") or margin.dual_value is None:
         return None
     alpha = np.zeros(Zy.shape[0])
-    alpha[work] = np.clip(np.asarray(margin.dual_value, dtype=float), 0.0, C_U)
-    return alpha, np.asarray(u.value, dtype=float)
+    alpha[work] = np.clip(np.asarray(margin.dual_value, dtype=float) * cost, 0.0, C_U)
+    return alpha, np.asarray(v.value, dtype=float) / c
 
 
 def _working_set_polish(Zy, C, intercept, alpha, w, b, scale, rounds=8):
@@ -262,6 +276,11 @@ def _working_set_polish(Zy, C, intercept, alpha, w, b, scale, rounds=8):
         start, u = reduced
         result = polish_w(Zy, C, start, intercept, scale, max_rounds=40, threshold=1e-6,
                           margins=Zy @ u)
+        if result is None:
+            retry = _reduced_qp(Zy, C, intercept, np.flatnonzero(work), cost_scaled=False)
+            if retry is not None:
+                result = polish_w(Zy, C, retry[0], intercept, scale, max_rounds=40,
+                                  threshold=1e-6, margins=Zy @ retry[1])
         if result is not None:
             return result
         g = Zy @ u - 1.0
@@ -392,6 +411,17 @@ def solve_linear_exact(svm, *, tol: float = 1e-2, max_epochs: int = 300, seed=0,
         alpha_s, _, _, rounds = polished
     alpha = alpha_s / sigma2
     w = X.T @ (y * alpha) if not svm.intercept else Z.T @ (y * alpha)
+    if polished is not None:
+        # the polish's own w (solved with b on the equilibrated system) unless the
+        # recomputation from alpha certifies better: badly scaled features make either
+        # one the more accurate
+        w_p = polished[1] / sigma
+        b_p = float(polished[2]) - float(w_p @ mu) if svm.intercept else 0.0
+        b_r = float(polished[2]) - float(w @ mu) if svm.intercept else 0.0
+        gaps = [certificate(X, y, C, svm.intercept, ww, bb, alpha)["relative_gap"]
+                for ww, bb in ((w, b_r), (w_p, b_p))]
+        if gaps[1] < gaps[0]:
+            w = w_p
     if not svm.intercept:
         b = 0.0
     elif polished is not None:
