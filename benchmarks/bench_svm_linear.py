@@ -20,8 +20,6 @@ import os
 import sys
 import time
 import warnings
-from fractions import Fraction
-
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -29,6 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import convexlearn as cl  # noqa: E402
 from _common import best_time, markdown_table, write_result  # noqa: E402
+from convexlearn.certify.rational_gap import rational_duality_gap  # noqa: E402
 from convexlearn.solvers.linear_exact import solve_linear_exact  # noqa: E402
 
 QUICK = "--quick" in sys.argv
@@ -84,26 +83,6 @@ def dcd_rows():
     return rows
 
 
-def _exact_gap(X, y, C, w, b, alpha):
-    """Relative duality gap over the rationals (see tests/solvers/test_linear_exact.py)."""
-    F = Fraction
-    Xq = [[F(float(v)) for v in row] for row in X]
-    wq, bq, yq, Cq = [F(float(v)) for v in w], F(float(b)), [F(int(v)) for v in y], F(C)
-    a = [min(max(F(float(v)), F(0)), Cq) for v in alpha]
-    s = sum(yi * ai for yi, ai in zip(yq, a))
-    if s:
-        room = [(Cq - ai) if -s * yi > 0 else ai for yi, ai in zip(yq, a)]
-        total = sum(room)
-        if total < abs(s):
-            return None
-        a = [ai + (1 if -s * yi > 0 else -1) * ri * abs(s) / total
-             for yi, ai, ri in zip(yq, a, room)]
-    primal = sum(v * v for v in wq) / 2 + Cq * sum(
-        max(F(0), 1 - yi * (sum(x * v for x, v in zip(row, wq)) + bq)) for row, yi in zip(Xq, yq))
-    v = [sum(a[i] * yq[i] * Xq[i][j] for i in range(len(yq))) for j in range(len(wq))]
-    return float((primal - (sum(a) - sum(t * t for t in v) / 2)) / primal)
-
-
 def scale_rows():
     import sklearn
     from sklearn import datasets
@@ -148,7 +127,7 @@ def random_sweep(count: int = 60):
         sol = solve_linear_exact(svm)
         if sol.status == "optimal":
             tally["certified"] += 1
-            gap = _exact_gap(X, svm.y, C, sol.w, sol.b, sol.alpha)
+            gap = rational_duality_gap(X, svm.y, C, sol.w, sol.b, sol.alpha)
             if gap is None or gap > 1e-9:
                 tally["false_optimal"] += 1
             svc = SVC(kernel="linear", C=C, max_iter=10**6).fit(X, y)

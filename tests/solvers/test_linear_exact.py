@@ -16,6 +16,7 @@ import pytest
 from scipy import sparse
 
 import convexlearn as cl
+from convexlearn.certify.rational_gap import rational_duality_gap
 from convexlearn.solvers.dcd import _as_rows, dcd_linear
 from convexlearn.solvers.dcd_kernel import dcd_epoch, dcd_epoch_reference
 from convexlearn.solvers.linear_exact import certificate, solve_linear_exact
@@ -122,31 +123,10 @@ def test_a_perturbed_answer_fails_the_certificate():
     for w, b, a in [(sol.w * (1 + 1e-6), sol.b, sol.alpha), (sol.w, sol.b + 1e-6, sol.alpha),
                     (sol.w, sol.b, sol.alpha * (1 - 1e-6))]:
         assert not certificate(X, svm.y, 1.0, True, w, b, a)["passed"]
-
-
-def _exact_gap(X, y, C, w, b, alpha):
-    """(P - D) / P over the rationals; D at alpha moved exactly onto y^T a = 0."""
-    F = Fraction
-    n, d = X.shape
-    Xq = [[F(float(v)) for v in row] for row in X]
-    wq, bq, yq = [F(float(v)) for v in w], F(float(b)), [F(int(v)) for v in y]
-    Cq = F(float(C))
-    a = [min(max(F(float(v)), F(0)), Cq) for v in alpha]
-    s = sum(yi * ai for yi, ai in zip(yq, a))
-    if s != 0:        # move -s onto coordinates with room, in proportion to it
-        room = [(Cq - ai) if -s * yi > 0 else ai for yi, ai in zip(yq, a)]
-        total = sum(room)
-        if total < abs(s):
-            return None
-        a = [ai + (1 if -s * yi > 0 else -1) * ri * abs(s) / total
-             for yi, ai, ri in zip(yq, a, room)]
-        assert sum(yi * ai for yi, ai in zip(yq, a)) == 0
-    hinge = sum(max(F(0), 1 - yi * (sum(xj * wj for xj, wj in zip(row, wq)) + bq))
-                for row, yi in zip(Xq, yq))
-    primal = sum(wj * wj for wj in wq) / 2 + Cq * hinge
-    v = [sum(a[i] * yq[i] * Xq[i][j] for i in range(n)) for j in range(d)]
-    dual = sum(a) - sum(vj * vj for vj in v) / 2
-    return (primal - dual) / primal
+    exact = rational_duality_gap(X, svm.y, 1.0, sol.w, sol.b, sol.alpha)
+    assert 0 <= exact <= Fraction(1, 10**9)
+    assert rational_duality_gap(X, svm.y, 1.0, sol.w * (1 + 1e-6), sol.b, sol.alpha) > \
+        Fraction(1, 10**9)
 
 
 def test_optimal_holds_in_exact_rational_arithmetic_across_units():
@@ -163,7 +143,7 @@ def test_optimal_holds_in_exact_rational_arithmetic_across_units():
         if sol.status != "optimal":
             continue
         certified += 1
-        gap = _exact_gap(X, svm.y, C, sol.w, sol.b, sol.alpha)
+        gap = rational_duality_gap(X, svm.y, C, sol.w, sol.b, sol.alpha)
         assert gap is not None and gap <= Fraction(1, 10**9), (float(gap), C)
     # not vacuous: most of them certify (the rest are left to the next route of the chain)
     assert certified >= 10
