@@ -274,7 +274,8 @@ def _primal_value(f, y, C, loss, w2) -> float:
     slack = np.maximum(0.0, 1.0 - y * f)
     term = slack if loss == "hinge" else slack * slack
     # C_i = inf (hard margin) costs inf only where the margin is violated
-    return 0.5 * w2 + float(np.sum(np.where(term > 0, C * term, 0.0)))
+    hit = term > 0
+    return 0.5 * w2 + float(np.sum(C[hit] * term[hit]))
 
 
 def solve_svm(svm, tol: float = 1e-4, max_iter: int = 1000, loss: str = "hinge", seed=0,
