@@ -23,13 +23,20 @@ r_i = y_i (x_i, 1) the signed augmented rows and c_B = sum_{i in B} C_i r_i::
 
 a linear system of size d + 1 + |F| (|F| <= d + 1 in general position), solved on a
 two-sided diagonal equilibration of itself (a change of variables: features of 1e10 next
-to 1e-4 do not ruin its pivots) with one step of iterative refinement. Then every
+to 1e-4 do not ruin its pivots) with iterative refinement. Then every
 condition is checked: a_F inside [0, C_F], m_i >= 1 at a_i = 0, m_i <= 1 at a_i = C_i.
 Violators change set by the primal-dual active-set rule (Hintermueller, Ito and Kunisch
 2002): i is bounded when a_i - c (m_i - 1) > C_i, at zero when it is < 0, free otherwise
 (c = the scale of the multipliers); after ``_PDAS_ROUNDS`` rounds without success, one
 violator moves per round (the worst one), which cannot cycle on a strictly convex
 problem in w.
+
+**Working set** (when the DCD point's sets do not polish, e.g. heavy overlap, where DCD
+leaves hundreds of multipliers inside the box after its budget): the SVM restricted to the
+samples on or inside the margin of the DCD point (chunking) is solved by an interior point
+on a diagonal change of variables (every constraint column at scale 1, the objective over
+max C_i), its margins give the sets, and the polish above runs from them; samples outside
+the working set that violate their margin join it (the last round takes every sample).
 
 **Certificate** (:func:`certificate`): P(w, b) at the returned point; D at the returned
 multipliers made exactly dual feasible (the imbalance y^T a, ~1e-16 relative, moved onto
