@@ -138,12 +138,15 @@ def test_exact_chain_records_its_route():
 
 def test_solution_carries_provenance_and_the_report():
     X, y = OVERLAPPING
-    sol = cl.SVM(X, y, C=1.0).solve()
+    sol = cl.SVM(X, y, C=1.0).solve(method="exact-dual")
     assert sol.provenance["solver"] == "CLARABEL"
     assert sol.provenance["solver_version"] != "unknown"
     assert sol.provenance["cvxpy_version"]
     assert isinstance(sol.report, cl.KKTReport) and sol.report.passed
     assert sol.time_s > 0 and sol.method == "exact-dual"
+    fast = cl.SVM(X, y, C=1.0).solve()       # the linear kernel's first route
+    assert fast.provenance["route"] == "exact-linear" and fast.report.passed
+    assert fast.extra["certificate"]["relative_gap"] <= 1e-9
 
 
 def test_predictions_use_the_original_labels_and_new_data():
@@ -342,5 +345,5 @@ def test_exact_tries_the_other_formulation_when_the_kkt_check_fails():
     assert sol.status == "optimal", sol.report.summary()
     ref = cl.SVM(X, y, C=1e-8).solve("exact-primal")      # P(sX, C) = P(X, C s^2) / s^2
     assert sol.objective == pytest.approx(ref.objective * 1e8, rel=1e-6)
-    if sol.method != "exact-dual":
+    if sol.provenance["route"] == "exact-primal":
         assert "exact-dual" in sol.provenance["fallback_from"]
