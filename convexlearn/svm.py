@@ -18,7 +18,8 @@ import numpy as np
 
 from .certify.kkt import KKTReport, gram_factor, kkt_report
 from .data import (as_binary_labels, as_features, as_sample_weight, check_bool, check_C,
-                   check_nonnegative, dense_or_refuse, is_sparse)
+                   check_nonnegative, check_positive, check_solve_options, check_solver,
+                   dense_or_refuse, is_sparse)
 from .errors import DataError, NotApplicableError, ParameterError
 from .formulations.svm import svm_dual, svm_primal
 from .kernels import (DEFAULT_PSD_TOL, Kernel, PSDCheck, check_gram, check_psd, kernel_products,
@@ -26,7 +27,8 @@ from .kernels import (DEFAULT_PSD_TOL, Kernel, PSDCheck, check_gram, check_psd, 
 from .logs import logged_solve
 from .routes import svm as routes
 from .routes.halfspace import SeparabilityResult
-from .solution import Solution
+from .solution import (Solution, check_same_problem, check_solution_shapes, data_digest,
+                       problem_fingerprint)
 from .solvers.polish import intercept_from_alpha
 
 __all__ = ["SVM", "EXACT_METHODS", "ITERATIVE_METHODS"]
@@ -191,6 +193,18 @@ class SVM(KernelSamples):
     def __repr__(self) -> str:
         return f"<{self.describe()}>"
 
+    def fingerprint(self) -> str:
+        """sha256 of the data (X or K, y in {-1, +1}, sample weights) and the parameters (C,
+        intercept, kernel): ``solve()`` records it in ``provenance["problem"]``, and
+        :meth:`kkt` and :func:`~convexlearn.compare` refuse a solution of another problem."""
+        if getattr(self, "_digest", None) is None:      # reads every byte once
+            self._digest = data_digest(self.X if self.X is not None else self._K, self.y,
+                                       self.sample_weight)
+        k = self.kernel
+        return problem_fingerprint(self._digest, {
+            "problem": "svm", "C": self.C, "intercept": self.intercept, "kernel": k.name,
+            "gamma": k.gamma, "degree": k.degree, "coef0": k.coef0, "function": k.function})
+
     def with_C(self, C) -> "SVM":
         """The same data and kernel with another C (the Gram matrix is shared, not copied)."""
         other = copy.copy(self)
@@ -268,8 +282,11 @@ class SVM(KernelSamples):
         InfeasibleError
             Hard margin on data that are proven not linearly separable.
         """
-        return routes.solve(self, method, solver=solver, tol=tol, kkt_tol=kkt_tol,
-                            polish=polish, **options)
+        options = check_solve_options(options)     # seed, callback, max_iter, ... at the edge
+        solution = routes.solve(self, method, solver=check_solver(solver), tol=tol,
+                                kkt_tol=kkt_tol, polish=polish, **options)
+        solution.provenance["problem"] = self.fingerprint()
+        return solution
 
     def feature_space_separability(self) -> SeparabilityResult:
         """Are the data linearly separable in the kernel's feature space (hard margin
@@ -312,8 +329,17 @@ class SVM(KernelSamples):
         the expansion (alpha = y beta) or, for a primal-only linear solution, rebuilt by
         bounded least squares (:func:`~convexlearn.certify.kkt.reconstruct_multipliers`);
         the report's ``notes`` say which. Tolerances: see :mod:`convexlearn.certify.kkt`.
+
+        Raises
+        ------
+        ParameterError
+            ``solution`` records another problem's fingerprint (:meth:`fingerprint`), or its
+            arrays do not have this problem's sizes.
         """
-        return kkt_report(self, solution, tol)
+        check_same_problem(solution, self.fingerprint(), "SVM.kkt")
+        d = None if self.X is None else self.X.shape[1]
+        check_solution_shapes(solution, self.n_samples, d, "SVM.kkt")
+        return kkt_report(self, solution, check_positive("tol", tol))
 
     # -------------------------------------------------------------- evaluation
     def decision_function(self, solution: Solution, X=None) -> np.ndarray:
