@@ -118,8 +118,8 @@ def _report(solution: Solution, problem):
 
 def _same_problem(reference: Solution, other: Solution, problem) -> None:
     """Refuse solutions of different problems (their recorded fingerprints differ)."""
-    check_same_problem(reference, reference.provenance.get("problem", ""), "compare",
-                       "reference")
+    for name, sol in (("reference", reference), ("other", other)):
+        check_same_problem(sol, None, "compare", name)      # a Solution at all
     recorded = reference.provenance.get("problem")
     if recorded is not None:
         check_same_problem(other, recorded, "compare", "other")

@@ -169,12 +169,12 @@ def make_kernel(kernel="linear", X: np.ndarray | None = None, gamma="scale", deg
     degree = check_positive("degree", degree)
     if not isinstance(gamma, str):
         check_positive("gamma", gamma)
+    elif gamma not in ("scale", "auto"):
+        raise ParameterError(f"gamma must be a positive number, 'scale' or 'auto'; "
+                             f"got gamma={gamma!r}")
     if kernel in ("linear", "precomputed"):
         return Kernel(kernel)
     if isinstance(gamma, str):
-        if gamma not in ("scale", "auto"):
-            raise ParameterError(f"gamma must be a positive number, 'scale' or 'auto'; "
-                                 f"got gamma={gamma!r}")
         if X is None:
             raise ParameterError(f"gamma={gamma!r} needs the training data to be resolved")
         d = X.shape[1]

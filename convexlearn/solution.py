@@ -314,17 +314,18 @@ def problem_fingerprint(digest: str, params: dict) -> str:
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
-def check_same_problem(solution: Solution, fingerprint: str, where: str,
+def check_same_problem(solution: Solution, fingerprint: str | None, where: str,
                        name: str = "solution") -> None:
     """Refuse a solution recorded as the answer of another problem (ParameterError).
 
     A solution without a fingerprint (built by hand, or by a solver function called
-    directly) is accepted: there is nothing to compare."""
+    directly) is accepted: there is nothing to compare; ``fingerprint=None`` checks only
+    that ``solution`` is a Solution."""
     if not isinstance(solution, Solution):
         raise ParameterError(f"{where}: {name} must be a convexlearn Solution; got "
                              f"{type(solution).__name__}")
     recorded = solution.provenance.get("problem")
-    if recorded is not None and recorded != fingerprint:
+    if None not in (recorded, fingerprint) and recorded != fingerprint:
         raise ParameterError(
             f"{where}: {name} (method {solution.method!r}) was computed for another problem "
             f"(its provenance records problem {recorded[:19]}..., this one is "
