@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import DataError, ParameterError
+from .solution import check_same_problem
 
 __all__ = [
     "LabelMap",
@@ -422,6 +423,8 @@ _OPTION_CHECKS = {
     "gap_tol": lambda name, v: check_tol(name, v, allow_inf=True),
     "shrinking": check_bool,
     "verbose": check_bool,
+    "warm_start": lambda name, v: v if v is None or isinstance(v, (np.ndarray, list, tuple))
+    else check_same_problem(v, None, "solve", name) or v,   # a Solution, or the method's array
 }
 
 

@@ -37,7 +37,7 @@ from .formulations.base import solve_formulation
 from .formulations.erm import erm_problem
 from .losses import make_loss
 from .penalties import make_penalty
-from .solution import Solution, Timer, data_digest, problem_fingerprint
+from .solution import Solution, Timer, check_same_problem, data_digest, problem_fingerprint
 from .logs import logged_solve
 from .solvers.oracle import ERMOracle
 
@@ -285,6 +285,8 @@ class ERM:
         tol, cert_tol = check_tol("tol", tol), check_tol("cert_tol", cert_tol)
         certify, solver = check_bool("certify", certify), check_solver(solver)
         options = check_solve_options(options)     # seed, callback, max_iter, ... at the edge
+        if warm_start is not None:
+            check_same_problem(warm_start, None, "ERM.solve", "warm_start")
         if method not in METHODS:
             raise ParameterError(f"unknown ERM method {method!r}; valid: "
                                  f"{', '.join(map(repr, METHODS))}")
@@ -469,6 +471,8 @@ class ERM:
         """
         self._require_convex("optimality")
         self._require_finite_minimizer()
+        tol, kink_tol = check_tol("tol", tol), check_nonnegative("kink_tol", kink_tol)
+        check_same_problem(solution, None, "ERM.optimality")     # a Solution at all
         w = self._checked_w(solution.w)
         b = float(solution.b) if self.intercept else 0.0
         distance, details = self._subgradient_distance(w, b, kink_tol)

@@ -198,6 +198,20 @@ for key, v in {"no": "no", "int": 1, "none": None}.items():
          "margin")
     case(f"halfspace-check-slack-{key}", lambda v=v: cl.Halfspace(X, y).check(slack=v), P,
          "slack")
+for key, v in {"neg": -1, "zero": 0, "str": "x"}.items():
+    case(f"halfspace-check-tol-{key}", lambda v=v: cl.Halfspace(X, y).check(tol=v), P, "tol")
+case("halfspace-check-exact-maybe", lambda: cl.Halfspace(X, y).check(exact="maybe"), P, "exact")
+case("halfspace-check-exact-int", lambda: cl.Halfspace(X, y).check(exact=2), P, "exact")
+case("halfspace-check-solver-int", lambda: cl.Halfspace(X, y).check(solver=123), P, "solver")
+case("shatters-homogeneous-no", lambda: cl.shatters(X[:3], homogeneous="no"), P, "homogeneous")
+case("perceptron-seed-str", lambda: cl.perceptron(X, y, seed="a"), P, "seed")
+case("perceptron-callback-int", lambda: cl.perceptron(X, y, callback=3), P, "callback")
+case("erm-warm_start-str", lambda: erm().solve("gd", warm_start="x"), P, "warm_start")
+case("svm-smo-warm_start-str", lambda: svm().solve("smo", warm_start="x"), P, "warm_start")
+case("erm-optimality-tol", lambda: erm().optimality(exact_solution()["erm"], tol=-1), P, "tol")
+case("erm-optimality-not-a-solution", lambda: erm().optimality("x"), P, "Solution")
+case("erm-optimality-other-size", lambda: cl.ERM(X[:, :1], y, loss="logistic", lam=0.1)
+     .optimality(exact_solution()["erm"]), P, "features")
 case("halfspace-backend", lambda: cl.Halfspace(X, y).check(backend="gurobi"), P, "backend")
 case("halfspace-problem-which", lambda: cl.Halfspace(X, y).problem("foo"), P, "which")
 
