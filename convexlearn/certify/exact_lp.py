@@ -246,7 +246,8 @@ def verify_hyperplane_rational(X, y, w, b=Fraction(0)) -> CertificateCheck:
     worst = int(np.argmin(lhs))
     m_min = Fraction(int(lhs[worst]), one)
     if m_min < 1:
-        return CertificateCheck("separable", "hyperplane", "exact", False, {"margin": float(1 - m_min)},
+        return CertificateCheck("separable", "hyperplane", "exact", False,
+                                {"margin": float(1 - m_min)},
                                 message=f"sample {worst} has exact margin {float(m_min):.6g} < 1")
     return CertificateCheck("separable", "hyperplane", "exact", True, {"margin": 0.0},
                             message=f"exact simplex over Q: all {len(y)} margins >= 1 exactly "
@@ -278,6 +279,6 @@ def verify_certificate_rational(X, y, lam, *, homogeneous: bool = False) -> Cert
     support = [i for i, v in enumerate(N) if v]
     return CertificateCheck("not separable", "lambda", "exact", True,
                             {"sign": 0.0, "normalization": 0.0, "balance": 0.0},
-                            message=f"exact simplex over Q: lambda on {len(support)} samples, >= 0, "
-                                    f"class sums 1, sum lambda_i y_i x_i = 0 exactly",
+                            message=f"exact simplex over Q: lambda on {len(support)} samples, "
+                                    f">= 0, class sums 1, sum lambda_i y_i x_i = 0 exactly",
                             exact=[Fraction(v, L) for v in N])

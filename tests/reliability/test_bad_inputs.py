@@ -230,10 +230,10 @@ def _estimators():
 
 
 for key, v in {"neg": -1.0, "str": "x"}.items():
-    case(f"LinearSVMClassifier-C-{key}", lambda v=v: _estimators().LinearSVMClassifier(C=v).fit(X, y),
-         P, "C")
-    case(f"KernelSVMClassifier-C-{key}", lambda v=v: _estimators().KernelSVMClassifier(C=v).fit(X, y),
-         P, "C")
+    case(f"LinearSVMClassifier-C-{key}",
+         lambda v=v: _estimators().LinearSVMClassifier(C=v).fit(X, y), P, "C")
+    case(f"KernelSVMClassifier-C-{key}",
+         lambda v=v: _estimators().KernelSVMClassifier(C=v).fit(X, y), P, "C")
 case("KernelSVMClassifier-coef0", lambda: _estimators().KernelSVMClassifier(kernel="poly",
                                                                          coef0="a").fit(X, y),
      P, "coef0")
