@@ -194,16 +194,14 @@ class SVM(KernelSamples):
         return f"<{self.describe()}>"
 
     def fingerprint(self) -> str:
-        """sha256 of the data (X or K, y in {-1, +1}, sample weights) and the parameters (C,
-        intercept, kernel): ``solve()`` records it in ``provenance["problem"]``, and
-        :meth:`kkt` and :func:`~convexlearn.compare` refuse a solution of another problem."""
+        """sha256 of the data (X or K, y, weights), C, intercept and kernel: recorded by
+        ``solve()`` in ``provenance["problem"]``, checked by :meth:`kkt` and ``compare``."""
         if getattr(self, "_digest", None) is None:      # reads every byte once
             self._digest = data_digest(self.X if self.X is not None else self._K, self.y,
                                        self.sample_weight)
         k = self.kernel
-        return problem_fingerprint(self._digest, {
-            "problem": "svm", "C": self.C, "intercept": self.intercept, "kernel": k.name,
-            "gamma": k.gamma, "degree": k.degree, "coef0": k.coef0, "function": k.function})
+        return problem_fingerprint(self._digest, {"svm": (self.C, self.intercept), "kernel": (
+            k.name, k.gamma, k.degree, k.coef0, k.function)})
 
     def with_C(self, C) -> "SVM":
         """The same data and kernel with another C (the Gram matrix is shared, not copied)."""
@@ -330,11 +328,8 @@ class SVM(KernelSamples):
         bounded least squares (:func:`~convexlearn.certify.kkt.reconstruct_multipliers`);
         the report's ``notes`` say which. Tolerances: see :mod:`convexlearn.certify.kkt`.
 
-        Raises
-        ------
-        ParameterError
-            ``solution`` records another problem's fingerprint (:meth:`fingerprint`), or its
-            arrays do not have this problem's sizes.
+        A solution recording another problem's :meth:`fingerprint`, or with arrays of other
+        sizes, is refused (ParameterError).
         """
         check_same_problem(solution, self.fingerprint(), "SVM.kkt")
         d = None if self.X is None else self.X.shape[1]
