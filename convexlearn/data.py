@@ -16,7 +16,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import DataError, ParameterError
-from .solution import check_same_problem
 
 __all__ = [
     "LabelMap",
@@ -422,15 +421,23 @@ _OPTION_CHECKS = {
     "max_iter": lambda name, v: None if v is None else check_count(name, v),
     "gap_tol": lambda name, v: check_tol(name, v, allow_inf=True),
     "shrinking": check_bool,
-    "verbose": check_bool,
-    "warm_start": lambda name, v: v if v is None or isinstance(v, (np.ndarray, list, tuple))
-    else check_same_problem(v, None, "solve", name) or v,   # a Solution, or the method's array
+    "warm_start": lambda name, v: _check_warm_start(name, v),
 }
+
+
+def _check_warm_start(name: str, value):
+    """A Solution (anything with ``w`` and ``alpha``: this module imports no result type) or
+    the method's own array; not a string or a number."""
+    if value is None or isinstance(value, (np.ndarray, list, tuple)) or (
+            hasattr(value, "w") and hasattr(value, "alpha")):
+        return value
+    raise ParameterError(f"{name} must be a Solution or an array of starting values; got "
+                         f"{name}={value!r} of type {type(value).__name__}")
 
 
 def check_solve_options(options: dict) -> dict:
     """Validate the shared keyword options of ``solve`` (``seed``, ``callback``,
-    ``max_iter``, ``gap_tol``, ``shrinking``, ``verbose``) where given; returns a new dict
+    ``max_iter``, ``gap_tol``, ``shrinking``, ``warm_start``) where given; returns a new dict
     with the checked values (others are passed through for the method to check)."""
     return {key: (_OPTION_CHECKS[key](key, value) if key in _OPTION_CHECKS else value)
             for key, value in options.items()}

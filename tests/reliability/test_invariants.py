@@ -4,9 +4,12 @@
 3 feature scaling (X -> s X with C -> C / s^2 gives w -> w / s, P -> P / s^2),
 4 a duplicated sample = weight 2, 5 sign(0) = +1, 6 the KKT check of the exact answer
 passes, 7 a perturbed answer fails it, 8 separable iff the hard margin is feasible,
-9 compare(x, x) = 0, 10 a translation X -> X + c moves only b (save/load of a Solution
-does not exist yet).
+9 compare(x, x) = 0 and save/load round trip (fingerprint included), 10 a translation
+X -> X + c moves only b.
 """
+
+import os
+import tempfile
 
 import numpy as np
 import pytest
@@ -150,19 +153,27 @@ def test_8_separable_iff_hard_margin_feasible(seed):
 
 @EXAMPLES
 @given(SEEDS)
-def test_9_compare_with_itself_is_zero(seed):
+def test_9_compare_with_itself_is_zero_and_save_load_round_trips(seed):
     _, X, y, C = data(seed)
     svm = cl.SVM(X, y, C=C)
     sol = smo(X, y, C)
     cmp = cl.compare(sol, sol, svm)
     assert cmp.objective_gap == 0 and cmp.w_distance == 0 and cmp.b_difference == 0
     assert cmp.decision_difference == 0 and cmp.same_support
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "sol.json")
+        sol.save(path)
+        back = cl.load(path)
+    np.testing.assert_array_equal(back.w, sol.w)
+    np.testing.assert_array_equal(back.alpha, sol.alpha)
+    assert back.b == sol.b and back.status == sol.status
+    assert back.provenance["problem"] == svm.fingerprint()    # the fingerprint survives
+    assert cl.compare(sol, back, svm).objective_gap == 0
 
 
 @EXAMPLES
 @given(SEEDS, st.floats(-6, 6))
 def test_10_translation_moves_only_the_intercept(seed, log_shift):
-    # (Solution save/load does not exist in the package yet: a translation invariant instead.)
     rng, X, y, C = data(seed)
     c = rng.normal(size=X.shape[1]) * 10.0 ** log_shift
     ref, moved = smo(X, y, C), cl.SVM(X + c, y, C=C).solve()
