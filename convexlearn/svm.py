@@ -73,6 +73,15 @@ class KernelSamples:
         if is_sparse(self.X):
             self.X = dense_or_refuse(self.X, purpose)
 
+    def samples_fingerprint(self, *arrays, **params) -> str:
+        """sha256 of the samples (X or K) and ``arrays`` (digest cached: every byte is read
+        once), with ``params`` and the kernel's parameters: a problem's fingerprint."""
+        if getattr(self, "_digest", None) is None:
+            self._digest = data_digest(self.X if self.X is not None else self._K, *arrays)
+        k = self.kernel
+        return problem_fingerprint(self._digest, {**params, "kernel": (
+            k.name, k.gamma, k.degree, k.coef0, k.function)})
+
     def gram_products(self, B) -> np.ndarray:
         """``K @ B`` for the training Gram matrix K, B of shape (n,) or (n, k): see
         :func:`_gram_products` (no n x n matrix for a kernel PSD by construction)."""
@@ -194,14 +203,8 @@ class SVM(KernelSamples):
         return f"<{self.describe()}>"
 
     def fingerprint(self) -> str:
-        """sha256 of the data (X or K, y, weights), C, intercept and kernel: recorded by
-        ``solve()`` in ``provenance["problem"]``, checked by :meth:`kkt` and ``compare``."""
-        if getattr(self, "_digest", None) is None:      # reads every byte once
-            self._digest = data_digest(self.X if self.X is not None else self._K, self.y,
-                                       self.sample_weight)
-        k = self.kernel
-        return problem_fingerprint(self._digest, {"svm": (self.C, self.intercept), "kernel": (
-            k.name, k.gamma, k.degree, k.coef0, k.function)})
+        """sha256 of X or K, y, weights, C, intercept and kernel (``provenance["problem"]``)."""
+        return self.samples_fingerprint(self.y, self.sample_weight, svm=(self.C, self.intercept))
 
     def with_C(self, C) -> "SVM":
         """The same data and kernel with another C (the Gram matrix is shared, not copied)."""
@@ -327,13 +330,11 @@ class SVM(KernelSamples):
         the expansion (alpha = y beta) or, for a primal-only linear solution, rebuilt by
         bounded least squares (:func:`~convexlearn.certify.kkt.reconstruct_multipliers`);
         the report's ``notes`` say which. Tolerances: see :mod:`convexlearn.certify.kkt`.
-
-        A solution recording another problem's :meth:`fingerprint`, or with arrays of other
-        sizes, is refused (ParameterError).
+        A solution of another problem (:meth:`fingerprint`, sizes) is a ParameterError.
         """
         check_same_problem(solution, self.fingerprint(), "SVM.kkt")
-        d = None if self.X is None else self.X.shape[1]
-        check_solution_shapes(solution, self.n_samples, d, "SVM.kkt")
+        check_solution_shapes(solution, self.n_samples, getattr(self.X, "shape", (0, None))[1],
+                              "SVM.kkt")
         return kkt_report(self, solution, check_positive("tol", tol))
 
     # -------------------------------------------------------------- evaluation
