@@ -120,7 +120,7 @@ def _same_problem(reference: Solution, other: Solution, problem) -> None:
     """Refuse solutions of different problems (their recorded fingerprints differ)."""
     for name, sol in (("reference", reference), ("other", other)):
         check_same_problem(sol, None, "compare", name)      # a Solution at all
-    recorded = reference.provenance.get("problem")
+    recorded = reference.provenance.get("fingerprint")
     if recorded is not None:
         check_same_problem(other, recorded, "compare", "other")
     if problem is not None and hasattr(problem, "fingerprint"):
@@ -146,7 +146,7 @@ def compare(reference: Solution, other: Solution, problem=None) -> Comparison:
     Raises
     ------
     ParameterError
-        The solutions record different problems in ``provenance["problem"]`` (data or
+        The solutions record different problems in ``provenance["fingerprint"]`` (data or
         parameters differ), or one of them is not a solution of ``problem``.
     """
     _same_problem(reference, other, problem)

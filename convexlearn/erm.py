@@ -319,12 +319,12 @@ class ERM:
                 sol.status = "optimal" if sol.report.passed else "inaccurate"
         elif sol.status == "optimal":
             sol.status = "converged"        # the solver's word only: "optimal" needs the check
-        sol.provenance["problem"] = self.fingerprint()
+        sol.provenance["fingerprint"] = self.fingerprint()
         return sol
 
     def fingerprint(self) -> str:
         """sha256 of the data (X, y) and the parameters (loss, penalty, lam, intercept),
-        recorded in ``provenance["problem"]`` by :meth:`solve`; :func:`~convexlearn.compare`
+        recorded in ``provenance["fingerprint"]`` by :meth:`solve`; :func:`~convexlearn.compare`
         refuses solutions of different problems."""
         if getattr(self, "_digest", None) is None:      # reads every byte once
             self._digest = data_digest(self.X, self.y)

@@ -308,7 +308,7 @@ def data_digest(*arrays) -> str:
 
 
 def problem_fingerprint(digest: str, params: dict) -> str:
-    """The fingerprint a problem records in ``solution.provenance["problem"]``: sha256 of its
+    """The fingerprint a problem records in ``solution.provenance["fingerprint"]``: sha256 of its
     data digest (:func:`data_digest`) and its model parameters (C, kernel, lam, ...)."""
     text = digest + json.dumps(params, sort_keys=True, default=repr)
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
@@ -324,7 +324,7 @@ def check_same_problem(solution: Solution, fingerprint: str | None, where: str,
     if not isinstance(solution, Solution):
         raise ParameterError(f"{where}: {name} must be a convexlearn Solution; got "
                              f"{type(solution).__name__}")
-    recorded = solution.provenance.get("problem")
+    recorded = solution.provenance.get("fingerprint")
     if None not in (recorded, fingerprint) and recorded != fingerprint:
         raise ParameterError(
             f"{where}: {name} (method {solution.method!r}) was computed for another problem "

@@ -203,7 +203,7 @@ class SVM(KernelSamples):
         return f"<{self.describe()}>"
 
     def fingerprint(self) -> str:
-        """sha256 of X or K, y, weights, C, intercept and kernel (``provenance["problem"]``)."""
+        """sha256 of X or K, y, weights, C, intercept and kernel (``provenance["fingerprint"]``)."""
         return self.samples_fingerprint(self.y, self.sample_weight, svm=(self.C, self.intercept))
 
     def with_C(self, C) -> "SVM":
@@ -286,7 +286,7 @@ class SVM(KernelSamples):
         options = check_solve_options(options)     # seed, callback, max_iter, ... at the edge
         solution = routes.solve(self, method, solver=check_solver(solver), tol=tol,
                                 kkt_tol=kkt_tol, polish=polish, **options)
-        solution.provenance["problem"] = self.fingerprint()
+        solution.provenance["fingerprint"] = self.fingerprint()
         return solution
 
     def feature_space_separability(self) -> SeparabilityResult:
