@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .solution import Solution
+from .solution import Solution, check_same_problem
 
 __all__ = ["compare", "Comparison"]
 
@@ -116,6 +116,18 @@ def _report(solution: Solution, problem):
     return None
 
 
+def _same_problem(reference: Solution, other: Solution, problem) -> None:
+    """Refuse solutions of different problems (their recorded fingerprints differ)."""
+    for name, sol in (("reference", reference), ("other", other)):
+        check_same_problem(sol, None, "compare", name)      # a Solution at all
+    recorded = reference.provenance.get("fingerprint")
+    if recorded is not None:
+        check_same_problem(other, recorded, "compare", "other")
+    if problem is not None and hasattr(problem, "fingerprint"):
+        for name, sol in (("reference", reference), ("other", other)):
+            check_same_problem(sol, problem.fingerprint(), "compare", name)
+
+
 def compare(reference: Solution, other: Solution, problem=None) -> Comparison:
     """Compare ``other`` with ``reference`` (see the module docstring).
 
@@ -130,7 +142,14 @@ def compare(reference: Solution, other: Solution, problem=None) -> Comparison:
     Returns
     -------
     Comparison
+
+    Raises
+    ------
+    ParameterError
+        The solutions record different problems in ``provenance["fingerprint"]`` (data or
+        parameters differ), or one of them is not a solution of ``problem``.
     """
+    _same_problem(reference, other, problem)
     rep_ref, rep_other = _report(reference, problem), _report(other, problem)
     f_ref, f_other = (float(sol.objective) if rep is None else float(rep.primal_objective)
                       for sol, rep in ((reference, rep_ref), (other, rep_other)))

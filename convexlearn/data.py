@@ -26,6 +26,14 @@ __all__ = [
     "check_positive",
     "check_nonnegative",
     "check_choice",
+    "check_count",
+    "check_bool",
+    "check_seed",
+    "check_tol",
+    "check_real",
+    "check_callable",
+    "check_solver",
+    "check_solve_options",
     "as_sample_weight",
     "is_sparse",
     "dense_or_refuse",
@@ -322,6 +330,14 @@ def check_positive(name: str, value, allow_inf: bool = False) -> float:
     return value
 
 
+def check_real(name: str, value) -> float:
+    """Validate a finite real parameter (any sign): not a string, a bool, NaN or inf."""
+    value = _real_scalar(name, value)
+    if math.isinf(value):
+        raise ParameterError(f"{name} must be a finite real number; got {name}={value!r}")
+    return value
+
+
 def check_nonnegative(name: str, value) -> float:
     """Validate a non-negative, finite real parameter."""
     value = _real_scalar(name, value)
@@ -363,3 +379,65 @@ def available_memory() -> int | None:
     except (OSError, ValueError, IndexError):
         return None
     return None
+
+
+def check_tol(name: str, value, allow_inf: bool = False) -> float:
+    """Validate a tolerance: a positive finite real (``inf`` only where ``allow_inf``), not
+    0 (a stop that never triggers), negative, NaN, a string or a bool."""
+    return check_positive(name, value, allow_inf=allow_inf)
+
+
+def check_seed(name: str, value):
+    """Validate a seed: None, an integer >= 0 (not a bool, not 1.5) or a
+    ``numpy.random.Generator``; returned unchanged."""
+    if value is None or isinstance(value, np.random.Generator):
+        return value
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 0:
+        raise ParameterError(f"{name} must be None, an integer >= 0 or a numpy.random.Generator; "
+                             f"got {name}={value!r}")
+    return int(value)
+
+
+def check_callable(name: str, value):
+    """Validate an optional callable (None allowed)."""
+    if value is not None and not callable(value):
+        raise ParameterError(f"{name} must be callable (or None); got {name}={value!r} of type "
+                             f"{type(value).__name__}")
+    return value
+
+
+def check_solver(value) -> str | None:
+    """Validate a cvxpy solver name: None (the default) or a string such as "CLARABEL"."""
+    if value is not None and not isinstance(value, str):
+        raise ParameterError(f"solver must be None or a cvxpy solver name (a string such as "
+                             f"'CLARABEL'); got solver={value!r}")
+    return value
+
+
+#: The shared options of the iterative methods and how each is checked.
+_OPTION_CHECKS = {
+    "seed": check_seed,
+    "callback": check_callable,
+    "max_iter": lambda name, v: None if v is None else check_count(name, v),
+    "gap_tol": lambda name, v: check_tol(name, v, allow_inf=True),
+    "shrinking": check_bool,
+    "warm_start": lambda name, v: _check_warm_start(name, v),
+}
+
+
+def _check_warm_start(name: str, value):
+    """A Solution (anything with ``w`` and ``alpha``: this module imports no result type) or
+    the method's own array; not a string or a number."""
+    if value is None or isinstance(value, (np.ndarray, list, tuple)) or (
+            hasattr(value, "w") and hasattr(value, "alpha")):
+        return value
+    raise ParameterError(f"{name} must be a Solution or an array of starting values; got "
+                         f"{name}={value!r} of type {type(value).__name__}")
+
+
+def check_solve_options(options: dict) -> dict:
+    """Validate the shared keyword options of ``solve`` (``seed``, ``callback``,
+    ``max_iter``, ``gap_tol``, ``shrinking``, ``warm_start``) where given; returns a new dict
+    with the checked values (others are passed through for the method to check)."""
+    return {key: (_OPTION_CHECKS[key](key, value) if key in _OPTION_CHECKS else value)
+            for key, value in options.items()}

@@ -30,14 +30,14 @@ import numpy as np
 
 from .certify.optimality import OptimalityReport, recession_direction, subgradient_distance
 from .data import (as_binary_labels, as_features, as_sample_weight, as_targets, check_bool,
-                   check_count,
-                   check_nonnegative, dense_or_refuse, is_sparse)
+                   check_count, check_nonnegative, check_solve_options, check_solver, check_tol,
+                   dense_or_refuse, is_sparse)
 from .errors import NotApplicableError, ParameterError, SolverError, UnboundedError
 from .formulations.base import solve_formulation
 from .formulations.erm import erm_problem
 from .losses import make_loss
 from .penalties import make_penalty
-from .solution import Solution, Timer
+from .solution import Solution, Timer, check_same_problem, data_digest, problem_fingerprint
 from .logs import logged_solve
 from .solvers.oracle import ERMOracle
 
@@ -282,6 +282,11 @@ class ERM:
                on_path: bool = False, **options) -> Solution:
         """:meth:`solve`; ``on_path``: the exact method may warm-start OSQP (see
         ``OSQP_PATH_PROBLEMS``) from the previous point of a path."""
+        tol, cert_tol = check_tol("tol", tol), check_tol("cert_tol", cert_tol)
+        certify, solver = check_bool("certify", certify), check_solver(solver)
+        options = check_solve_options(options)     # seed, callback, max_iter, ... at the edge
+        if warm_start is not None:
+            check_same_problem(warm_start, None, "ERM.solve", "warm_start")
         if method not in METHODS:
             raise ParameterError(f"unknown ERM method {method!r}; valid: "
                                  f"{', '.join(map(repr, METHODS))}")
@@ -305,8 +310,6 @@ class ERM:
             if method == "subgradient" and options.get("step") == "polyak" \
                     and options.get("f_star") is None:
                 options["f_star"] = self.reference().objective
-            if options.get("max_iter") is not None:
-                options["max_iter"] = check_count("max_iter", options["max_iter"])
             sol = run(oracle, x0, tol=tol, **options)
             sol.method = method
         sol.extra["lam"] = self.lam
@@ -316,7 +319,18 @@ class ERM:
                 sol.status = "optimal" if sol.report.passed else "inaccurate"
         elif sol.status == "optimal":
             sol.status = "converged"        # the solver's word only: "optimal" needs the check
+        sol.provenance["fingerprint"] = self.fingerprint()
         return sol
+
+    def fingerprint(self) -> str:
+        """sha256 of the data (X, y) and the parameters (loss, penalty, lam, intercept),
+        recorded in ``provenance["fingerprint"]`` by :meth:`solve`; :func:`~convexlearn.compare`
+        refuses solutions of different problems."""
+        if getattr(self, "_digest", None) is None:      # reads every byte once
+            self._digest = data_digest(self.X, self.y)
+        return problem_fingerprint(self._digest, {
+            "problem": "erm", "loss": self.loss.name, "penalty": self.penalty.describe(),
+            "lam": self.lam, "intercept": self.intercept})
 
     def _solve_exact(self, solver=None, refine_tol: float = 1e-6, on_path: bool = False,
                      **options) -> Solution:
@@ -457,6 +471,8 @@ class ERM:
         """
         self._require_convex("optimality")
         self._require_finite_minimizer()
+        tol, kink_tol = check_tol("tol", tol), check_nonnegative("kink_tol", kink_tol)
+        check_same_problem(solution, None, "ERM.optimality")     # a Solution at all
         w = self._checked_w(solution.w)
         b = float(solution.b) if self.intercept else 0.0
         distance, details = self._subgradient_distance(w, b, kink_tol)

@@ -22,7 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from .certify.separability import DEFAULT_TOL, midrange
-from .data import as_binary_labels, as_features, check_bool, check_choice
+from .data import (as_binary_labels, as_features, check_bool, check_choice, check_solver,
+                   check_tol)
 from .errors import ConvexLearnError, DataError
 from .formulations.halfspace import LP_BUILDERS
 from .routes.halfspace import AUTO_DIRECT_ENTRIES, SeparabilityResult, decide_separability
@@ -118,6 +119,10 @@ class Halfspace:
         """
         margin = check_bool("margin", margin)
         slack = check_bool("slack", slack)
+        tol, solver = check_tol("tol", tol), check_solver(solver)
+        if exact != "auto":
+            exact = check_bool("exact", exact) if not isinstance(exact, str) else \
+                check_choice("exact", exact, ("auto",))
         result = decide_separability(self.X, self.y, self.homogeneous, slack=slack,
                                      exact=exact, tol=tol, backend=backend, solver=solver,
                                      label_map=self.label_map)

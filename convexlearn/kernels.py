@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import gammaln
 
-from .data import as_features, check_nonnegative, check_positive
+from .data import as_features, check_nonnegative, check_positive, check_real
 from .errors import DataError, NotPSDError, ParameterError
 
 __all__ = [
@@ -164,12 +164,17 @@ def make_kernel(kernel="linear", X: np.ndarray | None = None, gamma="scale", deg
     if not isinstance(kernel, str) or kernel not in KERNELS:
         raise ParameterError(f"unknown kernel {kernel!r}; valid: "
                              f"{', '.join(map(repr, KERNELS))} or a callable")
+    # Typed for every kernel, so that a typo is not silently ignored by the linear kernel.
+    coef0 = check_real("coef0", coef0)
+    degree = check_positive("degree", degree)
+    if not isinstance(gamma, str):
+        check_positive("gamma", gamma)
+    elif gamma not in ("scale", "auto"):
+        raise ParameterError(f"gamma must be a positive number, 'scale' or 'auto'; "
+                             f"got gamma={gamma!r}")
     if kernel in ("linear", "precomputed"):
         return Kernel(kernel)
     if isinstance(gamma, str):
-        if gamma not in ("scale", "auto"):
-            raise ParameterError(f"gamma must be a positive number, 'scale' or 'auto'; "
-                                 f"got gamma={gamma!r}")
         if X is None:
             raise ParameterError(f"gamma={gamma!r} needs the training data to be resolved")
         d = X.shape[1]
@@ -179,13 +184,9 @@ def make_kernel(kernel="linear", X: np.ndarray | None = None, gamma="scale", deg
         else:                       # scikit-learn's rule, including 1.0 for constant X
             gamma = 1.0 / (d * var) if var > 0 else 1.0
     gamma = check_positive("gamma", gamma)
-    degree = check_positive("degree", degree)
     if kernel == "poly" and not float(degree).is_integer():
         # (gamma <x, x'> + coef0) ** 2.5 is undefined (nan) wherever the base is negative.
         raise ParameterError(f"the poly kernel needs an integer degree; got degree={degree!r}")
-    coef0 = float(coef0)
-    if not math.isfinite(coef0):
-        raise ParameterError(f"coef0 must be finite; got coef0={coef0!r}")
     return Kernel(kernel, gamma=gamma, degree=degree, coef0=coef0)
 
 

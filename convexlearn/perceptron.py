@@ -23,7 +23,7 @@ from typing import Callable
 
 import numpy as np
 
-from .data import as_binary_labels, as_features
+from .data import as_binary_labels, as_features, check_callable, check_seed
 from .errors import InfeasibleError, ParameterError
 from .solution import History, Solution, Timer
 from .solvers.perceptron import perceptron_pass
@@ -112,7 +112,8 @@ def perceptron(X, y, max_epochs: int = 1000, *, intercept: bool = True, seed=Non
             raise ParameterError(f"warm_start must be a finite vector of length {p} "
                                  f"({'1 + d, intercept first' if intercept else 'd'}); "
                                  f"got shape {w.shape}")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed("seed", seed))
+    check_callable("callback", callback)
     history, T, status, epoch = History(), 0, "not converged", 0
     for epoch in range(1, int(max_epochs) + 1):
         order = rng.permutation(Z.shape[0]) if shuffle else None

@@ -28,7 +28,7 @@ import cvxpy as cp
 import numpy as np
 import scipy.linalg
 
-from .data import as_features, check_choice
+from .data import as_features, check_bool, check_choice
 from .errors import ParameterError, SolverError
 
 __all__ = ["shatters", "unrealizable_labeling", "vc_dimension", "vc_witness", "MAX_LP_POINTS"]
@@ -104,6 +104,7 @@ def unrealizable_labeling(points, homogeneous: bool = False, method: str = "lp",
     """
     P = _points(points)
     check_choice("method", method, ("lp", "algebra"))
+    homogeneous = check_bool("homogeneous", homogeneous)
     if method == "lp":
         return _lp_witness(P, homogeneous, solver)
     return _algebra_witness(P, homogeneous)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from dataclasses import dataclass, field
@@ -10,11 +11,13 @@ from typing import Any
 
 import numpy as np
 
-from .errors import DataError
+from .errors import DataError, ParameterError
 from .version import __version__
 from .serialize import array_from_list, decode, encode, float_list, write_atomic
 
-__all__ = ["History", "Solution", "Timer", "STATUSES", "load", "FORMAT", "FORMAT_VERSION"]
+__all__ = ["History", "Solution", "Timer", "STATUSES", "load", "FORMAT", "FORMAT_VERSION",
+           "data_digest", "problem_fingerprint", "check_same_problem",
+           "check_solution_shapes"]
 
 #: The ``format`` field of a saved solution, and the version this release writes. A file
 #: of a newer version is refused (with both versions named); older versions stay readable.
@@ -288,3 +291,54 @@ def load(path, method: str | None = None) -> Solution:
         return Solution.from_dict(data)
     except DataError as exc:
         raise DataError(f"{path}: {exc}") from None
+
+
+def data_digest(*arrays) -> str:
+    """sha256 of the arrays' shapes, dtypes and bytes (None counts as a marker): the data part
+    of a problem's fingerprint, computed once per problem object (it reads every byte)."""
+    h = hashlib.sha256()
+    for a in arrays:
+        if a is None:
+            h.update(b"none;")
+            continue
+        a = np.ascontiguousarray(a)
+        h.update(f"{a.shape}{a.dtype.str};".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def problem_fingerprint(digest: str, params: dict) -> str:
+    """The fingerprint a problem records in ``solution.provenance["fingerprint"]``: sha256 of its
+    data digest (:func:`data_digest`) and its model parameters (C, kernel, lam, ...)."""
+    text = digest + json.dumps(params, sort_keys=True, default=repr)
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def check_same_problem(solution: Solution, fingerprint: str | None, where: str,
+                       name: str = "solution") -> None:
+    """Refuse a solution recorded as the answer of another problem (ParameterError).
+
+    A solution without a fingerprint (built by hand, or by a solver function called
+    directly) is accepted: there is nothing to compare; ``fingerprint=None`` checks only
+    that ``solution`` is a Solution."""
+    if not isinstance(solution, Solution):
+        raise ParameterError(f"{where}: {name} must be a convexlearn Solution; got "
+                             f"{type(solution).__name__}")
+    recorded = solution.provenance.get("fingerprint")
+    if None not in (recorded, fingerprint) and recorded != fingerprint:
+        raise ParameterError(
+            f"{where}: {name} (method {solution.method!r}) was computed for another problem "
+            f"(its provenance records problem {recorded[:19]}..., this one is "
+            f"{fingerprint[:19]}...): data or parameters (C, kernel, lam, ...) differ")
+
+
+def check_solution_shapes(solution: Solution, n: int, d: int | None, where: str) -> None:
+    """Refuse a solution whose arrays do not fit a problem of n samples and d features."""
+    for name in ("alpha", "dual_coef", "xi"):
+        value = getattr(solution, name)
+        if value is not None and np.shape(value) != (n,):
+            raise ParameterError(f"{where}: solution.{name} has shape {np.shape(value)}; this "
+                                 f"problem has n={n} samples (a solution of another problem?)")
+    if solution.w is not None and d is not None and np.shape(solution.w) != (d,):
+        raise ParameterError(f"{where}: solution.w has shape {np.shape(solution.w)}; this problem "
+                             f"has d={d} features (a solution of another problem?)")

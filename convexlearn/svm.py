@@ -18,7 +18,8 @@ import numpy as np
 
 from .certify.kkt import KKTReport, gram_factor, kkt_report
 from .data import (as_binary_labels, as_features, as_sample_weight, check_bool, check_C,
-                   check_nonnegative, dense_or_refuse, is_sparse)
+                   check_nonnegative, check_positive, check_solve_options, check_solver,
+                   dense_or_refuse, is_sparse)
 from .errors import DataError, NotApplicableError, ParameterError
 from .formulations.svm import svm_dual, svm_primal
 from .kernels import (DEFAULT_PSD_TOL, Kernel, PSDCheck, check_gram, check_psd, kernel_products,
@@ -26,7 +27,8 @@ from .kernels import (DEFAULT_PSD_TOL, Kernel, PSDCheck, check_gram, check_psd, 
 from .logs import logged_solve
 from .routes import svm as routes
 from .routes.halfspace import SeparabilityResult
-from .solution import Solution
+from .solution import (Solution, check_same_problem, check_solution_shapes, data_digest,
+                       problem_fingerprint)
 from .solvers.polish import intercept_from_alpha
 
 __all__ = ["SVM", "EXACT_METHODS", "ITERATIVE_METHODS"]
@@ -70,6 +72,15 @@ class KernelSamples:
         below data.DENSIFY_LIMIT_BYTES; beyond, a DataError gives the dense size)."""
         if is_sparse(self.X):
             self.X = dense_or_refuse(self.X, purpose)
+
+    def samples_fingerprint(self, *arrays, **params) -> str:
+        """sha256 of the samples (X or K) and ``arrays`` (digest cached: every byte is read
+        once), with ``params`` and the kernel's parameters: a problem's fingerprint."""
+        if getattr(self, "_digest", None) is None:
+            self._digest = data_digest(self.X if self.X is not None else self._K, *arrays)
+        k = self.kernel
+        return problem_fingerprint(self._digest, {**params, "kernel": (
+            k.name, k.gamma, k.degree, k.coef0, k.function)})
 
     def gram_products(self, B) -> np.ndarray:
         """``K @ B`` for the training Gram matrix K, B of shape (n,) or (n, k): see
@@ -191,6 +202,10 @@ class SVM(KernelSamples):
     def __repr__(self) -> str:
         return f"<{self.describe()}>"
 
+    def fingerprint(self) -> str:
+        """sha256 of X or K, y, weights, C, intercept and kernel (``provenance["fingerprint"]``)."""
+        return self.samples_fingerprint(self.y, self.sample_weight, svm=(self.C, self.intercept))
+
     def with_C(self, C) -> "SVM":
         """The same data and kernel with another C (the Gram matrix is shared, not copied)."""
         other = copy.copy(self)
@@ -268,8 +283,11 @@ class SVM(KernelSamples):
         InfeasibleError
             Hard margin on data that are proven not linearly separable.
         """
-        return routes.solve(self, method, solver=solver, tol=tol, kkt_tol=kkt_tol,
-                            polish=polish, **options)
+        options = check_solve_options(options)     # seed, callback, max_iter, ... at the edge
+        solution = routes.solve(self, method, solver=check_solver(solver), tol=tol,
+                                kkt_tol=kkt_tol, polish=polish, **options)
+        solution.provenance["fingerprint"] = self.fingerprint()
+        return solution
 
     def feature_space_separability(self) -> SeparabilityResult:
         """Are the data linearly separable in the kernel's feature space (hard margin
@@ -312,8 +330,12 @@ class SVM(KernelSamples):
         the expansion (alpha = y beta) or, for a primal-only linear solution, rebuilt by
         bounded least squares (:func:`~convexlearn.certify.kkt.reconstruct_multipliers`);
         the report's ``notes`` say which. Tolerances: see :mod:`convexlearn.certify.kkt`.
+        A solution of another problem (:meth:`fingerprint`, sizes) is a ParameterError.
         """
-        return kkt_report(self, solution, tol)
+        check_same_problem(solution, self.fingerprint(), "SVM.kkt")
+        check_solution_shapes(solution, self.n_samples, getattr(self.X, "shape", (0, None))[1],
+                              "SVM.kkt")
+        return kkt_report(self, solution, check_positive("tol", tol))
 
     # -------------------------------------------------------------- evaluation
     def decision_function(self, solution: Solution, X=None) -> np.ndarray:

@@ -25,6 +25,7 @@ from sklearn.utils.metaestimators import available_if
 
 from ..data import as_sample_weight, check_count, check_nonnegative
 from ..erm import ERM
+from ..errors import ParameterError
 from ._base import (LinearDecisionMixin, edge_data, fit_weighted_classes, ovr_targets,
                     validated_X, warn_if_not_optimal)
 
@@ -62,7 +63,8 @@ _COMMON_DOC = """
     intercept_ : {intercept_type}
         b.
     n_iter_ : ndarray of int
-        Iterations of each problem.
+        Iterations of each problem (at least 1: a direct solve, one KKT system that
+        Clarabel reports as 0 interior-point iterations, counts as one).
     solution_ : Solution (list of them for one-vs-rest)
     optimality_ : OptimalityReport (list of them for one-vs-rest)
         Distance of 0 to the subdifferential of F and F - F*, recomputed from the data.
@@ -83,8 +85,8 @@ class _ERMBase(BaseEstimator):
         if loss.task != self._task:
             hint = ("'squared_classification' is the squared loss on labels mapped to "
                     "-1/+1" if self._task == "classification" else "use ERMClassifier")
-            raise ValueError(f"{type(self).__name__} needs a {self._task} loss; "
-                             f"loss={self.loss!r} is a {loss.task} loss ({hint})")
+            raise ParameterError(f"{type(self).__name__} needs a {self._task} loss; "
+                                 f"loss={self.loss!r} is a {loss.task} loss ({hint})")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -115,7 +117,9 @@ class _ERMBase(BaseEstimator):
 
     def _store(self, solutions) -> None:
         warn_if_not_optimal(self, solutions)
-        self.n_iter_ = np.array([s.n_iter or 0 for s in solutions], dtype=int)
+        # A direct solve (one KKT system: Clarabel on an unconstrained QP reports 0
+        # interior-point iterations, or the closed form) counts as one iteration.
+        self.n_iter_ = np.array([max(s.n_iter or 0, 1) for s in solutions], dtype=int)
         one = len(solutions) == 1
         self.solution_ = solutions[0] if one else solutions
         self.optimality_ = solutions[0].report if one else [s.report for s in solutions]

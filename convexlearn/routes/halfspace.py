@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..certify import exact_lp
+from ..certify.exact_lp import exact_lp_fits, exact_verdict
 from ..certify.separability import DEFAULT_TOL, CertificateCheck, midrange, verify
 from ..data import LabelMap, check_choice
 from ..errors import InfeasibleError, SolverError
@@ -190,11 +192,19 @@ def decide_separability(X: np.ndarray, y: np.ndarray, homogeneous: bool, *,
     log.notes["column_scale"] = ("LPs solved on X / max_i |x_ij| per column" if homogeneous
                                  else "LPs solved on (X - c) / max_i |x_ij - c_j| per column, "
                                  "c the column midrange")
-    values = log.solve("consistency")
-    if values is not None:
-        result = _separable(X, y, homogeneous, values, shift, scale, exact, tol, log)
-    else:
-        result = _not_separable(X, y, homogeneous, slack, exact, tol, log)
+    failure, result = None, None
+    try:
+        values = log.solve("consistency")
+        if values is not None:
+            result = _separable(X, y, homogeneous, values, shift, scale, exact, tol, log)
+        else:
+            result = _not_separable(X, y, homogeneous, slack, exact, tol, log)
+    except SolverError as exc:  # failed or contradictory float LPs: exact arithmetic decides
+        failure = exc
+    if (result is None or not result.verified) and exact is not False:
+        result = _proven(X, y, homogeneous, result, slack, log)
+    if result is None:
+        raise failure
     result.label_map = label_map
     result.provenance = log.provenance()
     result.time_s = timer()
@@ -240,6 +250,58 @@ def _not_separable(X, y, hom: bool, slack: bool, exact, tol: float,
         needing = np.flatnonzero(np.asarray(slack_values["xi"]) > 1e-9)
     return SeparabilityResult(False, None, float("nan"), None, lam, meeting, total, needing,
                               all(c.passed for c in checks), checks, hom)
+
+
+def _proven(X, y, hom: bool, result: SeparabilityResult | None, slack: bool,
+            log: "_Log") -> SeparabilityResult | None:
+    """The float LP's certificate did not verify (or the float LPs failed): decide exactly
+    over Q with :func:`~convexlearn.certify.exact_lp.exact_verdict`, warm-started from the
+    float LP's active set. Beyond the exact simplex's limits the float result is returned
+    with a note saying that the verdict is unproven."""
+    verdict = None
+    if exact_lp_fits(*X.shape, hom):
+        with log.timed("exact_lp"):
+            verdict = exact_verdict(X, y, hom, _active_set(result, X, y))
+    if verdict is None:
+        if result is not None:
+            result.notes.append(
+                f"verdict UNPROVEN: the float certificate failed its check and the exact simplex "
+                f"over Q was not run to the end (limits: {exact_lp.EXACT_LP_MAX_ENTRIES} tableau "
+                f"entries (d + k)(n + d + k + 1), k = {1 if hom else 2}; "
+                f"{exact_lp.EXACT_LP_MAX_PIVOTS} pivots)")
+        return result
+    log.notes["exact_lp"] = (f"exact simplex over Q, {verdict.pivots} pivots from the float "
+                             f"LP's active set: {verdict.check.message}")
+    notes = [] if result is None else [f"the float LP's certificate failed: {c}"
+                                       for c in result.checks if not c.passed]
+    if verdict.separable:
+        w = np.array([float(v) for v in verdict.w])
+        return SeparabilityResult(True, w, float(verdict.b), None, None, None, 0.0,
+                                  np.array([], dtype=int), verdict.check.passed,
+                                  [verdict.check], hom, notes=notes)
+    lam = np.array([float(v) for v in verdict.lam])
+    total, needing = float("nan"), None
+    if result is not None and not result.separable:
+        total, needing = result.min_total_slack, result.slack_samples
+    elif slack:
+        slack_values = log.solve("min_slack")
+        total = slack_values["value"]
+        needing = np.flatnonzero(np.asarray(slack_values["xi"]) > 1e-9)
+    return SeparabilityResult(False, None, float("nan"), None, lam, X[y > 0].T @ lam[y > 0],
+                              total, needing, verdict.check.passed, [verdict.check], hom,
+                              notes=notes)
+
+
+def _active_set(result: SeparabilityResult | None, X: np.ndarray,
+                y: np.ndarray) -> list[int] | None:
+    """The float LP's active samples, the exact simplex's starting basis: the support of
+    lambda (largest first), or the d + 2 samples of smallest functional margin of the
+    hyperplane (its active constraints y_i f(x_i) = 1)."""
+    if result is None:
+        return None
+    if not result.separable:
+        return np.argsort(-result.certificate)[:np.count_nonzero(result.certificate)].tolist()
+    return np.argsort(y * (X @ result.w + result.b))[:X.shape[1] + 2].tolist()
 
 
 def _column_scale(X: np.ndarray) -> np.ndarray:
