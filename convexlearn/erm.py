@@ -30,7 +30,7 @@ import numpy as np
 
 from .certify.optimality import OptimalityReport, recession_direction, subgradient_distance
 from .data import (as_binary_labels, as_features, as_sample_weight, as_targets, check_bool,
-                   check_count, check_nonnegative, check_solve_options, check_solver, check_tol,
+                   check_nonnegative, check_solve_options, check_solver, check_tol,
                    dense_or_refuse, is_sparse)
 from .errors import NotApplicableError, ParameterError, SolverError, UnboundedError
 from .formulations.base import solve_formulation

@@ -372,7 +372,8 @@ def exact_c_path(svm, C_min: float, C_max: float, kkt_tol: float = 1e-9):
         sol.status = "optimal" if sol.report.passed else "inaccurate"
         sol.objective = sol.report.primal_objective
         sol.method = "exact-path"
-        sol.provenance = {"route": "svm-c-path", "C": float(C), "event": event}
+        sol.provenance = {"route": "svm-c-path", "C": float(C), "event": event,
+                          "fingerprint": problem.fingerprint()}
         solutions.append(sol)
     for sol in solutions:
         sol.time_s = timer() / len(solutions)
