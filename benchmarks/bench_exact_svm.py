@@ -60,7 +60,7 @@ def main():
                 rows.append([f"{kernel} n={n} d={d} shift={shift}", f"convexlearn {method}", t,
                              f"{(s.objective - sol.objective) / sol.objective:.1e}",
                              f"{s.status}, KKT {s.report.max_violation:.1e}"])
-    # The two ways to write a kernel dual (DESIGN.md: the dense factor is ~20x slower).
+    # The two ways to write a kernel dual (measured here: the dense factor is ~20x slower).
     n = 1500
     X, y = data(n, 10)
     svm = cl.SVM(X, y, C=1.0, kernel="rbf", gamma=0.1)

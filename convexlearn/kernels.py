@@ -1,6 +1,6 @@
 """Kernel functions, Gram matrices, the PSD check and the explicit polynomial feature map.
 
-Kernels (DESIGN.md section 1):
+Kernels (docs/conventions.md):
 
 =============  ==================================================
 linear         k(x, x') = <x, x'>

@@ -2,7 +2,7 @@
 
 Classification losses are functions of the margin m = y f (labels y in {-1, +1},
 decision value f = <w, x> + b); regression losses are functions of (y, f) with real
-targets y (DESIGN.md section 1):
+targets y (docs/conventions.md):
 
 ======================  ==============================  ==========  ==========  ===========
 name                    loss                            task        smooth      curvature

@@ -6,7 +6,7 @@ LP's certificate does not verify exactly (nearly touching hulls: the float verdi
 right with a certificate that is off by rounding, or wrong), :func:`exact_verdict` decides
 separability exactly:
 
-1. The equality system of the certificate LP (DESIGN section 1), one column per sample::
+1. The equality system of the certificate LP (docs/conventions.md), one column per sample::
 
        A lambda = c,  lambda >= 0,   a_i = (y_i x_i, [y_i = +1], [y_i = -1]),  c = (0, 1, 1)
 

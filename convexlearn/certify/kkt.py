@@ -1,6 +1,6 @@
 """The KKT report of the soft- and hard-margin SVM, recomputed from the data.
 
-KKT conditions of the C-form SVM (DESIGN.md section 1), with margins
+KKT conditions of the C-form SVM (docs/conventions.md), with margins
 m_i = y_i f(x_i) and a = alpha:
 
 =======================  ======================================  ==========================

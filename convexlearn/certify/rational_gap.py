@@ -1,7 +1,7 @@
 """The duality gap of a linear SVM answer in exact rational arithmetic.
 
 Floating-point data and answers are exact rationals; this module evaluates the C-form
-(b unpenalized, bounds C_i, DESIGN conventions of :mod:`convexlearn.svm`) over them::
+(b unpenalized, bounds C_i, the conventions of :mod:`convexlearn.svm`) over them::
 
     P(w, b) = 1/2 ||w||^2 + sum_i C_i max(0, 1 - y_i (<w, x_i> + b))
     D(a)    = sum_i a_i - 1/2 ||X^T (y * a)||^2,   0 <= a_i <= C_i,  y^T a = 0

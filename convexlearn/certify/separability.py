@@ -1,6 +1,6 @@
 """Independent checks of separability certificates: trust the data, not the solver.
 
-Two kinds of certificate (DESIGN.md section 1), each checked from X and y alone:
+Two kinds of certificate (docs/conventions.md), each checked from X and y alone:
 
 * **Hyperplane** (w, b) proves *separable*: every functional margin
   ``m_i = y_i (<w, x_i> + b)`` is >= 1 (homogeneous: b = 0).

@@ -1,4 +1,4 @@
-"""Regularized ERM as a declarative cvxpy problem (lambda-form, DESIGN.md section 1)::
+"""Regularized ERM as a declarative cvxpy problem (lambda-form, docs/conventions.md)::
 
     min_{w, b}  F(w, b) = (1/n) sum_i loss(y_i, <w, x_i> + b) + lam * R(w)
 

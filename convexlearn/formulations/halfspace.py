@@ -1,6 +1,6 @@
 """The halfspace (linear separability) problems as declarative cvxpy LPs.
 
-Consistency LP (DESIGN.md section 1; the lectures' Theorem 9.6)::
+Consistency LP (docs/conventions.md; the lectures' Theorem 9.6)::
 
     find  w in R^d, b in R   s.t.   y_i (<w, x_i> + b) >= 1,   i = 1..n
 

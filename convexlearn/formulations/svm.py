@@ -1,4 +1,4 @@
-"""The SVM as declarative cvxpy problems (C-form, DESIGN.md section 1).
+"""The SVM as declarative cvxpy problems (C-form, docs/conventions.md).
 
 Primal, slack form (soft margin)::
 

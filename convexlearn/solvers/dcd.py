@@ -14,7 +14,7 @@ gradient points outward beyond the last epoch's extremes.
 
 **The intercept.** LIBLINEAR has no equality constraint: it appends a constant feature, so
 its b is penalized (b^2 / 2 joins ||w||^2 / 2) - the problem scikit-learn's ``LinearSVC``
-solves. Here b stays unpenalized (DESIGN.md): the constraint y^T a = 0 is enforced by the
+solves. Here b stays unpenalized (docs/conventions.md): the constraint y^T a = 0 is enforced by the
 method of multipliers (augmented Lagrangian) with penalty ``rho``::
 
     L(a, lam) = 1/2 a^T (Q + D) a - e^T a + lam y^T a + rho/2 (y^T a)^2.

@@ -1,6 +1,6 @@
 """Pegasos: stochastic subgradient descent for the linear SVM (Shalev-Shwartz et al. 2011).
 
-Pegasos works on the lambda-form of the SVM (DESIGN.md section 1), lam = 1 / (n C)::
+Pegasos works on the lambda-form of the SVM (docs/conventions.md), lam = 1 / (n C)::
 
     F_lam(w, b) = lam/2 ||w||^2 + (1/n) sum_i max(0, 1 - y_i (<w, x_i> + b)) = F_SVM / (n C)
 
@@ -15,7 +15,7 @@ The ball contains the optimum: by strong duality ||w*||^2 = sum_i a_i - C sum_i 
 <= n C = 1/lam (this holds with or without intercept).
 
 **The intercept.** Pegasos' analysis is for the homogeneous problem (b = 0, used when
-``intercept=False``). With ``intercept=True`` b stays unpenalized (DESIGN.md) and is updated
+``intercept=False``). With ``intercept=True`` b stays unpenalized (docs/conventions.md) and is updated
 by its own stochastic subgradient step
 
     b <- b + eta_b,t (1/k) sum_{i in A_t^+} y_i,     eta_b,t = b_scale / sqrt(t)

@@ -1,6 +1,6 @@
 """Sequential minimal optimization (SMO) for the SVM dual, as in LIBSVM.
 
-The dual (DESIGN.md section 1) written as a minimization::
+The dual (docs/conventions.md) written as a minimization::
 
     min_a  F(a) = 1/2 a^T Q a - e^T a,   Q_ij = y_i y_j k(x_i, x_j)
     s.t.   0 <= a_i <= C   (a_i >= 0 only, hard margin),   y^T a = 0   (with intercept)

@@ -1,6 +1,6 @@
 """Full-batch subgradient descent on the hinge form of the SVM, linear and kernel.
 
-Hinge form (DESIGN.md section 1), with margins m_i = y_i f(x_i)::
+Hinge form (docs/conventions.md), with margins m_i = y_i f(x_i)::
 
     F(w, b) = 1/2 ||w||^2 + C sum_i max(0, 1 - m_i)
 

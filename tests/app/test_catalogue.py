@@ -3,7 +3,7 @@ problems/*.toml cross-checked against an outside oracle (scikit-learn, scipy's H
 
 The expectations were established with ``convexlearn solve`` (the exact cvxpy solver);
 here each one is recomputed by a solver no one here wrote, in our conventions
-(DESIGN.md section 1), so a wrong number in a problem file fails two independent ways:
+(docs/conventions.md), so a wrong number in a problem file fails two independent ways:
 ``convexlearn check`` (test_cli.py) and this file.
 """
 

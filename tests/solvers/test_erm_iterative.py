@@ -1,6 +1,6 @@
 """Exact (cvxpy) and iterative ERM solutions agree, for every convex (loss, penalty) pair.
 
-Tolerances (DESIGN.md section 6 and issue 4): relative 1e-6 in objective for the smooth
+Tolerances: relative 1e-6 in objective for the smooth
 methods (Newton, GD, ISTA/FISTA), 1e-3 for subgradient descent, whose rate is checked
 in its history.
 """
