@@ -2,7 +2,9 @@
 
 ``compare(reference, other, problem)`` reports
 
-* the objective gap  F(other) - F(reference), absolute and relative to max(1, |F(reference)|),
+* the objective gap  F(other) - F(reference), absolute and relative to max(|F(reference)|, |F(other)|) (floor: the smallest
+  normal double, which only avoids 0/0 - never an absolute 1, which makes small objectives
+  look solved),
   with F the *primal* objective P(w, b): taken from the KKT report where there is one (the
   ``objective`` of an exact-dual SVM solution is the dual value D(alpha), which would mix a
   lower bound into the comparison), else the solution's ``objective``;
@@ -26,6 +28,10 @@ from .solution import Solution, check_same_problem
 __all__ = ["compare", "Comparison"]
 
 
+#: Floor of relative measures: the smallest normal double (avoids 0/0 only).
+_TINY = 2.2250738585072014e-308
+
+
 @dataclass
 class Comparison:
     """Result of :func:`compare`.
@@ -39,7 +45,8 @@ class Comparison:
     objective_gap : float
         F(other) - F(reference) (positive when ``other`` is worse on a minimization).
     relative_gap : float
-        |objective_gap| / max(1, |F(reference)|).
+        |objective_gap| / max(|F(reference)|, |F(other)|, tiny) (tiny = the smallest normal
+        double).
     w_distance : float or None
         ||w - w*|| (None unless both solutions have w).
     b_difference : float
@@ -155,7 +162,7 @@ def compare(reference: Solution, other: Solution, problem=None) -> Comparison:
                       for sol, rep in ((reference, rep_ref), (other, rep_other)))
     gap = f_other - f_ref
     cmp = Comparison(reference.method, other.method, f_ref, f_other, gap,
-                     abs(gap) / max(1.0, abs(f_ref)),
+                     abs(gap) / max(abs(f_ref), abs(f_other), _TINY),
                      b_difference=abs(float(other.b) - float(reference.b)))
     for sol, rep in ((reference, rep_ref), (other, rep_other)):
         if rep is None and sol.method == "exact-dual":

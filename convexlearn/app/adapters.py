@@ -7,7 +7,7 @@ method plus the *facts* the expectations are checked against (:mod:`convexlearn.
 Adapters import their model module lazily, so a kind whose module is absent from this
 installation is reported as such and the rest of the catalogue still runs.
 
-Gap to exact: ``(F - F*) / max(1, |F*|)`` with F* the objective of the exact reference
+Gap to exact: ``(F - F*) / |F*|`` (|F*| floored at the smallest normal double) with F* the objective of the exact reference
 (the first exact method asked for, else the model's default exact method), which must
 pass its own optimality check or the run is a solver failure.
 """
@@ -94,7 +94,7 @@ class RunResult:
 
 
 def _rel_gap(value: float, ref: float) -> float:
-    return (value - ref) / max(1.0, abs(ref))
+    return (value - ref) / max(abs(ref), 2.2250738585072014e-308)
 
 
 def _history(solution) -> dict:

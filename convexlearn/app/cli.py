@@ -126,8 +126,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a solve --json record or a saved solution (Solution.save)")
     p.add_argument("other", metavar="OTHER.json", help="the answer to compare with REF")
     p.add_argument("--tol", type=float, default=1e-6, metavar="TOL",
-                   help="relative tolerance (default 1e-6): gap / max(1, |F*|), "
-                        "||w - w*|| / max(1, ||w*||), |b - b*| / max(1, |b*|)")
+                   help="relative tolerance (default 1e-6): |F - F*| / max(|F*|, |F|), "
+                        "||w - w*|| / ||w*||, |b - b*| / max(1, |b*|) (margin units)")
     p.add_argument("--method", metavar="M", help="compare this method's solutions only")
     p.set_defaults(func=cmd_diff)
 

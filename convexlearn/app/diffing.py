@@ -6,9 +6,9 @@ hold); a saved solution against a run, against the run's reference (or ``--metho
 
 Each pair is compared by :func:`convexlearn.compare` and fails when
 
-* the relative objective gap |F - F*| / max(1, |F*|) exceeds ``tol``, or
-* ||w - w*|| > tol * max(1, ||w*||) (where both have w), or
-* |b - b*| > tol * max(1, |b*|).
+* the relative objective gap |F - F*| / max(|F*|, |F|) exceeds ``tol``, or
+* ||w - w*|| > tol * ||w*|| (where both have w), or
+* |b - b*| > tol * max(1, |b*|) (f is in margin units for a classifier: 1 is its scale).
 
 Support-set differences are reported, never a failure on their own: the multipliers (and
 so the support set) of an SVM need not be unique (duplicated samples share them).
@@ -88,7 +88,7 @@ def diff_answers(pairs_: list[tuple[str, Solution, Solution]],
         if not cmp.relative_gap <= tol:
             fails.append(f"relative objective gap {cmp.relative_gap:.2e} > {tol:g}")
         if cmp.w_distance is not None:
-            scale = max(1.0, float(np.linalg.norm(ref.w)))
+            scale = max(float(np.linalg.norm(ref.w)), 2.2250738585072014e-308)
             if not cmp.w_distance <= tol * scale:
                 fails.append(f"||w - w*|| = {cmp.w_distance:.2e} > {tol:g} x {scale:.3g}")
         if not cmp.b_difference <= tol * max(1.0, abs(float(ref.b))):

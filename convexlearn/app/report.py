@@ -1,7 +1,7 @@
 """What ``convexlearn solve`` prints and writes: the table, the JSON record, atomic files.
 
 The table has one line per method: status, objective, relative gap to the exact
-reference ``(F - F*) / max(1, |F*|)``, the largest scaled KKT residual (SVM) or the
+reference ``(F - F*) / |F*|``, the largest scaled KKT residual (SVM) or the
 distance of 0 to the subdifferential (ERM), support vectors free/bounded, iterations and
 time. The JSON record holds the same facts plus provenance: package, Python, numpy,
 cvxpy and solver versions, tolerances, seeds and sha256 checksums of the data.
@@ -69,7 +69,7 @@ def format_report(result) -> str:
              f"  model: {_model_text(result)}; tolerance {result.tol:g}",
              "", format_table(result.rows)]
     if any(r.gap is not None for r in result.rows):
-        lines.append("  * exact reference F*; gap = (F - F*) / max(1, |F*|)")
+        lines.append("  * exact reference F*; gap = (F - F*) / |F*|")
     if any(r.violation is not None for r in result.rows):
         lines.append("  violation = largest scaled KKT residual (SVM) or distance of 0 to dF "
                      "(ERM)")
