@@ -1,0 +1,265 @@
+"""Routes of regularized ERM: which algorithm answers ``ERM.solve("exact")``, in which order.
+
+Every route ends in the relative certificate of :func:`convexlearn.certify.optimality.
+certificate` at ``EXACT_TOL`` = 1e-9 (stationarity distance over the size of the terms that
+cancel, Fenchel duality gap over max(|P|, |D|)); the chain keeps the first certified
+answer and records ``provenance["route"]``, the routes tried before it
+(``provenance["fallback_from"]``) and the certificate's figures. The chain
+(:func:`exact_chain`):
+
+==========================================  =============================================
+problem                                     routes, fastest first
+==========================================  =============================================
+smooth loss (logistic, squared, exponential,  "newton": damped Newton (generalized Hessian
+squared hinge, ...) with l2 or none           for the squared hinge), warm-startable
+squared / logistic loss with l1 or elastic    "cd": coordinate descent with active sets,
+net                                           screening and a sign-fixed polish (exact 0.0)
+hinge / perceptron with l1 or none            "lp": the LP straight to HiGHS (highspy)
+hinge with l2                                 "svm": the SVM with C = 1/(n lam), converted
+                                              back (F_ERM = F_SVM / (n C))
+everything (lp penalties: only this)          "exact-primal": the cvxpy problem (Clarabel)
+==========================================  =============================================
+
+The last route's answer is returned even when it does not certify (status "inaccurate",
+its figures in the report): the fallback of last resort.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..certify.optimality import certificate
+from ..errors import ConvexLearnError, SolverError
+from ..formulations.base import solve_formulation
+from ..solution import Solution, Timer
+
+__all__ = ["EXACT_TOL", "exact_chain", "solve_exact", "ROUTES"]
+
+#: The exact tolerance of every route's certificate (relative, see the module docstring).
+EXACT_TOL = 1e-9
+
+#: Clarabel tolerances of the refining cvxpy attempts (tighter, then Clarabel's defaults).
+EXACT_CLARABEL_OPTIONS = {"tol_gap_abs": 1e-12, "tol_gap_rel": 1e-12, "tol_feas": 1e-12,
+                          "tol_ktratio": 1e-10, "max_iter": 400}
+CLARABEL_DEFAULTS = {"tol_gap_abs": 1e-8, "tol_gap_rel": 1e-8, "tol_feas": 1e-8,
+                     "tol_ktratio": 1e-6, "max_iter": 200}
+
+_SMOOTH_PENALTIES = ("none", "l2")
+_CD_PENALTIES = ("l1", "elastic_net")
+
+
+def _penalized(erm) -> bool:
+    return erm.penalty.name != "none" and erm.lam > 0
+
+
+def exact_chain(erm) -> list[str]:
+    """The routes of ``erm``'s exact solve, fastest first (see the module docstring)."""
+    from ..solvers.cd import CD_LOSSES
+    loss, pen = erm.loss, erm.penalty
+    smooth_pen = pen.name in _SMOOTH_PENALTIES or not _penalized(erm)
+    if loss.has_hessian and loss.differentiable and smooth_pen:
+        return ["newton", "exact-primal"]
+    if loss.name in CD_LOSSES and pen.name in _CD_PENALTIES:
+        return ["cd", "exact-primal"]
+    if loss.name in ("hinge", "perceptron") and (pen.name == "l1" or not _penalized(erm)):
+        return ["lp", "exact-primal"]
+    if loss.name == "hinge" and pen.name == "l2":
+        return ["svm", "exact-primal"]
+    return ["exact-primal"]
+
+
+def _certify(erm, sol: Solution, tol: float) -> Solution:
+    """Attach the relative certificate; status "optimal" iff it passes at ``tol``."""
+    sol.report = erm.certificate(sol, tol=tol)
+    sol.status = "optimal" if sol.report.passed else "inaccurate"
+    return sol
+
+
+# --------------------------------------------------------------------- routes
+def _newton_route(erm, warm_start=None, **_):
+    from ..solvers.newton import newton
+    oracle = erm.oracle()
+    x0 = None if warm_start is None else oracle.join(warm_start.w, warm_start.b)
+    start = oracle.zeros() if x0 is None else x0
+    # tol in the gradient's own units: 1e-12 of the gradient at the starting point (its
+    # size when far from the optimum), the certificate decides the rest.
+    _, g0 = oracle.value_grad(start)
+    tol = 1e-13 * max(float(np.linalg.norm(g0)), 1e-300)
+    sol = newton(oracle, x0, tol=tol, max_iter=200)
+    return sol
+
+
+def _cd_route(erm, warm_start=None, screen=None, **_):
+    from ..solvers.cd import coordinate_descent
+    timer = Timer()
+    w0 = None if warm_start is None else np.asarray(warm_start.w, dtype=float)
+    b0 = 0.0 if warm_start is None else float(warm_start.b)
+    w, b, info = coordinate_descent(erm.X, erm.y, erm.loss, erm.penalty, erm.lam,
+                                    erm.intercept, w0=w0, b0=b0, screen=screen)
+    sol = Solution(w=w, b=b, objective=erm.objective(w, b), status="converged", method="cd",
+                   n_iter=info["sweeps"], time_s=timer(),
+                   provenance={"solver": "convexlearn.cd", "polished": info["polished"],
+                               "screened": info["screened"], "gram": info["gram"]})
+    sol.extra["loss_grad"] = info["grad"]
+    return sol
+
+
+def _lp_route(erm, **_):
+    """min (1/n) sum xi + lam sum(u + v)  s.t.  y_i (<u - v, x_i> + b) + xi_i >= kappa,
+    xi, u, v >= 0 (kappa = 1 hinge, 0 perceptron; without l1, w is one free block)."""
+    import highspy
+    import scipy.sparse as sp
+    timer = Timer()
+    X, y, n, d = erm.X, erm.y, erm.X.shape[0], erm.X.shape[1]
+    kappa = 1.0 if erm.loss.name == "hinge" else 0.0
+    l1 = _penalized(erm) and erm.penalty.name == "l1"
+    YX = y[:, None] * X
+    blocks = [YX, -YX] if l1 else [YX]
+    if erm.intercept:
+        blocks.append(y[:, None])
+    blocks.append(sp.identity(n, format="csc"))
+    A = sp.hstack([sp.csc_matrix(blk) if not sp.issparse(blk) else blk for blk in blocks],
+                  format="csc")
+    nw = 2 * d if l1 else d
+    ncol = A.shape[1]
+    cost = np.zeros(ncol)
+    cost[-n:] = 1.0 / n
+    lower = np.full(ncol, -highspy.kHighsInf)
+    upper = np.full(ncol, highspy.kHighsInf)
+    if l1:
+        cost[:nw] = erm.lam
+        lower[:nw] = 0.0
+    lower[-n:] = 0.0
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = ncol, n
+    lp.col_cost_, lp.col_lower_, lp.col_upper_ = cost, lower, upper
+    lp.row_lower_, lp.row_upper_ = np.full(n, kappa), np.full(n, highspy.kHighsInf)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_, lp.a_matrix_.index_ = A.indptr, A.indices
+    lp.a_matrix_.value_ = A.data
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    for key in ("primal_feasibility_tolerance", "dual_feasibility_tolerance"):
+        h.setOptionValue(key, 1e-10)
+    h.passModel(lp)
+    h.run()
+    status = h.modelStatusToString(h.getModelStatus())
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        raise SolverError(f"HiGHS ended with status {status!r} on the ERM LP")
+    x = np.asarray(h.getSolution().col_value)
+    w = x[:d] - x[d:2 * d] if l1 else x[:d].copy()
+    b = float(x[nw]) if erm.intercept else 0.0
+    return Solution(w=w, b=b, objective=erm.objective(w, b), status="converged", method="lp",
+                    n_iter=int(h.getInfo().simplex_iteration_count), time_s=timer(),
+                    provenance={"solver": "HiGHS (highspy)",
+                                "solver_version": getattr(highspy, "__version__", "?"),
+                                "hiGHS_status": status})
+
+
+def _svm_route(erm, **_):
+    """Hinge + l2 is the soft-margin SVM with C = 1/(n lam): solved as such, converted back."""
+    from ..svm import SVM
+    timer = Timer()
+    C = 1.0 / (erm.n_samples * erm.lam)
+    svm_sol = SVM(erm.X, erm.y, C=C, kernel="linear", intercept=erm.intercept).solve()
+    w, b = np.asarray(svm_sol.w, dtype=float), float(svm_sol.b)
+    F = erm.objective(w, b)
+    return Solution(w=w, b=b, objective=F, status="converged", method="svm",
+                    n_iter=svm_sol.n_iter, time_s=timer(),
+                    provenance={"solver": "convexlearn.SVM", "C": C,
+                                "svm_route": svm_sol.provenance.get("route"),
+                                "svm_objective": svm_sol.objective,
+                                "svm_objective_over_nC": svm_sol.objective /
+                                (erm.n_samples * C)})
+
+
+def _cvxpy_route(erm, solver=None, options=None, tol=EXACT_TOL, **_):
+    """The cvxpy problem (Clarabel by default). With the default solver and no options, a
+    point that does not certify at ``tol`` is re-solved at tighter, then at Clarabel's
+    default tolerances; the first certified point is kept, else the best one
+    (``provenance["attempts"]``: solver, options, cvxpy status, relative distance)."""
+    options = dict(options or {})
+    timer = Timer()
+    default = (solver is None or solver.upper() == "CLARABEL") and not options
+    attempts = [(solver, options)]
+    if default:
+        attempts += [(solver, EXACT_CLARABEL_OPTIONS), (solver, CLARABEL_DEFAULTS)]
+    tried, best = [], None
+    for name, opts in attempts:
+        sol = _cvxpy_once(erm, name, opts)
+        rep = erm.certificate(sol, tol=tol)
+        figure = max(rep.relative_distance,
+                     0.0 if math.isnan(rep.relative_gap) else rep.relative_gap)
+        tried.append((sol.provenance["solver"], opts or "formulations.base defaults",
+                      sol.provenance["cvxpy_status"], figure))
+        if best is None or figure < best[0]:
+            best = (figure, sol)
+        if sol.status == "optimal" and rep.passed or not default:
+            best = (figure, sol)
+            break
+    sol = best[1]
+    sol.provenance["attempts"] = tried
+    sol.time_s = timer()
+    return sol
+
+
+def _cvxpy_once(erm, solver, options) -> Solution:
+    form = erm.formulation()
+    info = solve_formulation(form, solver, **options)
+    w = np.asarray(form.variables["w"].value, dtype=float)
+    b = float(form.variables["b"].value) if erm.intercept else 0.0
+    return Solution(w=w, b=b, objective=erm.objective(w, b), status=info.status,
+                    method="exact-primal", n_iter=info.iterations, time_s=info.time_s,
+                    provenance={**info.provenance(), "formulation": form.name,
+                                "cvxpy_objective": float(form.problem.value)})
+
+
+#: name -> route function ``run(erm, *, warm_start, screen, solver, options, tol)``.
+ROUTES = {"newton": _newton_route, "cd": _cd_route, "lp": _lp_route, "svm": _svm_route,
+          "exact-primal": _cvxpy_route}
+
+
+def solve_exact(erm, *, tol: float = EXACT_TOL, solver: str | None = None,
+                warm_start: Solution | None = None, screen=None, routes=None,
+                **options) -> Solution:
+    """Walk the chain of :func:`exact_chain` (or ``routes``) and return the first answer
+    whose certificate passes at ``tol`` (relative); the last route's answer otherwise.
+
+    ``solver`` or ``options`` (cvxpy solver options) go to the cvxpy route and make it the
+    only one (the user asked for that solver). ``warm_start`` (a Solution) starts Newton and
+    coordinate descent; ``screen`` = (lam1_prev, loss gradient in w at the previous point)
+    feeds coordinate descent's strong rule on a path.
+    """
+    timer = Timer()
+    chain = list(routes or exact_chain(erm))
+    if solver is not None or options:
+        chain = ["exact-primal"]
+    failures: dict[str, str] = {}
+    sol = None
+    for i, name in enumerate(chain):
+        last = i == len(chain) - 1
+        try:
+            sol = ROUTES[name](erm, warm_start=warm_start, screen=screen, solver=solver,
+                               options=options, tol=tol)
+        except ConvexLearnError as exc:
+            if last:
+                raise
+            failures[name] = f"{type(exc).__name__}: {exc}"
+            continue
+        sol = _certify(erm, sol, tol)
+        if sol.report.passed or last:
+            break
+        failures[name] = (f"certificate failed: relative distance "
+                          f"{sol.report.relative_distance:.2e}, relative gap "
+                          f"{sol.report.relative_gap:.2e}")
+    sol.provenance["route"] = sol.method
+    sol.method = "exact"
+    if failures:
+        sol.provenance["fallback_from"] = failures
+    sol.provenance["certificate"] = {
+        "tol": tol, "relative_distance": sol.report.relative_distance,
+        "relative_gap": sol.report.relative_gap, "distance": sol.report.distance}
+    sol.time_s = timer()
+    return sol
