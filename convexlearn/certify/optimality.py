@@ -50,8 +50,8 @@ __all__ = ["OptimalityReport", "certificate", "null_scale", "subgradient_distanc
 #: or its mean square without an intercept, for the squared regression loss): the scale of
 #: the stationarity terms is at least STATIONARITY_FLOOR * sqrt(S0), that of the objective
 #: at least GAP_FLOOR * S0. They matter only for an optimum near 0 (an exact interpolation).
-STATIONARITY_FLOOR = 1e-6
-GAP_FLOOR = 1e-6
+STATIONARITY_FLOOR = 1e-3
+GAP_FLOOR = 1e-3
 
 
 @dataclass

@@ -205,6 +205,24 @@ def _cvxpy_route(erm, solver=None, options=None, tol=EXACT_TOL, **_):
     return sol
 
 
+def _polish(erm, sol: Solution, tol: float) -> Solution | None:
+    """The cvxpy point polished on its smooth piece (:mod:`convexlearn.solvers.erm_polish`),
+    when that certifies at ``tol``; else None."""
+    from ..solvers.erm_polish import polish_point
+    zeros = sol.report.details.get("zero_coordinates", np.zeros(0, dtype=int))
+    on_kink = sol.report.details.get("on_kink", np.zeros(0, dtype=int))
+    try:
+        w, b = polish_point(erm.X, erm.y, erm.loss, erm.penalty, erm.lam, erm.intercept,
+                            sol.w, sol.b, zeros, on_kink)
+    except ConvexLearnError:
+        return None
+    out = Solution(w=w, b=b, objective=erm.objective(w, b), status="converged",
+                   method=sol.method, n_iter=sol.n_iter,
+                   provenance={**sol.provenance, "polished": "Newton on the smooth piece"})
+    out = _certify(erm, out, tol)
+    return out if out.report.passed else None
+
+
 def _cvxpy_once(erm, solver, options) -> Solution:
     form = erm.formulation()
     info = solve_formulation(form, solver, **options)
@@ -249,6 +267,9 @@ def solve_exact(erm, *, tol: float = EXACT_TOL, solver: str | None = None,
             failures[name] = f"{type(exc).__name__}: {exc}"
             continue
         sol = _certify(erm, sol, tol)
+        if not sol.report.passed and name == "exact-primal":
+            polished = _polish(erm, sol, tol)
+            sol = polished if polished is not None else sol
         if sol.report.passed or last:
             break
         failures[name] = (f"certificate failed: relative distance "
