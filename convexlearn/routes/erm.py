@@ -82,10 +82,9 @@ def _newton_route(erm, warm_start=None, **_):
     from ..solvers.newton import newton
     oracle = erm.oracle()
     x0 = None if warm_start is None else oracle.join(warm_start.w, warm_start.b)
-    start = oracle.zeros() if x0 is None else x0
-    # tol in the gradient's own units: 1e-12 of the gradient at the starting point (its
-    # size when far from the optimum), the certificate decides the rest.
-    _, g0 = oracle.value_grad(start)
+    # tol in the gradient's own units: 1e-13 of the gradient at w = 0, b = 0 (its size far
+    # from the optimum, the same for a cold and a warm start); the certificate decides.
+    _, g0 = oracle.value_grad(oracle.zeros())
     tol = 1e-13 * max(float(np.linalg.norm(g0)), 1e-300)
     sol = newton(oracle, x0, tol=tol, max_iter=200)
     return sol
@@ -205,6 +204,21 @@ def _cvxpy_route(erm, solver=None, options=None, tol=EXACT_TOL, **_):
     return sol
 
 
+def _snap_zeros(erm, sol: Solution, tol: float) -> Solution:
+    """l1 / elastic net: the coordinates the certificate calls zero (|w_j| <= kink_tol)
+    set to exactly 0.0, kept when the certificate still passes (an interior-point answer
+    carries ~1e-10 residues there, a coordinate-descent one at lam_max ~1e-17)."""
+    zeros = sol.report.details.get("zero_coordinates", np.zeros(0, dtype=int))
+    if erm.penalty.name not in _CD_PENALTIES or not np.any(sol.w[zeros] != 0):
+        return sol
+    w = np.array(sol.w, dtype=float)
+    w[zeros] = 0.0
+    snapped = Solution(**{**sol.__dict__, "w": w, "objective": erm.objective(w, sol.b),
+                          "provenance": {**sol.provenance, "snapped_zeros": int(len(zeros))}})
+    snapped = _certify(erm, snapped, tol)
+    return snapped if snapped.report.passed or not sol.report.passed else sol
+
+
 def _polish(erm, sol: Solution, tol: float) -> Solution | None:
     """The cvxpy point polished on its smooth piece (:mod:`convexlearn.solvers.erm_polish`),
     when that certifies at ``tol``; else None."""
@@ -266,7 +280,7 @@ def solve_exact(erm, *, tol: float = EXACT_TOL, solver: str | None = None,
                 raise
             failures[name] = f"{type(exc).__name__}: {exc}"
             continue
-        sol = _certify(erm, sol, tol)
+        sol = _snap_zeros(erm, _certify(erm, sol, tol), tol)
         if not sol.report.passed and name == "exact-primal":
             polished = _polish(erm, sol, tol)
             sol = polished if polished is not None else sol
