@@ -231,3 +231,19 @@ def test_exact_chain_table():
     assert exact_chain(cl.ERM(X, yc, loss="hinge", penalty="l2")) == ["svm", "exact-primal"]
     assert exact_chain(cl.ERM(X, yc, loss="hinge", penalty="l2", lam=0.0))[0] == "lp"
     assert exact_chain(cl.ERM(X, yr, loss="squared", penalty="lp", p=3)) == ["exact-primal"]
+
+
+def test_svm_path_is_warm_started_and_certified():
+    X, y = binary_dataset("breast_cancer")
+    X, y = X[:120, :6], y[:120]
+    Cs = [0.05, 0.5, 5.0, 1.0]            # up, then down: the warm start is scaled into the box
+    svm = cl.SVM(X, y, C=2.0, kernel="rbf")
+    path = svm.path(Cs)
+    assert svm.C == 2.0 and isinstance(path, cl.Path) and path.certified
+    assert path.parameter == "C" and list(path.values) == Cs
+    assert [s.provenance["route"] for s in path][1:] == ["smo (warm-started)"] * 3
+    for C, sol in zip(Cs, path):
+        fresh = cl.SVM(X, y, C=C, kernel="rbf").solve()
+        assert sol.objective == pytest.approx(fresh.objective, rel=1e-6)
+    with pytest.raises(cl.ParameterError):
+        svm.path([1.0, -1.0])

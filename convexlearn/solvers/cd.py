@@ -8,7 +8,7 @@ Problem (lambda-form)::
 Squared loss (y - f)^2 (also "squared_classification", the same with y = +-1): with an
 intercept, X and y are centred (b = ybar - xbar^T w) and, when n >= d, coordinate descent
 runs on the Gram matrix G = (2/n) Xc^T Xc ("covariance updates": one n d^2 product, then d
-per coordinate), else on the residual (n per coordinate, dense or scipy.sparse CSC).
+per coordinate; up to ``GRAM_MAX_FEATURES``), else on the residual (n per coordinate, dense or scipy.sparse CSC).
 Coordinate j minimizes F exactly::
 
     w_j <- S(G_jj w_j - grad_j, lam1) / (G_jj + lam2),   S(z, t) = sign(z) max(|z| - t, 0)
@@ -49,6 +49,8 @@ __all__ = ["coordinate_descent", "cd", "epoch_reference", "gram_epoch_reference"
            "penalty_split", "CD_LOSSES"]
 
 CD_LOSSES = ("squared", "squared_classification", "logistic")
+#: The Gram form needs d^2 floats (8 d^2 bytes: 200 MB at d = 5000); beyond, residual form.
+GRAM_MAX_FEATURES = 5000
 
 
 def penalty_split(penalty, lam: float) -> tuple[float, float]:
@@ -281,7 +283,7 @@ def _centred_dense(prob):
 def _squared(prob, w, keep, tol, max_sweeps, polish, use_numba):
     """Squared loss: Gram form when dense and n >= d, else residual form; then polish."""
     n, d, lam1, lam2 = prob.n, prob.d, prob.lam1, prob.lam2
-    gram = not prob.sparse and n >= d
+    gram = not prob.sparse and n >= d and d <= GRAM_MAX_FEATURES
     if prob.sparse:
         # centring would densify X: the intercept is a coordinate of its own instead
         return _logistic(prob, w, 0.0, keep, tol, max_sweeps, polish, use_numba)
@@ -410,6 +412,7 @@ def _logistic(prob, w, b, keep, tol, max_sweeps, polish, use_numba):
     Fv = F_of(w, b)
     sweeps, outer, readmitted, polished = 0, 0, 0, False
     stop_tol = max(tol, 1e-13)
+    last_rel = 1.0
     for outer in range(1, 200):
         _, g, h = _loss_terms(loss, y, f)
         h = np.maximum(h, 1e-12)
@@ -438,7 +441,9 @@ def _logistic(prob, w, b, keep, tol, max_sweeps, polish, use_numba):
                 worst = max(worst, 0.5 * hb * delta * delta)
             return worst
 
-        inner_tol = max(tol, 1e-14)
+        # inexact inner solves while far (glmnet's practice): the model's own accuracy is
+        # worth little before the outer steps settle; exact (the final tolerance) near the end
+        inner_tol = 1e-14 if prob.squared else max(min(1e-4, 1e-2 * last_rel), 1e-14)
         sweeps += _active_cycles(sweep, d, wn, keep, lambda: inner_tol * abs(Fv), max_sweeps)
         # line search on F along the model's minimizer
         dw, db = wn - w, bn - b
@@ -456,6 +461,7 @@ def _logistic(prob, w, b, keep, tol, max_sweeps, polish, use_numba):
         if not accepted:
             break
         change = Fv - Ft
+        last_rel = change / max(abs(Ft), 1e-300)
         w, b, Fv = wt, bt, Ft
         f = f + t * df
         if not prob.intercept:
