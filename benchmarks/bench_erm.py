@@ -43,6 +43,7 @@ from sklearn.linear_model import ElasticNet, Lasso, LogisticRegression, lasso_pa
 from threadpoolctl import threadpool_limits
 
 import convexlearn as cl
+from _common import best_time
 
 REPEATS = 3
 NEWTON_REPEATS = 61      # milliseconds each: many repeats against a noisy shared machine
@@ -84,15 +85,6 @@ def _correlated_data(n=50000, d=200, rho=0.5, seed=0):
     return X, y_reg, y_cls
 
 
-def _best(fn, repeats=REPEATS):
-    best, out = float("inf"), None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, out
-
-
 def bench_scale():
     X, y_reg, y_cls = _correlated_data()
     n = X.shape[0]
@@ -110,8 +102,8 @@ def bench_scale():
     with threadpool_limits(limits=1), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for name, y, kw, make, anchor in cases:
-            t_ours, sol = _best(lambda: cl.ERM(X, y, **kw).solve())
-            t_sk, model = _best(lambda: make().fit(X, y))
+            t_ours, sol = best_time(lambda: cl.ERM(X, y, **kw).solve(), REPEATS)
+            t_sk, model = best_time(lambda: make().fit(X, y), REPEATS)
             erm = cl.ERM(X, y, **kw)
             F_sk = erm.objective(np.ravel(model.coef_), float(np.ravel(model.intercept_)[0]))
             rows.append(dict(name=name, route=sol.provenance["route"], status=sol.status,
@@ -137,8 +129,8 @@ def bench_lasso_path():
             Xc, yc = X - X.mean(axis=0), y - y.mean()
             return lasso_path(Xc, yc, alphas=alphas, tol=1e-8)
 
-        t_ours, path = _best(ours, 2)
-        t_sk, (_, coefs, _) = _best(sk, 2)
+        t_ours, path = best_time(ours, 2)
+        t_sk, (_, coefs, _) = best_time(sk, 2)
     erm = cl.ERM(X, y, loss="squared", penalty="l1", lam=1.0)
     worse = 0
     for k, alpha in enumerate(alphas):
@@ -164,8 +156,8 @@ def bench_svm_path():
         def ours():
             return cl.SVM(X, y, C=1.0, kernel="rbf").path(Cs)
 
-        t_sk, _ = _best(sk, 2)
-        t_ours, path = _best(ours, 1)
+        t_sk, _ = best_time(sk, 2)
+        t_ours, path = best_time(ours, 1)
     return dict(t_ours=t_ours, t_sk=t_sk, certified=sum(s.ok for s in path), n=len(path),
                 routes=sorted({s.provenance.get("route", "?") for s in path}))
 

@@ -79,6 +79,12 @@ def _soft(z, t):
 
 
 @njit(cache=True)
+def _step(hj, wj, gj, lam1, lam2):
+    """The exact minimizer's move along coordinate j: S(hj wj - gj, lam1) / (hj + lam2) - wj."""
+    return _soft(hj * wj - gj, lam1) / (hj + lam2) - wj
+
+
+@njit(cache=True)
 def _epoch_dense(X, h, q, w, coords, hdiag, lam1, lam2, inv_n):
     """One sweep over ``coords`` of the residual form (dense X, Fortran order); returns the
     largest decrease hdiag_j delta_j^2 / 2."""
@@ -92,15 +98,12 @@ def _epoch_dense(X, h, q, w, coords, hdiag, lam1, lam2, inv_n):
         for i in range(n):
             gj += X[i, j] * q[i]
         gj *= inv_n
-        new = _soft(hj * w[j] - gj, lam1) / (hj + lam2)
-        delta = new - w[j]
+        delta = _step(hj, w[j], gj, lam1, lam2)
         if delta != 0.0:
+            w[j] += delta
+            worst = max(worst, 0.5 * (hj + lam2) * delta * delta)
             for i in range(n):
                 q[i] += h[i] * X[i, j] * delta
-            w[j] = new
-            dec = 0.5 * (hj + lam2) * delta * delta
-            if dec > worst:
-                worst = dec
     return worst
 
 
@@ -116,16 +119,12 @@ def _epoch_csc(data, indices, indptr, h, q, w, coords, hdiag, lam1, lam2, inv_n)
         for k in range(indptr[j], indptr[j + 1]):
             gj += data[k] * q[indices[k]]
         gj *= inv_n
-        new = _soft(hj * w[j] - gj, lam1) / (hj + lam2)
-        delta = new - w[j]
+        delta = _step(hj, w[j], gj, lam1, lam2)
         if delta != 0.0:
+            w[j] += delta
+            worst = max(worst, 0.5 * (hj + lam2) * delta * delta)
             for k in range(indptr[j], indptr[j + 1]):
-                i = indices[k]
-                q[i] += h[i] * data[k] * delta
-            w[j] = new
-            dec = 0.5 * (hj + lam2) * delta * delta
-            if dec > worst:
-                worst = dec
+                q[indices[k]] += h[indices[k]] * data[k] * delta
     return worst
 
 
@@ -138,15 +137,12 @@ def _epoch_gram(G, grad, w, coords, lam1, lam2):
         hj = G[j, j]
         if hj + lam2 <= 0.0:
             continue
-        new = _soft(hj * w[j] - grad[j], lam1) / (hj + lam2)
-        delta = new - w[j]
+        delta = _step(hj, w[j], grad[j], lam1, lam2)
         if delta != 0.0:
+            w[j] += delta
+            worst = max(worst, 0.5 * (hj + lam2) * delta * delta)
             for k in range(d):
                 grad[k] += G[k, j] * delta
-            w[j] = new
-            dec = 0.5 * (hj + lam2) * delta * delta
-            if dec > worst:
-                worst = dec
     return worst
 
 
