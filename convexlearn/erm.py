@@ -95,6 +95,7 @@ class ERM:
         self._recession = None
         self._units = None
         self._last_report = None
+        self._work: dict = {}
 
     # ------------------------------------------------------------------ basics
     @property
@@ -327,40 +328,33 @@ class ERM:
         """
         lams = [check_nonnegative("lam", v) for v in np.atleast_1d(lams).tolist()]
         timer = Timer()
-        saved, out, previous = self.lam, [], None
-        screen = None
+        saved = self.lam
         try:
-            for value in lams:
-                self.lam = value
-                opts = dict(options)
-                if previous is not None:
-                    opts.setdefault("warm_start", previous)
-                    if method == "exact" and screen is not None:
-                        opts["screen"] = screen
-                if method == "exact":
-                    previous = self._exact_on_path(**opts)
-                    grad = previous.extra.get("loss_grad")
-                    screen = None if grad is None else (self._lam1(), grad)
-                else:
+            if method == "exact":
+                self._require_convex("exact")
+                self._require_finite_minimizer()
+                out = routes.solve_path(self, lams, **options)
+                for value, sol in zip(lams, out):
+                    self._references.setdefault(value, sol)
+            else:
+                out, previous = [], None
+                for value in lams:
+                    self.lam = value
+                    opts = dict(options)
+                    if previous is not None:
+                        opts.setdefault("warm_start", previous)
                     previous = self.solve(method, **opts)
-                out.append(previous)
+                    out.append(previous)
         finally:
             self.lam = saved
         return Path("lam", np.asarray(lams, dtype=float), out, time_s=timer(),
                     provenance={"method": method, "warm_start": True,
                                 "screening": "sequential strong rule (cd route)"})
 
-    def _lam1(self) -> float:
-        from .solvers.cd import penalty_split
-        return penalty_split(self.penalty, self.lam)[0]
-
-    def _exact_on_path(self, warm_start=None, screen=None, **options) -> Solution:
-        self._require_convex("exact")
-        self._require_finite_minimizer()
-        sol = routes.solve_exact(self, warm_start=warm_start, screen=screen, **options)
-        sol.extra["lam"] = self.lam
-        self._references.setdefault(self.lam, sol)
-        return sol
+    def work_cache(self, name: str) -> dict:
+        """A dict a route may keep data-only work in (X, y and intercept never change;
+        lam does): e.g. coordinate descent's Gram matrix, reused along a path."""
+        return self._work.setdefault(name, {})
 
     # ---------------------------------------------------------------- certify
     def units(self) -> np.ndarray:
@@ -370,18 +364,22 @@ class ERM:
         return self._units
 
     def certificate(self, solution: Solution, tol: float = 1e-9,
-                    kink_tol: float = 1e-6) -> OptimalityReport:
+                    kink_tol: float = 1e-6, scores=None, XTg=None) -> OptimalityReport:
         """The relative certificate of a point (no reference optimum; see
         :func:`convexlearn.certify.optimality.certificate`): ``passed`` = relative distance
         of 0 to dF <= tol and relative duality gap <= tol (where a gap is defined).
-        Remembered for the last point asked."""
+        Remembered for the last point asked. ``scores`` and ``XTg``: see
+        :func:`~convexlearn.certify.optimality.subgradient_distance` (a path's batch)."""
         w = self._checked_w(solution.w)
         b = float(solution.b) if self.intercept else 0.0
         key = (self.lam, float(tol), float(kink_tol), b, w.tobytes())
         if self._last_report is None or self._last_report[0] != key:
+            if "col_sums" not in self._work:
+                self._work["col_sums"] = np.asarray(self.X.sum(axis=0)).ravel()
             self._last_report = (key, certificate(self.X, self.y, self.loss, self.penalty,
                                                   self.lam, self.intercept, w, b, tol,
-                                                  kink_tol, self.units()))
+                                                  kink_tol, self.units(),
+                                                  self._work["col_sums"], scores, XTg))
         rep = self._last_report[1]
         return OptimalityReport(**{**rep.__dict__, "details": dict(rep.details)})
 

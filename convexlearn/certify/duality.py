@@ -106,37 +106,51 @@ def _penalty_conjugate(penalty, v: np.ndarray) -> float | None:
     return float(excess @ excess) / (2.0 * (1.0 - l1_ratio))
 
 
-def feasible_dual_point(X, loss, penalty, lam: float, intercept: bool,
-                        g: np.ndarray) -> np.ndarray:
-    """``g`` made dual feasible by shrinking toward 0 (see the module docstring)."""
+def feasible_dual_point(X, loss, penalty, lam: float, intercept: bool, g: np.ndarray,
+                        XTg: np.ndarray | None = None,
+                        col_sums: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``g`` made dual feasible by shrinking toward 0 (see the module docstring), and
+    X^T g at it. ``XTg`` (X^T g) and ``col_sums`` (X^T 1) spare passes over X (the
+    certificate has them); rebalancing the classes of a margin loss costs one (X^T g+)."""
     g = np.array(g, dtype=float)
+    if XTg is None:
+        XTg = np.asarray(X.T @ g).ravel()
     if intercept:
         if loss.margin_based:
             pos, neg = g[g > 0].sum(), -g[g < 0].sum()
-            if pos > neg:
-                g[g > 0] *= neg / pos
-            elif neg > pos:
-                g[g < 0] *= pos / neg
+            s_pos, s_neg = (neg / pos, 1.0) if pos > neg else (1.0, pos / neg if neg > pos
+                                                                 else 1.0)
+            if s_pos != 1.0 or s_neg != 1.0:
+                # X^T g' = s+ X^T g+ + s- (X^T g - X^T g+)
+                XT_pos = np.asarray(X.T @ np.maximum(g, 0.0)).ravel()
+                XTg = s_pos * XT_pos + s_neg * (XTg - XT_pos)
+                g[g > 0] *= s_pos
+                g[g < 0] *= s_neg
         else:
-            g -= g.mean()
+            mean = g.mean()
+            g -= mean
+            sums = np.asarray(X.sum(axis=0)).ravel() if col_sums is None else col_sums
+            XTg = XTg - mean * sums
     l1_ratio = 1.0 if penalty.name == "l1" else getattr(penalty, "l1_ratio", None)
     if penalty.name in ("l1", "elastic_net") and l1_ratio == 1.0 and lam > 0:
-        top = float(np.max(np.abs(X.T @ g), initial=0.0)) / X.shape[0]
+        top = float(np.max(np.abs(XTg), initial=0.0)) / X.shape[0]
         if top > lam:
             g *= lam / top
-    return g
+            XTg = XTg * (lam / top)
+    return g, XTg
 
 
-def dual_objective(X, y, loss, penalty, lam: float, intercept: bool,
-                   g: np.ndarray) -> float:
+def dual_objective(X, y, loss, penalty, lam: float, intercept: bool, g: np.ndarray,
+                   XTg: np.ndarray | None = None,
+                   col_sums: np.ndarray | None = None) -> float:
     """D(g) at the feasible point made from ``g`` (nan where no gap is defined here)."""
     if lam <= 0 or penalty.name in ("none", "lp", "l0"):
         return math.nan
     if not loss.margin_based and loss.name != "squared":
         return math.nan
-    g = feasible_dual_point(X, loss, penalty, lam, intercept, g)
+    g, XTg = feasible_dual_point(X, loss, penalty, lam, intercept, g, XTg, col_sums)
     conj = _loss_conjugate_mean(loss, y, g)
-    pen = _penalty_conjugate(penalty, -(X.T @ g) / (X.shape[0] * lam))
+    pen = _penalty_conjugate(penalty, -XTg / (X.shape[0] * lam))
     if conj is None or pen is None:
         return math.nan
     return -conj - lam * pen

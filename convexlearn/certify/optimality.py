@@ -41,7 +41,8 @@ from ..losses import Loss
 from .duality import dual_objective
 from ..penalties import Penalty
 
-__all__ = ["OptimalityReport", "certificate", "null_scale", "subgradient_distance",
+__all__ = ["OptimalityReport", "certificate", "fixed_multipliers", "null_scale",
+           "subgradient_distance",
            "recession_direction"]
 
 
@@ -133,11 +134,15 @@ def _column_rms(X) -> np.ndarray:
 
 def subgradient_distance(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Penalty,
                          lam: float, intercept: bool, w: np.ndarray, b: float,
-                         kink_tol: float = 1e-6, units: np.ndarray | None = None
+                         kink_tol: float = 1e-6, units: np.ndarray | None = None,
+                         scores: np.ndarray | None = None, XTg: np.ndarray | None = None
                          ) -> tuple[float, dict]:
     """Distance of 0 to dF(w, b), and how it was obtained (see the module docstring).
 
     ``units``: the root mean square of each column of X (computed when not given).
+    ``scores`` (X w + b) and ``XTg`` (X^T g at the fixed part of the multipliers, see
+    :func:`fixed_multipliers`) may be given: a path certifies all its points with two
+    matrix products instead of two passes over X per point.
     ``details["scale"]`` is the size of the cancelling terms (see
     :class:`OptimalityReport`), before its floor.
 
@@ -147,7 +152,7 @@ def subgradient_distance(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Pena
     details : dict
     """
     n, d = X.shape
-    f = X @ w + b
+    f = X @ w + b if scores is None else scores                # pass 1 over X
     lo, hi = loss.subdifferential(y, f, kink_tol)
     free = lo < hi
     dim = d + int(intercept)
@@ -157,12 +162,11 @@ def subgradient_distance(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Pena
     # x 1e-8 a wrong point passed at 1e-6, at x 1e8 exact optima failed).
     units = np.append(_column_rms(X) if units is None else units, [1.0] * int(intercept))
     g_fixed = np.where(free, 0.0, lo)
-
-    def AT(v):
-        out = X.T @ v
-        return np.append(out, v.sum()) if intercept else out
-
-    base = AT(g_fixed) / n
+    if XTg is None:
+        XTg = np.asarray(X.T @ g_fixed).ravel()                # pass 2 over X
+    base = XTg / n
+    if intercept:
+        base = np.append(base, g_fixed.sum() / n)
     idx_free = np.flatnonzero(free)
     Xf = X[idx_free]
     Xf = Xf.toarray() if hasattr(Xf, "toarray") else np.asarray(Xf)
@@ -223,6 +227,9 @@ def subgradient_distance(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Pena
         r_pen[zero_coords] += res.x[k:]
         details["method"] = "bounded-variable least squares (scipy lsq_linear, bvls)"
     details["multipliers"] = g
+    if idx_free.size:       # X^T g at the final multipliers (kink samples moved)
+        XTg = XTg + Xf.T @ (g - g_fixed)[idx_free]
+    details["XTg"], details["scores"] = XTg, f
     # The terms that cancel, per coordinate in units of F: |(1/n) A_j^T g| <= ||A_j|| ||g|| / n
     # = ||g|| U_j / sqrt(n), and lam |r_j|.
     pen_size = np.zeros(dim)
@@ -233,25 +240,42 @@ def subgradient_distance(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Pena
     return distance, details
 
 
+def fixed_multipliers(y: np.ndarray, loss: Loss, scores: np.ndarray,
+                      kink_tol: float = 1e-6) -> np.ndarray:
+    """The loss multipliers that the kinks do not leave free (0 on a kink): what
+    :func:`subgradient_distance` multiplies by X^T first."""
+    lo, hi = loss.subdifferential(y, scores, kink_tol)
+    return np.where(lo < hi, 0.0, lo)
+
+
 def certificate(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Penalty, lam: float,
                 intercept: bool, w: np.ndarray, b: float, tol: float = 1e-9,
-                kink_tol: float = 1e-6, units: np.ndarray | None = None) -> OptimalityReport:
+                kink_tol: float = 1e-6, units: np.ndarray | None = None,
+                col_sums: np.ndarray | None = None, scores: np.ndarray | None = None,
+                XTg: np.ndarray | None = None) -> OptimalityReport:
     """The relative certificate of (w, b): stationarity distance and duality gap.
+
+    Two passes over X (the scores X w + b, then X^T g; a third, X^T g+, only for a margin
+    loss with an intercept whose dual point must be rebalanced); ``units`` (column RMS),
+    ``col_sums`` (X^T 1), ``scores`` and ``XTg`` may be given (see
+    :func:`subgradient_distance`) by a caller that certifies many points of one problem.
 
     ``passed`` = ``relative_distance <= tol`` and ``relative_gap <= tol`` (where a gap is
     defined); see :class:`OptimalityReport` for the scales and floors. No reference
     optimum is computed (``suboptimality`` is nan).
     """
     distance, details = subgradient_distance(X, y, loss, penalty, lam, intercept, w, b,
-                                             kink_tol, units)
+                                             kink_tol, units, scores, XTg)
     s0 = null_scale(loss, y, intercept)
     scale = max(details["scale"], STATIONARITY_FLOOR * math.sqrt(s0))
     rel_distance = distance / scale
     n = X.shape[0]
-    P = float(np.mean(loss.value(y, X @ w + b)))
+    P = float(np.mean(loss.value(y, details["scores"])))
     if lam > 0:
         P += lam * penalty.value(w)
-    D = dual_objective(X, y, loss, penalty, lam, intercept, details["multipliers"])
+    D = dual_objective(X, y, loss, penalty, lam, intercept, details["multipliers"],
+                       details.pop("XTg"), col_sums)
+    del details["scores"]
     gap = P - D
     rel_gap = gap / max(abs(P), abs(D), GAP_FLOOR * s0) if math.isfinite(D) else \
         (math.nan if math.isnan(D) else math.inf)

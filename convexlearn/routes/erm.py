@@ -30,12 +30,12 @@ import math
 
 import numpy as np
 
-from ..certify.optimality import certificate
+from ..certify.optimality import fixed_multipliers
 from ..errors import ConvexLearnError, SolverError
 from ..formulations.base import solve_formulation
 from ..solution import Solution, Timer
 
-__all__ = ["EXACT_TOL", "exact_chain", "solve_exact", "ROUTES"]
+__all__ = ["EXACT_TOL", "exact_chain", "solve_exact", "solve_path", "ROUTES"]
 
 #: The exact tolerance of every route's certificate (relative, see the module docstring).
 EXACT_TOL = 1e-9
@@ -73,6 +73,7 @@ def exact_chain(erm) -> list[str]:
 def _certify(erm, sol: Solution, tol: float) -> Solution:
     """Attach the relative certificate; status "optimal" iff it passes at ``tol``."""
     sol.report = erm.certificate(sol, tol=tol)
+    sol.objective = sol.report.objective       # F recomputed from the data by the certificate
     sol.status = "optimal" if sol.report.passed else "inaccurate"
     return sol
 
@@ -96,8 +97,9 @@ def _cd_route(erm, warm_start=None, screen=None, **_):
     w0 = None if warm_start is None else np.asarray(warm_start.w, dtype=float)
     b0 = 0.0 if warm_start is None else float(warm_start.b)
     w, b, info = coordinate_descent(erm.X, erm.y, erm.loss, erm.penalty, erm.lam,
-                                    erm.intercept, w0=w0, b0=b0, screen=screen)
-    sol = Solution(w=w, b=b, objective=erm.objective(w, b), status="converged", method="cd",
+                                    erm.intercept, w0=w0, b0=b0, screen=screen,
+                                    cache=erm.work_cache("cd"))
+    sol = Solution(w=w, b=b, objective=math.nan, status="converged", method="cd",
                    n_iter=info["sweeps"], time_s=timer(),
                    provenance={"solver": "convexlearn.cd", "polished": info["polished"],
                                "screened": info["screened"], "gram": info["gram"]})
@@ -289,6 +291,13 @@ def solve_exact(erm, *, tol: float = EXACT_TOL, solver: str | None = None,
         failures[name] = (f"certificate failed: relative distance "
                           f"{sol.report.relative_distance:.2e}, relative gap "
                           f"{sol.report.relative_gap:.2e}")
+    sol = _finish(erm, sol, tol, failures)
+    sol.time_s = timer()
+    return sol
+
+
+def _finish(erm, sol: Solution, tol: float, failures=None) -> Solution:
+    """Route name into provenance, the certificate's figures beside it."""
     sol.provenance["route"] = sol.method
     sol.method = "exact"
     if failures:
@@ -296,5 +305,85 @@ def solve_exact(erm, *, tol: float = EXACT_TOL, solver: str | None = None,
     sol.provenance["certificate"] = {
         "tol": tol, "relative_distance": sol.report.relative_distance,
         "relative_gap": sol.report.relative_gap, "distance": sol.report.distance}
-    sol.time_s = timer()
+    sol.extra["lam"] = erm.lam
     return sol
+
+
+def solve_path(erm, lams, *, tol: float = EXACT_TOL, **options) -> list[Solution]:
+    """Exact solutions at each lam of ``lams`` (in order), each warm-started from the
+    previous point; ``erm.lam`` is left at the last value (the caller restores it).
+
+    Where the chain starts with Newton or coordinate descent, the whole path is run by that
+    route first (coordinate descent screening with the sequential strong rule from the
+    previous point), then certified in one batch: the scores X W + b and X^T G of every
+    point come from two matrix products (a pass over X each, for all points together)
+    instead of two passes per point. A point whose certificate fails goes through
+    :func:`solve_exact` (the full chain). Otherwise each point is :func:`solve_exact`.
+    """
+    lams = list(lams)
+    if not lams:
+        return []
+    route = None
+    if not options:
+        chains = []
+        for lam in lams:
+            erm.lam = lam
+            chains.append(exact_chain(erm)[0])
+        route = chains[0] if len(set(chains)) == 1 and chains[0] in ("cd", "newton") else None
+    if route is None:
+        out, previous, screen = [], None, None
+        for lam in lams:
+            erm.lam = lam
+            previous = solve_exact(erm, tol=tol, warm_start=previous, screen=screen, **options)
+            grad = previous.extra.get("loss_grad")
+            screen = None if grad is None else (_lam1(erm), grad)
+            out.append(previous)
+        return out
+    timer = Timer()
+    raw, previous, screen = [], None, None
+    for lam in lams:
+        erm.lam = lam
+        try:
+            previous = ROUTES[route](erm, warm_start=previous, screen=screen)
+        except ConvexLearnError:
+            previous = None
+        raw.append(previous)
+        grad = None if previous is None else previous.extra.get("loss_grad")
+        screen = None if grad is None else (_lam1(erm), grad)
+    done = [k for k, sol in enumerate(raw) if sol is not None]
+    X = erm.X
+    if done:
+        W = np.column_stack([raw[k].w for k in done])
+        B = np.array([raw[k].b if erm.intercept else 0.0 for k in done])
+        scores = X @ W + B                                      # (n, K): one product
+        G = np.column_stack([fixed_multipliers(erm.y, erm.loss, scores[:, i])
+                             for i in range(len(done))])
+        XTG = np.asarray(X.T @ G)                               # (d, K): one product
+    out = []
+    for k, lam in enumerate(lams):
+        erm.lam = lam
+        sol = raw[k]
+        if sol is not None:
+            i = done.index(k)
+            sol.report = erm.certificate(sol, tol=tol, scores=scores[:, i], XTg=XTG[:, i])
+            sol.objective = sol.report.objective
+            sol.status = "optimal" if sol.report.passed else "inaccurate"
+            sol = _snap_zeros(erm, sol, tol)
+        if sol is None or not sol.report.passed:
+            failed = {route: "route failed" if sol is None else
+                      f"certificate failed: relative distance "
+                      f"{sol.report.relative_distance:.2e}"}
+            warm = out[-1] if out else None
+            sol = solve_exact(erm, tol=tol, warm_start=warm)
+            sol.provenance.setdefault("fallback_from", {}).update(failed)
+            out.append(sol)
+            continue
+        out.append(_finish(erm, sol, tol))
+    for sol in out:
+        sol.provenance["path_time_s"] = timer()
+    return out
+
+
+def _lam1(erm) -> float:
+    from ..solvers.cd import penalty_split
+    return penalty_split(erm.penalty, erm.lam)[0]

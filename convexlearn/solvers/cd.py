@@ -217,7 +217,8 @@ class _Problem:
 def coordinate_descent(X, y, loss, penalty, lam: float, intercept: bool = True, *,
                        w0: np.ndarray | None = None, b0: float = 0.0, tol: float = 1e-12,
                        max_sweeps: int = 10000, polish: bool = True,
-                       screen: tuple | None = None, use_numba: bool = True):
+                       screen: tuple | None = None, use_numba: bool = True,
+                       cache: dict | None = None):
     """Minimize F by coordinate descent (see the module docstring); returns (w, b, info).
 
     Parameters
@@ -239,6 +240,10 @@ def coordinate_descent(X, y, loss, penalty, lam: float, intercept: bool = True, 
         the previous point.
     use_numba : bool
         False runs the pure-numpy reference sweeps (tests).
+    cache : dict, optional
+        Keeps what depends on (X, y, intercept) only across calls (a path): the centred,
+        column-ordered X and the Gram matrix (n d^2, the dominant cost of one solve).
+        The caller owns it and must not share it between problems.
 
     Returns
     -------
@@ -253,6 +258,7 @@ def coordinate_descent(X, y, loss, penalty, lam: float, intercept: bool = True, 
                                  f"got {loss.name}")
     lam1, lam2 = penalty_split(penalty, lam)
     prob = _Problem(X, y, loss, lam1, lam2, intercept)
+    prob.cache = {} if cache is None else cache
     w = np.zeros(prob.d) if w0 is None else np.array(w0, dtype=float)
     b = float(b0) if intercept else 0.0
     keep = np.ones(prob.d, dtype=bool)
@@ -283,13 +289,17 @@ def _squared(prob, w, keep, tol, max_sweeps, polish, use_numba):
     if prob.sparse:
         # centring would densify X: the intercept is a coordinate of its own instead
         return _logistic(prob, w, 0.0, keep, tol, max_sweeps, polish, use_numba)
-    Xc, yc, xbar, ybar = _centred_dense(prob)
+    if "centred" not in prob.cache:
+        prob.cache["centred"] = _centred_dense(prob)
+    Xc, yc, xbar, ybar = prob.cache["centred"]
     F0 = float(yc @ yc) / n
     info = {"gram": gram, "outer": 1, "readmitted": 0}
     if gram:
-        G = Xc.T @ Xc
-        G *= 2.0 / n
-        c = (2.0 / n) * (Xc.T @ yc)
+        if "gram" not in prob.cache:
+            G = Xc.T @ Xc
+            G *= 2.0 / n
+            prob.cache["gram"] = (G, (2.0 / n) * (Xc.T @ yc))
+        G, c = prob.cache["gram"]
         grad = G @ w - c
 
         def sweep(coords):
@@ -397,7 +407,9 @@ def _logistic(prob, w, b, keep, tol, max_sweeps, polish, use_numba):
     model is exact: one outer step)."""
     X, y, loss, n, d = prob.X, prob.y, prob.loss, prob.n, prob.d
     lam1, lam2 = prob.lam1, prob.lam2
-    Xf = X if prob.sparse else np.asfortranarray(X, dtype=float)
+    if "fortran" not in prob.cache:
+        prob.cache["fortran"] = X if prob.sparse else np.asfortranarray(X, dtype=float)
+    Xf = prob.cache["fortran"]
 
     def F_of(w_, b_):
         f_ = X @ w_ + b_
