@@ -46,7 +46,7 @@ import convexlearn as cl
 from _common import best_time
 
 REPEATS = 3
-NEWTON_REPEATS = 61      # milliseconds each: many repeats against a noisy shared machine
+NEWTON_REPEATS = 21      # milliseconds each: repeats against a noisy shared machine
 RESULTS = Path(__file__).parent / "results" / "erm.md"
 
 
@@ -204,8 +204,11 @@ def bench_newton():
 
 def main():
     scale = bench_scale()
+    print("scale:", scale, flush=True)
     lpath = bench_lasso_path()
+    print("lasso path:", lpath, flush=True)
     spath = bench_svm_path()
+    print("svm path:", spath, flush=True)
     newton = bench_newton()
     lines = ["# ERM benchmarks", "",
              f"Machine: {platform.machine()}, 2 cores shared with other jobs (timings are "

@@ -218,6 +218,16 @@ def subgradient_distance(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Pena
     elif M.shape[1] == 0:
         distance = float(np.linalg.norm(base))
         details["method"] = "gradient (no kink, no zero coordinate)"
+    elif not free.any():
+        # only zero coordinates of the penalty: one box variable per coordinate, each in its
+        # own row (lam e_j / U_j): the projection is a clip, coordinate by coordinate
+        z = np.clip(-base[zero_coords] * units[zero_coords] / lam, lb, ub)
+        resid = base.copy()
+        resid[zero_coords] += lam * z / units[zero_coords]
+        distance = float(np.linalg.norm(resid))
+        r_pen = pen_c.copy()
+        r_pen[zero_coords] += z
+        details["method"] = "coordinate-wise clip (no kink; separable penalty box)"
     else:
         res = lsq_linear(M, -base, bounds=(lb, ub), method="bvls", tol=1e-14)
         distance = float(np.linalg.norm(base + M @ res.x))
