@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import math
 
-import importlib
-import inspect
 
 import numpy as np
 
@@ -43,21 +41,11 @@ from .solvers.oracle import ERMOracle
 
 __all__ = ["ERM", "ITERATIVE_METHODS", "METHODS"]
 
-#: Iterative methods: name -> "module:function" under convexlearn.solvers. Each function
-#: takes an ERMOracle and the starting point, and returns a Solution.
-ITERATIVE_METHODS = {
-    "gd": "gd:gradient_descent",
-    "newton": "newton:newton",
-    "irls": "newton:newton",
-    "prox": "prox:ista",
-    "ista": "prox:ista",
-    "fista": "prox:fista",
-    "subgradient": "erm_subgradient:subgradient",
-    "cd": "cd:cd",
-}
+ITERATIVE_METHODS = routes.ITERATIVE_METHODS
 METHODS = ("exact", "exact-primal", "closed-form", *ITERATIVE_METHODS)
 #: The status tolerance of the iterative methods' certificate (relative, as the exact one).
 ITERATIVE_TOL = 1e-6
+
 
 class ERM:
     """A regularized ERM problem F(w, b) = (1/n) sum_i loss(y_i, f(x_i)) + lam R(w).
@@ -93,7 +81,6 @@ class ERM:
         self._formulation = None
         self._references: dict[float, Solution] = {}
         self._recession = None
-        self._units = None
         self._last_report = None
         self._work: dict = {}
 
@@ -248,9 +235,9 @@ class ERM:
             sol.extra["lam"] = self.lam
             return sol
         if method == "closed-form":
-            sol = self._solve_closed_form()
+            sol = routes.solve_closed_form(self)
         else:
-            sol = self._solve_iterative(method, tol, warm_start, options)
+            sol = routes.solve_iterative(self, method, tol, warm_start, options)
         sol.extra["lam"] = self.lam
         if certify:
             sol.report = self.certificate(sol, tol=ITERATIVE_TOL if cert_tol is None
@@ -260,56 +247,6 @@ class ERM:
         elif sol.status == "optimal":
             sol.status = "converged"        # the solver's word only: "optimal" needs the check
         return sol
-
-    def _solve_iterative(self, method, tol, warm_start, options) -> Solution:
-        module, func = ITERATIVE_METHODS[method].split(":")
-        run = getattr(importlib.import_module(f"convexlearn.solvers.{module}"), func)
-        oracle = self.oracle()
-        x0 = (None if warm_start is None
-              else oracle.join(self._checked_w(warm_start.w), warm_start.b))
-        accepted = set(inspect.signature(run).parameters) - {"oracle", "x0", "tol"}
-        unknown = sorted(set(options) - accepted)
-        if unknown:
-            raise ParameterError(f"method {method!r} has no option(s) {unknown}; valid: "
-                                 f"{', '.join(sorted(accepted))}")
-        if method == "subgradient" and options.get("step") == "polyak" \
-                and options.get("f_star") is None:
-            options["f_star"] = self.reference().objective
-        if options.get("max_iter") is not None:
-            options["max_iter"] = check_count("max_iter", options["max_iter"])
-        if method == "cd":
-            self._require_cd()
-        sol = run(oracle, x0, tol=tol, **options)
-        sol.method = method
-        return sol
-
-    def _require_cd(self) -> None:
-        from .solvers.cd import CD_LOSSES
-        if self.loss.name not in CD_LOSSES or self.penalty.name not in (
-                "l1", "elastic_net", "l2", "none"):
-            raise NotApplicableError(
-                f"method 'cd' cannot solve {self.describe()}: coordinate descent needs the "
-                f"loss {' or '.join(CD_LOSSES)} and the penalty l1, elastic_net, l2 or none")
-
-    def _solve_closed_form(self) -> Solution:
-        from .solvers import closed_forms
-        if self.loss.name not in ("squared", "squared_classification") or \
-                (self.penalty.name not in ("none", "l2") and self.lam > 0):
-            raise NotApplicableError(
-                f"closed-form needs the squared loss with penalty 'none' or 'l2' (least "
-                f"squares / ridge); {self.describe()} has none")
-        timer = Timer()
-        if self.penalty.name == "none" or self.lam == 0:
-            model = closed_forms.least_squares(self.X, self.y, self.intercept)
-        else:
-            # (2/n) X_c^T (X_c w - y_c) + lam w = 0  <=>  ridge with alpha = n lam / 2.
-            model = closed_forms.ridge(self.X, self.y, self.n_samples * self.lam / 2.0,
-                                       self.intercept)
-        b = model.b if self.intercept else 0.0
-        # "converged": the formula is exact, but only the certificate says "optimal".
-        return Solution(w=model.w, b=b, objective=self.objective(model.w, b), status="converged",
-                        method="closed-form", n_iter=0, time_s=timer(),
-                        provenance={"solver": model.method, **model.details})
 
     def reference(self) -> Solution:
         """The exact solution at the current lam (the fastest certified route; cached)."""
@@ -329,27 +266,26 @@ class ERM:
         lams = [check_nonnegative("lam", v) for v in np.atleast_1d(lams).tolist()]
         timer = Timer()
         saved = self.lam
+        if method == "exact":
+            self._require_convex("exact")
+            self._require_finite_minimizer()
         try:
-            if method == "exact":
-                self._require_convex("exact")
-                self._require_finite_minimizer()
-                out = routes.solve_path(self, lams, **options)
-                for value, sol in zip(lams, out):
-                    self._references.setdefault(value, sol)
-            else:
-                out, previous = [], None
-                for value in lams:
-                    self.lam = value
-                    opts = dict(options)
-                    if previous is not None:
-                        opts.setdefault("warm_start", previous)
-                    previous = self.solve(method, **opts)
-                    out.append(previous)
+            out = routes.solve_path(self, lams, method=method, **options)
         finally:
             self.lam = saved
+        if method == "exact":
+            for value, sol in zip(lams, out):
+                self._references.setdefault(value, sol)
         return Path("lam", np.asarray(lams, dtype=float), out, time_s=timer(),
                     provenance={"method": method, "warm_start": True,
                                 "screening": "sequential strong rule (cd route)"})
+
+    def as_svm(self):
+        """Hinge + l2 as the soft-margin SVM (C = 1/(n lam); F_ERM = F_SVM / (n C)): the
+        problem the "svm" route of the exact chain solves."""
+        from .svm import SVM
+        return SVM(self.X, self.y, C=1.0 / (self.n_samples * self.lam), kernel="linear",
+                   intercept=self.intercept)
 
     def work_cache(self, name: str) -> dict:
         """A dict a route may keep data-only work in (X, y and intercept never change;
@@ -357,12 +293,6 @@ class ERM:
         return self._work.setdefault(name, {})
 
     # ---------------------------------------------------------------- certify
-    def units(self) -> np.ndarray:
-        """The root mean square of each feature (cached): the certificate's units."""
-        if self._units is None:
-            self._units = _column_rms(self.X)
-        return self._units
-
     def certificate(self, solution: Solution, tol: float = 1e-9,
                     kink_tol: float = 1e-6, scores=None, XTg=None) -> OptimalityReport:
         """The relative certificate of a point (no reference optimum; see
@@ -374,11 +304,12 @@ class ERM:
         b = float(solution.b) if self.intercept else 0.0
         key = (self.lam, float(tol), float(kink_tol), b, w.tobytes())
         if self._last_report is None or self._last_report[0] != key:
-            if "col_sums" not in self._work:
-                self._work["col_sums"] = np.asarray(self.X.sum(axis=0)).ravel()
+            if "col_sums" not in self._work:     # the certificate's units, X^T 1
+                self._work.update(units=_column_rms(self.X),
+                                  col_sums=np.asarray(self.X.sum(axis=0)).ravel())
             self._last_report = (key, certificate(self.X, self.y, self.loss, self.penalty,
                                                   self.lam, self.intercept, w, b, tol,
-                                                  kink_tol, self.units(),
+                                                  kink_tol, self._work["units"],
                                                   self._work["col_sums"], scores, XTg))
         rep = self._last_report[1]
         return OptimalityReport(**{**rep.__dict__, "details": dict(rep.details)})

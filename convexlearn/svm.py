@@ -25,7 +25,8 @@ from .kernels import (DEFAULT_PSD_TOL, PSDCheck, check_gram, check_psd, kernel_p
                       make_kernel)
 from .routes import svm as routes
 from .routes.halfspace import SeparabilityResult
-from .routes.svm_path import svm_path
+from .path import Path
+from .routes.svm_warm_path import svm_warm_path
 from .solution import Solution
 from .solvers.polish import intercept_from_alpha
 
@@ -293,9 +294,12 @@ class SVM(KernelSamples):
     def path(self, Cs, *, tol: float = 1e-6, kkt_tol: float = 1e-6, **smo_options):
         """Solutions at each C of ``Cs`` (in the order given), warm-started from the previous
         point, each certified by its KKT report at ``kkt_tol``: a
-        :class:`~convexlearn.path.Path` (see :func:`convexlearn.routes.svm_path.svm_path`).
+        :class:`~convexlearn.path.Path` (see
+        :func:`convexlearn.routes.svm_warm_path.svm_warm_path`).
         ``self.C`` is restored afterwards."""
-        return svm_path(self, Cs, tol=tol, kkt_tol=kkt_tol, **smo_options)
+        values, sols, prov = svm_warm_path(self, Cs, tol=tol, kkt_tol=kkt_tol, **smo_options)
+        return Path("C", np.asarray(values, dtype=float), sols, time_s=prov.pop("time_s"),
+                    provenance=prov)
 
     def kkt(self, solution: Solution, tol: float = 1e-6) -> KKTReport:
         """Check a solution against the KKT conditions, recomputed from the data.

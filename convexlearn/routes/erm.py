@@ -26,16 +26,33 @@ its figures in the report): the fallback of last resort.
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import math
 
 import numpy as np
 
 from ..certify.optimality import fixed_multipliers
-from ..errors import ConvexLearnError, SolverError
+from ..data import check_count
+from ..errors import ConvexLearnError, NotApplicableError, ParameterError, SolverError
 from ..formulations.base import solve_formulation
 from ..solution import Solution, Timer
 
-__all__ = ["EXACT_TOL", "exact_chain", "solve_exact", "solve_path", "ROUTES"]
+__all__ = ["EXACT_TOL", "ITERATIVE_METHODS", "ROUTES", "exact_chain", "solve_closed_form",
+           "solve_exact", "solve_iterative", "solve_path"]
+
+#: Iterative methods: name -> "module:function" under convexlearn.solvers. Each function
+#: takes an ERMOracle and the starting point, and returns a Solution.
+ITERATIVE_METHODS = {
+    "gd": "gd:gradient_descent",
+    "newton": "newton:newton",
+    "irls": "newton:newton",
+    "prox": "prox:ista",
+    "ista": "prox:ista",
+    "fista": "prox:fista",
+    "subgradient": "erm_subgradient:subgradient",
+    "cd": "cd:cd",
+}
 
 #: The exact tolerance of every route's certificate (relative, see the module docstring).
 EXACT_TOL = 1e-9
@@ -161,10 +178,9 @@ def _lp_route(erm, **_):
 
 def _svm_route(erm, **_):
     """Hinge + l2 is the soft-margin SVM with C = 1/(n lam): solved as such, converted back."""
-    from ..svm import SVM
     timer = Timer()
     C = 1.0 / (erm.n_samples * erm.lam)
-    svm_sol = SVM(erm.X, erm.y, C=C, kernel="linear", intercept=erm.intercept).solve()
+    svm_sol = erm.as_svm().solve()
     w, b = np.asarray(svm_sol.w, dtype=float), float(svm_sol.b)
     F = erm.objective(w, b)
     return Solution(w=w, b=b, objective=F, status="converged", method="svm",
@@ -309,7 +325,8 @@ def _finish(erm, sol: Solution, tol: float, failures=None) -> Solution:
     return sol
 
 
-def solve_path(erm, lams, *, tol: float = EXACT_TOL, **options) -> list[Solution]:
+def solve_path(erm, lams, *, method: str = "exact", tol: float = EXACT_TOL,
+               **options) -> list[Solution]:
     """Exact solutions at each lam of ``lams`` (in order), each warm-started from the
     previous point; ``erm.lam`` is left at the last value (the caller restores it).
 
@@ -319,10 +336,21 @@ def solve_path(erm, lams, *, tol: float = EXACT_TOL, **options) -> list[Solution
     point come from two matrix products (a pass over X each, for all points together)
     instead of two passes per point. A point whose certificate fails goes through
     :func:`solve_exact` (the full chain). Otherwise each point is :func:`solve_exact`.
+    An iterative ``method`` runs at each lam from the previous point (``erm.solve``).
     """
     lams = list(lams)
     if not lams:
         return []
+    if method != "exact":
+        out, previous = [], None
+        for lam in lams:
+            erm.lam = lam
+            opts = dict(options)
+            if previous is not None:
+                opts.setdefault("warm_start", previous)
+            previous = erm.solve(method, **opts)
+            out.append(previous)
+        return out
     route = None
     if not options:
         chains = []
@@ -387,3 +415,62 @@ def solve_path(erm, lams, *, tol: float = EXACT_TOL, **options) -> list[Solution
 def _lam1(erm) -> float:
     from ..solvers.cd import penalty_split
     return penalty_split(erm.penalty, erm.lam)[0]
+
+
+# ----------------------------------------------------------- iterative methods
+def solve_iterative(erm, method: str, tol: float, warm_start, options: dict) -> Solution:
+    """An iterative method of :data:`ITERATIVE_METHODS` on ``erm`` (status: the caller's
+    certificate decides "optimal")."""
+    module, func = ITERATIVE_METHODS[method].split(":")
+    run = getattr(importlib.import_module(f"convexlearn.solvers.{module}"), func)
+    oracle = erm.oracle()
+    x0 = (None if warm_start is None
+          else oracle.join(erm._checked_w(warm_start.w), warm_start.b))
+    accepted = set(inspect.signature(run).parameters) - {"oracle", "x0", "tol"}
+    unknown = sorted(set(options) - accepted)
+    if unknown:
+        raise ParameterError(f"method {method!r} has no option(s) {unknown}; valid: "
+                             f"{', '.join(sorted(accepted))}")
+    if method == "subgradient" and options.get("step") == "polyak" \
+            and options.get("f_star") is None:
+        options["f_star"] = erm.reference().objective
+    if options.get("max_iter") is not None:
+        options["max_iter"] = check_count("max_iter", options["max_iter"])
+    if method == "cd":
+        _require_cd(erm)
+    sol = run(oracle, x0, tol=tol, **options)
+    sol.method = method
+    return sol
+
+
+def _require_cd(erm) -> None:
+    from ..solvers.cd import CD_LOSSES
+    if erm.loss.name not in CD_LOSSES or erm.penalty.name not in (
+            "l1", "elastic_net", "l2", "none"):
+        raise NotApplicableError(
+            f"method 'cd' cannot solve {erm.describe()}: coordinate descent needs the "
+            f"loss {' or '.join(CD_LOSSES)} and the penalty l1, elastic_net, l2 or none")
+
+
+def solve_closed_form(erm) -> Solution:
+    """Least squares / ridge by their closed forms (status "converged": the certificate
+    decides "optimal")."""
+    from ..solvers import closed_forms
+    if erm.loss.name not in ("squared", "squared_classification") or \
+            (erm.penalty.name not in ("none", "l2") and erm.lam > 0):
+        raise NotApplicableError(
+            f"closed-form needs the squared loss with penalty 'none' or 'l2' (least "
+            f"squares / ridge); {erm.describe()} has none")
+    timer = Timer()
+    if erm.penalty.name == "none" or erm.lam == 0:
+        model = closed_forms.least_squares(erm.X, erm.y, erm.intercept)
+    else:
+        # (2/n) X_c^T (X_c w - y_c) + lam w = 0  <=>  ridge with alpha = n lam / 2.
+        model = closed_forms.ridge(erm.X, erm.y, erm.n_samples * erm.lam / 2.0,
+                                   erm.intercept)
+    b = model.b if erm.intercept else 0.0
+    # "converged": the formula is exact, but only the certificate says "optimal".
+    return Solution(w=model.w, b=b, objective=erm.objective(model.w, b), status="converged",
+                    method="closed-form", n_iter=0, time_s=timer(),
+                    provenance={"solver": model.method, **model.details})
+

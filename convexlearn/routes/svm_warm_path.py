@@ -1,4 +1,7 @@
-"""The SVM's regularization path over C: warm-started SMO, each point certified.
+"""The SVM's path over a grid of C: warm-started SMO, each point certified.
+
+(The exact piecewise-linear C-path, with its breakpoints, is
+:func:`convexlearn.routes.svm.exact_c_path`.)
 
 For C_1, C_2, ... in the order given, the multipliers of the previous point start SMO at
 the next C, scaled by min(1, C_k / C_{k-1}) so that they stay feasible (0 <= alpha <= C,
@@ -13,14 +16,16 @@ from __future__ import annotations
 import numpy as np
 
 from ..data import check_C, check_positive
-from ..path import Path
 from ..solution import Timer
 
-__all__ = ["svm_path"]
+__all__ = ["svm_warm_path"]
 
 
-def svm_path(svm, Cs, *, tol: float = 1e-6, kkt_tol: float = 1e-6, **smo_options) -> Path:
+def svm_warm_path(svm, Cs, *, tol: float = 1e-6, kkt_tol: float = 1e-6,
+                  **smo_options) -> tuple[list[float], list, dict]:
     """Solve ``svm`` at each C in ``Cs`` (see the module docstring); ``svm.C`` is restored.
+    Returns the values, the solutions and the provenance (the problem class makes the
+    :class:`~convexlearn.path.Path`).
 
     Parameters
     ----------
@@ -57,6 +62,5 @@ def svm_path(svm, Cs, *, tol: float = 1e-6, kkt_tol: float = 1e-6, **smo_options
             previous, C_prev = sol, C
     finally:
         svm.C = saved
-    return Path("C", np.asarray(values, dtype=float), out, time_s=timer(),
-                provenance={"warm_start": "previous alpha scaled by min(1, C/C_prev)",
-                            "smo_tol": tol, "kkt_tol": kkt_tol})
+    return values, out, {"warm_start": "previous alpha scaled by min(1, C/C_prev)",
+                         "smo_tol": tol, "kkt_tol": kkt_tol, "time_s": timer()}
