@@ -28,7 +28,7 @@ import numpy as np
 
 from .certify.optimality import (OptimalityReport, _column_rms, certificate,
                                  recession_direction)
-from .data import (as_binary_labels, as_features, as_targets, check_bool, check_count,
+from .data import (as_binary_labels, as_features, as_targets, check_bool,
                    check_nonnegative)
 from .errors import NotApplicableError, ParameterError, SolverError, UnboundedError
 from .formulations.erm import erm_problem
