@@ -13,6 +13,7 @@ from .errors import (ConvexLearnError, DataError, InfeasibleError, NotApplicable
                      NotPSDError, ParameterError, SolverError, UnboundedError)
 from .kernels import Kernel, make_kernel, polynomial_features
 from .solution import History, Solution, load
+from .path import Path
 # One line per problem family / feature module (keeps concurrent additions conflict-free).
 from .certify.kkt import KKTReport
 from .svm import SVM
@@ -32,5 +33,5 @@ __all__ = [
     "KKTReport", "SVM",
     "Halfspace", "SeparabilityResult", "shatters", "perceptron",
     "compare", "Comparison",
-    "ERM", "OptimalityReport",
+    "ERM", "OptimalityReport", "Path",
 ]

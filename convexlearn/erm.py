@@ -23,59 +23,29 @@ from __future__ import annotations
 
 import math
 
-import importlib
-import inspect
 
 import numpy as np
 
-from .certify.optimality import OptimalityReport, recession_direction, subgradient_distance
+from .certify.optimality import (OptimalityReport, _column_rms, certificate,
+                                 recession_direction)
 from .data import (as_binary_labels, as_features, as_sample_weight, as_targets, check_bool,
                    check_nonnegative, check_solve_options, check_solver, check_tol,
                    dense_or_refuse, is_sparse)
 from .errors import NotApplicableError, ParameterError, SolverError, UnboundedError
-from .formulations.base import solve_formulation
 from .formulations.erm import erm_problem
 from .losses import make_loss
+from .path import Path
 from .penalties import make_penalty
-from .solution import Solution, Timer, check_same_problem, data_digest, problem_fingerprint
 from .logs import logged_solve
+from .routes import erm as routes
+from .solution import Solution, check_same_problem, data_digest, problem_fingerprint
 from .solvers.oracle import ERMOracle
 
 __all__ = ["ERM", "ITERATIVE_METHODS", "METHODS"]
 
-#: Iterative methods: name -> "module:function" under convexlearn.solvers. Each function
-#: takes an ERMOracle and the starting point, and returns a Solution.
-ITERATIVE_METHODS = {
-    "gd": "gd:gradient_descent",
-    "newton": "newton:newton",
-    "irls": "newton:newton",
-    "prox": "prox:ista",
-    "ista": "prox:ista",
-    "fista": "prox:fista",
-    "subgradient": "erm_subgradient:subgradient",
-}
-METHODS = ("exact", "closed-form", *ITERATIVE_METHODS)
-
-#: Clarabel tolerances of the second, refining exact solve: tighter than the defaults of
-#: formulations.base (1e-10), because the certificate measures the gradient of F, and some
-#: exponential-cone problems leave a distance ~1e-6 at 1e-10 (exponential + l2 on
-#: breast_cancer: 1.02e-6 -> 3e-12). Not the first choice: on power-cone problems (lp)
-#: Clarabel then often stops at "optimal_inaccurate".
-EXACT_CLARABEL_OPTIONS = {"tol_gap_abs": 1e-12, "tol_gap_rel": 1e-12, "tol_feas": 1e-12,
-                          "tol_ktratio": 1e-10, "max_iter": 400}
-#: Clarabel's own defaults, the last resort when tighter settings end "optimal_inaccurate".
-CLARABEL_DEFAULTS = {"tol_gap_abs": 1e-8, "tol_gap_rel": 1e-8, "tol_feas": 1e-8,
-                     "tol_ktratio": 1e-6, "max_iter": 200}
-#: (loss, penalty) pairs whose exact *path* tries OSQP first: ADMM warm-started from the
-#: previous lam, then polished (an active-set solve of the reduced KKT system, which gives
-#: the point to ~1e-14 in certificate distance). Measured faster than Clarabel on these
-#: QPs only (benchmarks/bench_erm.py); on hinge losses ADMM needs thousands of iterations
-#: and Clarabel stays. The point is kept only if the certificate accepts it.
-OSQP_PATH_PROBLEMS = {(loss, penalty) for loss in ("squared", "squared_classification")
-                      for penalty in ("l1", "elastic_net")}
-# ("polishing" is OSQP >= 1.0's name; cvxpy only polishes by default when P or A change.)
-OSQP_PATH_OPTIONS = {"warm_start": True, "polishing": True, "eps_abs": 1e-7, "eps_rel": 1e-7,
-                     "max_iter": 10000}
+ITERATIVE_METHODS = routes.ITERATIVE_METHODS
+METHODS = routes.METHODS
+ITERATIVE_TOL = routes.ITERATIVE_TOL
 
 
 class ERM:
@@ -119,7 +89,8 @@ class ERM:
         self._formulation = None
         self._references: dict[float, Solution] = {}
         self._recession = None
-        self._last_distance = None
+        self._last_report = None
+        self._work: dict = {}
 
     # ------------------------------------------------------------------ basics
     @property
@@ -220,52 +191,41 @@ class ERM:
 
     def _require_finite_minimizer(self) -> None:
         """Unregularized logistic/exponential loss: refuse separable data (no minimizer)."""
-        if not self.loss.zero_only_at_infinity:
-            return
-        if self.penalty.name != "none" and self.lam > 0:
-            return
-        if self._recession is None:
-            rows = (slice(None) if self.sample_weight is None
-                    else self.sample_weight > 0)      # weight 0: not in the problem
-            self._recession = recession_direction(
-                self._dense("the unboundedness check (separability LP)")[rows], self.y[rows],
-                self.intercept)
-        found, v, c, k = self._recession
-        if found:
-            raise UnboundedError(
-                f"{self.describe()} has no finite minimizer: the data are linearly separable "
-                f"(a direction (v, c) with y_i (<v, x_i> + c) >= 0 for all samples and > 0 for "
-                f"{k} of them, found by the separability LP), so F decreases forever along "
-                f"it. Use a penalty with lam > 0.")
+        _require_finite_minimizer(self)
 
     # ---------------------------------------------------------------- solving
     @logged_solve
     def solve(self, method: str = "exact", *, tol: float = 1e-8, certify: bool = True,
-              cert_tol: float = 1e-6, solver: str | None = None, warm_start=None,
+              cert_tol: float | None = None, solver: str | None = None, warm_start=None,
               **options) -> Solution:
-        """Solve the problem; attach the optimality report when ``certify``.
+        """Solve the problem; its status rests on the relative certificate.
 
         Parameters
         ----------
         method : str
-            "exact" (cvxpy), "closed-form" (squared loss with none/l2), "gd", "newton"
-            (alias "irls"), "prox" (alias "ista"), "fista", "subgradient".
+            "exact" (the fastest certified route, see :mod:`convexlearn.routes.erm`;
+            ``provenance["route"]`` says which), "exact-primal" (the cvxpy problem),
+            "closed-form" (squared loss with none/l2), "gd", "newton" (alias "irls"),
+            "prox" (alias "ista"), "fista", "cd", "subgradient".
         tol : float
-            Stopping tolerance of the iterative methods (gradient norm for gd/newton,
-            gradient mapping for prox/fista; see each solver).
+            Stopping tolerance of the iterative methods (see each solver).
         certify : bool
-            Compute :meth:`optimality` (solves the exact problem once per lam for F*).
-        cert_tol : float
-            Tolerance of the certificate that decides the status "optimal".
+            Attach the certificate (:meth:`certificate`: relative distance of 0 to dF and
+            relative duality gap; no reference optimum is computed). Always on for exact.
+        cert_tol : float, optional
+            Tolerance of the certificate that decides the status "optimal" (relative, see
+            :class:`~convexlearn.certify.optimality.OptimalityReport`): default 1e-9 for
+            the exact methods (``routes.erm.EXACT_TOL``), 1e-6 for the iterative ones.
         solver : str, optional
-            cvxpy solver of the exact method (default Clarabel, for every problem class).
+            cvxpy solver; given, the exact solve takes the cvxpy route only.
         warm_start : Solution, optional
-            Starting point of an iterative method.
+            Starting point of an iterative method, or of the exact Newton / CD routes.
         verbose : bool or int
             Log this call on stderr through the ``convexlearn`` logger: True/1 at INFO (method,
             route, status, objective, time), 2 at DEBUG (with the optimality report).
         **options
-            Passed to the iterative method (max_iter, callback, step, f_star, ...).
+            Passed to the iterative method (max_iter, callback, step, f_star, ...), or as
+            cvxpy solver options to the exact cvxpy route.
 
         Raises
         ------
@@ -274,53 +234,14 @@ class ERM:
         UnboundedError
             No finite minimizer (unregularized logistic/exponential on separable data).
         """
-        return self._solve(method, tol=tol, certify=certify, cert_tol=cert_tol, solver=solver,
-                           warm_start=warm_start, on_path=False, **options)
-
-    def _solve(self, method: str = "exact", *, tol: float = 1e-8, certify: bool = True,
-               cert_tol: float = 1e-6, solver: str | None = None, warm_start=None,
-               on_path: bool = False, **options) -> Solution:
-        """:meth:`solve`; ``on_path``: the exact method may warm-start OSQP (see
-        ``OSQP_PATH_PROBLEMS``) from the previous point of a path."""
-        tol, cert_tol = check_tol("tol", tol), check_tol("cert_tol", cert_tol)
+        tol = check_tol("tol", tol)
+        cert_tol = None if cert_tol is None else check_tol("cert_tol", cert_tol)
         certify, solver = check_bool("certify", certify), check_solver(solver)
         options = check_solve_options(options)     # seed, callback, max_iter, ... at the edge
         if warm_start is not None:
             check_same_problem(warm_start, None, "ERM.solve", "warm_start")
-        if method not in METHODS:
-            raise ParameterError(f"unknown ERM method {method!r}; valid: "
-                                 f"{', '.join(map(repr, METHODS))}")
-        self._require_convex(method)
-        self._require_finite_minimizer()
-        if method == "exact":
-            sol = self._solve_exact(solver, refine_tol=cert_tol, on_path=on_path, **options)
-        elif method == "closed-form":
-            sol = self._solve_closed_form()
-        else:
-            module, func = ITERATIVE_METHODS[method].split(":")
-            run = getattr(importlib.import_module(f"convexlearn.solvers.{module}"), func)
-            oracle = self.oracle()
-            x0 = (None if warm_start is None
-                  else oracle.join(self._checked_w(warm_start.w), warm_start.b))
-            accepted = set(inspect.signature(run).parameters) - {"oracle", "x0", "tol"}
-            unknown = sorted(set(options) - accepted)
-            if unknown:
-                raise ParameterError(f"method {method!r} has no option(s) {unknown}; valid: "
-                                     f"{', '.join(sorted(accepted))}")
-            if method == "subgradient" and options.get("step") == "polyak" \
-                    and options.get("f_star") is None:
-                options["f_star"] = self.reference().objective
-            sol = run(oracle, x0, tol=tol, **options)
-            sol.method = method
-        sol.extra["lam"] = self.lam
-        if certify:
-            sol.report = self.optimality(sol, tol=cert_tol)
-            if sol.status in ("optimal", "converged"):
-                sol.status = "optimal" if sol.report.passed else "inaccurate"
-        elif sol.status == "optimal":
-            sol.status = "converged"        # the solver's word only: "optimal" needs the check
-        sol.provenance["fingerprint"] = self.fingerprint()
-        return sol
+        return routes.solve(self, method, tol=tol, certify=certify, cert_tol=cert_tol,
+                            solver=solver, warm_start=warm_start, options=options)
 
     def fingerprint(self) -> str:
         """sha256 of the data (X, y) and the parameters (loss, penalty, lam, intercept),
@@ -332,164 +253,115 @@ class ERM:
             "problem": "erm", "loss": self.loss.name, "penalty": self.penalty.describe(),
             "lam": self.lam, "intercept": self.intercept})
 
-    def _solve_exact(self, solver=None, refine_tol: float = 1e-6, on_path: bool = False,
-                     **options) -> Solution:
-        """cvxpy solve. With the default solver (Clarabel) and no user options, a point
-        that is not both "optimal" for the solver and within ``refine_tol`` of 0 in
-        certificate distance is re-solved at tighter, then at Clarabel's own default
-        tolerances; the first point meeting both is kept, else the one with the smallest
-        distance. On a path (``on_path``) the problems of ``OSQP_PATH_PROBLEMS`` try a
-        warm-started, polished OSQP solve first, under the same acceptance rule.
-        ``provenance["attempts"]`` lists (solver, options, cvxpy status, distance) of each
-        try."""
-        timer = Timer()
-        default = (solver is None or solver.upper() == "CLARABEL") and not options
-        attempts = [(solver, options)]
-        if default:
-            attempts += [(solver, EXACT_CLARABEL_OPTIONS), (solver, CLARABEL_DEFAULTS)]
-            if on_path and (self.loss.name, self.penalty.name) in OSQP_PATH_PROBLEMS:
-                attempts.insert(0, ("OSQP", OSQP_PATH_OPTIONS))
-        tried, best = [], None
-        for name, opts in attempts:
-            try:
-                sol = self._exact_once(name, opts)
-            except SolverError as exc:
-                if name != "OSQP":
-                    raise
-                tried.append((name, opts, f"SolverError: {exc}", float("inf")))
-                continue    # OSQP stopped without a point (e.g. its iteration limit)
-            distance = self._distance(sol) if default else 0.0
-            tried.append((sol.provenance["solver"], opts or "formulations.base defaults",
-                          sol.provenance["cvxpy_status"], distance))
-            if best is None or distance < best[0]:
-                best = (distance, sol)
-            if sol.status == "optimal" and distance <= refine_tol:
-                best = (distance, sol)
-                break
-        sol = best[1]
-        sol.provenance["attempts"] = tried
-        sol.time_s = timer()
-        self._references[self.lam] = sol
-        return sol
-
-    def _exact_once(self, solver, options) -> Solution:
-        form = self.formulation()
-        info = solve_formulation(form, solver, **options)
-        w = np.asarray(form.variables["w"].value, dtype=float)
-        b = float(form.variables["b"].value) if self.intercept else 0.0
-        return Solution(w=w, b=b, objective=self.objective(w, b), status=info.status,
-                        method="exact", n_iter=info.iterations, time_s=info.time_s,
-                        provenance={**info.provenance(), "formulation": form.name,
-                                    "cvxpy_objective": float(form.problem.value)})
-
-    def _distance(self, sol: Solution, kink_tol: float = 1e-6) -> float:
-        return self._subgradient_distance(sol.w, sol.b, kink_tol)[0]
-
-    def _subgradient_distance(self, w, b, kink_tol) -> tuple[float, dict]:
-        """:func:`subgradient_distance` at the current lam, remembered for the last point:
-        the exact solver's acceptance test and the report of ``solve(certify=True)`` ask
-        for the same point, and the bounded least squares is not free on a path."""
-        key = (self.lam, float(kink_tol), float(b), np.asarray(w, dtype=float).tobytes())
-        if self._last_distance is None or self._last_distance[0] != key:
-            self._last_distance = (key, subgradient_distance(
-                self._dense("the ERM optimality certificate"), self.y, self.loss,
-                self.penalty, self.lam, self.intercept, np.asarray(w, dtype=float), float(b),
-                kink_tol, sample_weight=self.sample_weight))
-        distance, details = self._last_distance[1]
-        return distance, dict(details)
-
-    def _solve_closed_form(self) -> Solution:
-        from .solvers import closed_forms
-        if self.loss.name not in ("squared", "squared_classification") or \
-                (self.penalty.name not in ("none", "l2") and self.lam > 0):
-            raise NotApplicableError(
-                f"closed-form needs the squared loss with penalty 'none' or 'l2' (least "
-                f"squares / ridge); {self.describe()} has none")
-        if self.sample_weight is not None:
-            raise NotApplicableError("closed-form solves unweighted least squares / ridge; "
-                                     "with sample_weight use 'newton' or 'exact'")
-        timer = Timer()
-        if self.penalty.name == "none" or self.lam == 0:
-            model = closed_forms.least_squares(self._dense("closed-form"), self.y,
-                                               self.intercept)
-        else:
-            # (2/n) X_c^T (X_c w - y_c) + lam w = 0  <=>  ridge with alpha = n lam / 2.
-            model = closed_forms.ridge(self._dense("closed-form"), self.y,
-                                       self.n_samples * self.lam / 2.0,
-                                       self.intercept)
-        b = model.b if self.intercept else 0.0
-        # "converged": the formula is exact, but only the certificate says "optimal".
-        return Solution(w=model.w, b=b, objective=self.objective(model.w, b), status="converged",
-                        method="closed-form", n_iter=0, time_s=timer(),
-                        provenance={"solver": model.method, **model.details})
-
     def reference(self) -> Solution:
-        """The exact solution at the current lam (solved once, then cached)."""
+        """The exact solution at the current lam (the fastest certified route; cached)."""
         if self.lam not in self._references:
-            self.solve("exact", certify=False)
+            self.solve("exact")
         return self._references[self.lam]
 
-    def path(self, lams, method: str = "exact", **options) -> list[Solution]:
-        """Solve for each lam in ``lams``, re-using the compiled problem (exact: only the
-        Parameter changes) or warm-starting from the previous point (iterative). The
-        exact path of a squared loss with l1/elastic net tries OSQP warm-started from the
-        previous point first, and keeps its point only when the certificate accepts it
-        (else Clarabel, as in :meth:`solve`); ``provenance["attempts"]`` says which.
+    def path(self, lams, method: str = "exact", *, exact: bool = False, **options) -> Path:
+        """Solutions along ``lams`` (a :class:`~convexlearn.path.Path`, every point
+        certified; ``self.lam`` is restored afterwards).
 
-        ``self.lam`` is restored afterwards; each solution records its ``extra["lam"]``.
+        ``exact=False``: each lam in the order given, warm-started from the previous point;
+        for l1 / elastic net coordinate descent screens with the sequential strong rule.
+        ``exact=True`` (squared loss + l1, the lasso): the piecewise-linear path by homotopy
+        from lam_max down to min(lams); ``values`` are its breakpoints, each certified, and
+        ``Path.at(lam)`` interpolates exactly between them. See :func:`convexlearn.routes.erm.path`.
         """
-        lams = [check_nonnegative("lam", v) for v in np.atleast_1d(lams).tolist()]
-        saved, out, previous = self.lam, [], None
-        try:
-            for value in lams:
-                self.lam = value
-                opts = dict(options)
-                if method != "exact" and previous is not None:
-                    opts.setdefault("warm_start", previous)
-                previous = self._solve(method, on_path=True, **opts)
-                out.append(previous)
-        finally:
-            self.lam = saved
-        return out
+        return routes.path(self, lams, method=method, exact=check_bool("exact", exact),
+                           options=options)
+
+    def as_svm(self):
+        """Hinge + l2 as the soft-margin SVM (C = 1/(n lam); F_ERM = F_SVM / (n C)): the
+        problem the "svm" route of the exact chain solves."""
+        from .svm import SVM
+        return SVM(self.X, self.y, C=1.0 / (self.n_samples * self.lam), kernel="linear",
+                   intercept=self.intercept)
+
+    def work_cache(self, name: str) -> dict:
+        """A dict a route may keep data-only work in (X, y and intercept never change;
+        lam does): e.g. coordinate descent's Gram matrix, reused along a path."""
+        return self._work.setdefault(name, {})
 
     # ---------------------------------------------------------------- certify
+    def certificate(self, solution: Solution, tol: float = 1e-9,
+                    kink_tol: float = 1e-6, scores=None, XTg=None) -> OptimalityReport:
+        """The relative certificate of a point (no reference optimum; see
+        :func:`convexlearn.certify.optimality.certificate`): ``passed`` = relative distance
+        of 0 to dF <= tol and relative duality gap <= tol (where a gap is defined).
+        Remembered for the last point asked. ``scores`` and ``XTg``: see
+        :func:`~convexlearn.certify.optimality.subgradient_distance` (a path's batch)."""
+        w = self._checked_w(solution.w)
+        b = float(solution.b) if self.intercept else 0.0
+        key = (self.lam, float(tol), float(kink_tol), b, w.tobytes())
+        if self._last_report is None or self._last_report[0] != key:
+            if "col_sums" not in self._work:     # the certificate's units, X^T 1
+                self._work.update(units=_column_rms(self.X),
+                                  col_sums=np.asarray(self.X.sum(axis=0)).ravel())
+            if self.sample_weight is not None:      # the batch shortcuts are unweighted
+                scores = XTg = None
+            self._last_report = (key, certificate(self.X, self.y, self.loss, self.penalty,
+                                                  self.lam, self.intercept, w, b, tol,
+                                                  kink_tol, self._work["units"],
+                                                  self._work["col_sums"], scores, XTg,
+                                                  self.sample_weight))
+        rep = self._last_report[1]
+        return OptimalityReport(**{**rep.__dict__, "details": dict(rep.details)})
+
     def optimality(self, solution: Solution, tol: float = 1e-6, kink_tol: float = 1e-6,
-                   reference=None) -> OptimalityReport:
-        """Distance of 0 to dF at the solution, and F - F* against the exact optimum.
+                   reference=None, suboptimality: bool = False) -> OptimalityReport:
+        """The certificate at ``tol`` (relative; see :meth:`certificate`), and F - F* when
+        asked (``suboptimality=True`` or a ``reference``).
 
         Parameters
         ----------
         solution : Solution
         tol : float
-            ``passed`` = distance <= tol and F - F* <= tol * max(1, |F*|).
+            ``passed`` = relative distance <= tol and relative gap <= tol; F - F* does not
+            decide it.
         kink_tol : float
             Margins within kink_tol of a loss kink, and |w_j| <= kink_tol for l1 terms,
             count as on the kink (see :mod:`convexlearn.certify.optimality`).
         reference : Solution or float, optional
-            F* (or a solution holding it); default: the exact solution at this lam (the
-            solution itself when it is the exact one).
+            F* (or a solution holding it).
+        suboptimality : bool
+            Compute F - F* against the exact optimum at this lam (the fastest certified
+            route, solved once per lam and cached).
         """
         self._require_convex("optimality")
         self._require_finite_minimizer()
         tol, kink_tol = check_tol("tol", tol), check_nonnegative("kink_tol", kink_tol)
         check_same_problem(solution, None, "ERM.optimality")     # a Solution at all
-        w = self._checked_w(solution.w)
-        b = float(solution.b) if self.intercept else 0.0
-        distance, details = self._subgradient_distance(w, b, kink_tol)
-        F = self.objective(w, b)
-        if reference is None:
-            ref = self._references.get(self.lam)
+        rep = self.certificate(solution, tol, kink_tol)
+        if reference is None and suboptimality:
             try:
-                reference = solution if ref is None and solution.method == "exact" else \
-                    self.reference()
+                reference = self.reference()
             except SolverError as exc:
-                # the point in hand is not lost when the exact reference fails: it is
-                # reported, uncertified (found in review: Newton's point raised instead)
-                details["reference_failed"] = str(exc)
+                rep.details["reference_failed"] = str(exc)
                 reference = math.nan
-        F_star = float(getattr(reference, "objective", reference))
-        sub = F - F_star
-        passed = distance <= tol and sub <= tol * max(1.0, abs(F_star))   # False for nan
-        return OptimalityReport(distance=distance, suboptimality=sub, passed=bool(passed),
-                                tol=tol, objective=F, optimal_objective=F_star,
-                                details=details)
+        if reference is not None:
+            rep.optimal_objective = float(getattr(reference, "objective", reference))
+            rep.suboptimality = rep.objective - rep.optimal_objective
+        return rep
+
+
+def _require_finite_minimizer(erm) -> None:
+    """Unregularized logistic/exponential loss: refuse separable data (no minimizer)."""
+    if not erm.loss.zero_only_at_infinity:
+        return
+    if erm.penalty.name != "none" and erm.lam > 0:
+        return
+    if erm._recession is None:
+        rows = (slice(None) if erm.sample_weight is None
+                else erm.sample_weight > 0)      # weight 0: not in the problem
+        erm._recession = recession_direction(
+            erm._dense("the unboundedness check (separability LP)")[rows], erm.y[rows],
+            erm.intercept)
+    found, v, c, k = erm._recession
+    if found:
+        raise UnboundedError(
+            f"{erm.describe()} has no finite minimizer: the data are linearly separable "
+            f"(a direction (v, c) with y_i (<v, x_i> + c) >= 0 for all samples and > 0 for "
+            f"{k} of them, found by the separability LP), so F decreases forever along "
+            f"it. Use a penalty with lam > 0.")

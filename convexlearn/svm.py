@@ -27,6 +27,8 @@ from .kernels import (DEFAULT_PSD_TOL, Kernel, PSDCheck, check_gram, check_psd, 
 from .logs import logged_solve
 from .routes import svm as routes
 from .routes.halfspace import SeparabilityResult
+from .path import Path
+from .routes.svm_warm_path import svm_warm_path
 from .solution import (Solution, check_same_problem, check_solution_shapes, data_digest,
                        problem_fingerprint)
 from .solvers.polish import intercept_from_alpha
@@ -44,8 +46,10 @@ class KernelSamples:
     formed only when asked for (``gram``) and PSD-checked then; products ``K @ B`` and
     blocks ``K[rows][:, cols]`` are computed from X, by blocks, when K is not in memory
     and the kernel is PSD by construction, so that no n x n matrix is ever needed for
-    them. Subclasses set ``X`` (None for a precomputed kernel), ``_K``, ``kernel``,
-    ``psd_tol``, ``repair_psd``, ``psd_check`` and ``_gram_factor``.
+    them; the decision function f(x) = sum_i beta_i k(x_i, x) + b of an expansion (or
+    <w, x> + b) on the training samples or new ones. Subclasses set ``X`` (None for a
+    precomputed kernel), ``_K``, ``kernel``, ``y``, ``psd_tol``, ``repair_psd``,
+    ``psd_check`` and ``_gram_factor``.
     """
 
     X: np.ndarray | None
@@ -99,6 +103,39 @@ class KernelSamples:
         if self._K is None and self.X is not None and self.kernel.known_psd:
             return self.kernel(self.X[rows], self.X[cols])
         return self.gram[np.ix_(rows, cols)]
+
+    def decision_function(self, solution: Solution, X=None) -> np.ndarray:
+        """f(x) for the training samples (``X=None``) or new samples.
+
+        For ``kernel="precomputed"``, pass the (m, n) kernel between new and training
+        samples.
+        """
+        if X is None:
+            if self.kernel.is_linear and solution.w is not None:
+                return self.X @ solution.w + solution.b
+            return self.gram_products(self.expansion(solution)) + solution.b
+        if self.kernel.name == "precomputed":
+            K_new = as_features(X, name="K")
+            if K_new.shape[1] != self.n_samples:
+                raise ParameterError(f"a precomputed test kernel needs {self.n_samples} "
+                                     f"columns; got shape {K_new.shape}")
+            return K_new @ self.expansion(solution) + solution.b
+        X = as_features(X, sparse="keep" if self.kernel.is_linear and solution.w is not None
+                        else "densify")
+        if X.shape[1] != self.X.shape[1]:
+            raise ParameterError(f"X has {X.shape[1]} features; the model was built with "
+                                 f"{self.X.shape[1]}")
+        if self.kernel.is_linear and solution.w is not None:
+            return X @ solution.w + solution.b
+        return self.kernel(X, self.X) @ self.expansion(solution) + solution.b
+
+    def expansion(self, solution: Solution) -> np.ndarray:
+        """beta with f(x) = sum_i beta_i k(x_i, x) + b: ``dual_coef``, else y * alpha."""
+        if solution.dual_coef is not None:
+            return np.asarray(solution.dual_coef, float)
+        if solution.alpha is not None:
+            return self.y * np.asarray(solution.alpha, float)
+        raise NotApplicableError("this solution has neither w nor a kernel expansion")
 
 
 class SVM(KernelSamples):
@@ -322,6 +359,21 @@ class SVM(KernelSamples):
         return sol
 
     # ------------------------------------------------------------------ checks
+    def path(self, Cs, *, exact: bool = False, tol: float = 1e-6, kkt_tol: float = 1e-6,
+             **smo_options) -> Path:
+        """Solutions along ``Cs`` (a :class:`~convexlearn.path.Path`; ``self.C`` unchanged).
+
+        ``exact=False``: each C in the order given, warm-started SMO, certified by its KKT
+        report at ``kkt_tol`` (:func:`convexlearn.routes.svm_warm_path.svm_warm_path`).
+        ``exact=True``: the piecewise-linear path in 1/C between min(Cs) and max(Cs)
+        (:func:`convexlearn.routes.svm.exact_c_path`); ``values`` are its breakpoints,
+        each certified, and ``Path.at(C)`` interpolates exactly between them."""
+        if check_bool("exact", exact):
+            return routes.exact_path(self, Cs, kkt_tol=min(kkt_tol, 1e-9))
+        values, sols, prov = svm_warm_path(self, Cs, tol=tol, kkt_tol=kkt_tol, **smo_options)
+        return Path("C", np.asarray(values, dtype=float), sols, time_s=prov.pop("time_s"),
+                    provenance=prov)
+
     def kkt(self, solution: Solution, tol: float = 1e-6) -> KKTReport:
         """Check a solution against the KKT conditions, recomputed from the data.
 
@@ -338,42 +390,9 @@ class SVM(KernelSamples):
         return kkt_report(self, solution, check_positive("tol", tol))
 
     # -------------------------------------------------------------- evaluation
-    def decision_function(self, solution: Solution, X=None) -> np.ndarray:
-        """f(x) for the training samples (``X=None``) or new samples.
-
-        For ``kernel="precomputed"``, pass the (m, n) kernel between new and training
-        samples.
-        """
-        if X is None:
-            if self.kernel.is_linear and solution.w is not None:
-                return self.X @ solution.w + solution.b
-            return self.gram_products(self.expansion(solution)) + solution.b
-        if self.kernel.name == "precomputed":
-            K_new = as_features(X, name="K")
-            if K_new.shape[1] != self.n_samples:
-                raise ParameterError(f"a precomputed test kernel needs {self.n_samples} "
-                                     f"columns; got shape {K_new.shape}")
-            return K_new @ self.expansion(solution) + solution.b
-        X = as_features(X, sparse="keep" if self.kernel.is_linear and solution.w is not None
-                        else "densify")
-        if X.shape[1] != self.X.shape[1]:
-            raise ParameterError(f"X has {X.shape[1]} features; the model was built with "
-                                 f"{self.X.shape[1]}")
-        if self.kernel.is_linear and solution.w is not None:
-            return X @ solution.w + solution.b
-        return self.kernel(X, self.X) @ self.expansion(solution) + solution.b
-
     def predict(self, solution: Solution, X=None) -> np.ndarray:
         """Predicted labels in the original classes (sign(0) = +1)."""
         return self.label_map.to_labels(self.decision_function(solution, X))
-
-    def expansion(self, solution: Solution) -> np.ndarray:
-        """beta with f(x) = sum_i beta_i k(x_i, x) + b: ``dual_coef``, else y * alpha."""
-        if solution.dual_coef is not None:
-            return np.asarray(solution.dual_coef, float)
-        if solution.alpha is not None:
-            return self.y * np.asarray(solution.alpha, float)
-        raise NotApplicableError("this solution has neither w nor a kernel expansion")
 
     def primal_objective(self, solution: Solution) -> float:
         """P(w, b) = 1/2 ||w||^2 + sum_i C_i max(0, 1 - m_i), recomputed from the data.

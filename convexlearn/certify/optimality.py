@@ -17,7 +17,11 @@ A point is optimal iff 0 is in dF(x). The report gives
   is the dual-norm ball, goes through a small cvxpy SOCP. A floating-point point never
   lands exactly on a kink, so margins within ``kink_tol`` of a kink (and |w_j| <=
   ``kink_tol`` for l1) are treated as on it; the band is reported.
-* ``suboptimality`` = F(x) - F* against the exact optimum F* (cvxpy reference).
+* ``relative_distance`` = distance / (the size of the terms that cancel in it), and the
+  Fenchel duality gap at the same multipliers divided by max(|P|, |D|) (floors stated at
+  :data:`STATIONARITY_FLOOR`, :data:`GAP_FLOOR`): these two decide ``passed``
+  (:func:`certificate`), whatever algorithm produced the point.
+* ``suboptimality`` = F(x) - F* against an exact optimum F*, only when one is asked for.
 
 Unregularized logistic or exponential loss on linearly separable data has no finite
 minimizer (the infimum 0 is approached along a separating direction);
@@ -34,31 +38,53 @@ import numpy as np
 from scipy.optimize import linprog, lsq_linear
 
 from ..losses import Loss
+from .duality import dual_objective
 from ..penalties import Penalty
 
-__all__ = ["OptimalityReport", "subgradient_distance", "recession_direction"]
+__all__ = ["OptimalityReport", "certificate", "fixed_multipliers", "null_scale",
+           "subgradient_distance",
+           "recession_direction"]
+
+
+#: Floors of the relative certificate, as fractions of the null scale S0 (1 for a
+#: classification loss, whose values and slopes at margin 0 are O(1); the variance of y,
+#: or its mean square without an intercept, for the squared regression loss): the scale of
+#: the stationarity terms is at least STATIONARITY_FLOOR * sqrt(S0), that of the objective
+#: at least GAP_FLOOR * S0. They matter only for an optimum near 0 (an exact interpolation).
+STATIONARITY_FLOOR = 1e-3
+GAP_FLOOR = 1e-3
 
 
 @dataclass
 class OptimalityReport:
-    """How far an ERM point is from optimal.
+    """How far an ERM point is from optimal (relative figures decide; see below).
 
     Attributes
     ----------
     distance : float
         Distance of 0 to the subdifferential of F at the point (norm of the minimum-norm
-        subgradient); 0 exactly at a minimizer.
+        subgradient, coordinates in units of F); 0 exactly at a minimizer.
+    relative_distance : float
+        ``distance / scale``: ``scale`` is the size of the terms that cancel at an optimum,
+        the norm over coordinates j of ``||X_j|| ||g|| / n + lam |r_j|`` (same units; g
+        the loss multipliers, r the penalty subgradient), floored at
+        ``STATIONARITY_FLOOR * sqrt(S0)``.
+    duality_gap, relative_gap : float
+        P - D at the certificate's multipliers made dual feasible
+        (:mod:`convexlearn.certify.duality`), and ``(P - D) / max(|P|, |D|, GAP_FLOOR * S0)``;
+        nan where no dual is written (penalty none or lp, lam = 0).
     suboptimality : float
-        F(x) - F*, with F* from the exact solver (nan when no reference was computed).
+        F(x) - F*, only when a reference F* was asked for (else nan); not part of ``passed``.
     passed : bool
-        ``distance <= tol`` and ``suboptimality <= tol * max(1, |F*|)``.
+        ``relative_distance <= tol`` and (``relative_gap <= tol`` where the gap is defined).
     tol : float
     objective, optimal_objective : float
-        F(x) and F*.
+        F(x) and F* (nan when not asked).
     details : dict
         ``kink_tol``, ``on_kink`` (samples treated as on a kink), ``zero_coordinates``
         (penalty coordinates treated as 0), ``multipliers`` (the minimizing g),
-        ``method`` (how the projection was computed), ``smooth_gradient_norm``.
+        ``method`` (how the projection was computed), ``scale``, ``dual_objective``,
+        ``smooth_gradient_norm``.
     """
 
     distance: float
@@ -68,27 +94,61 @@ class OptimalityReport:
     objective: float = math.nan
     optimal_objective: float = math.nan
     details: dict = field(default_factory=dict)
+    relative_distance: float = math.nan
+    duality_gap: float = math.nan
+    relative_gap: float = math.nan
 
     def summary(self) -> str:
-        """One line: the verdict, the distance of 0 to dF, F - F*, F, F* and the kink count."""
+        """One line: the verdict, the relative distance and gap, F, and the kink count."""
         verdict = "passed" if self.passed else "FAILED"
-        return (f"optimality {verdict} at tol={self.tol:g}: distance of 0 to dF = "
-                f"{self.distance:.3e}, F - F* = {self.suboptimality:.3e} "
-                f"(F = {self.objective:.12g}, F* = {self.optimal_objective:.12g}; "
+        sub = ("" if math.isnan(self.suboptimality) else
+               f", F - F* = {self.suboptimality:.3e} (F* = {self.optimal_objective:.12g})")
+        return (f"optimality {verdict} at tol={self.tol:g} (relative): distance of 0 to dF = "
+                f"{self.relative_distance:.3e} ({self.distance:.3e} absolute), duality gap "
+                f"{self.relative_gap:.3e}; F = {self.objective:.12g}{sub}; "
                 f"{len(self.details.get('on_kink', ()))} samples on a kink, "
-                f"kink band {self.details.get('kink_tol', float('nan')):g})")
+                f"kink band {self.details.get('kink_tol', float('nan')):g}")
 
     __str__ = summary
 
 
+def null_scale(loss: Loss, y: np.ndarray, intercept: bool) -> float:
+    """S0: 1 for a classification loss; Var(y) (mean y^2 without intercept) for a
+    regression loss, 1 when that is 0."""
+    if loss.margin_based:
+        return 1.0
+    s0 = float(np.var(y) if intercept else np.mean(y * y))
+    return s0 if s0 > 0 else 1.0
+
+
+def _column_rms(X) -> np.ndarray:
+    """Root mean square of each column (1 for a zero column), without an n x d temporary."""
+    n = X.shape[0]
+    if hasattr(X, "multiply"):
+        sq = np.asarray(X.multiply(X).sum(axis=0)).ravel()
+    else:
+        sq = np.einsum("ij,ij->j", X, X)
+    units = np.sqrt(sq / n)
+    return np.where(units > 0, units, 1.0)
+
+
 def subgradient_distance(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Penalty,
                          lam: float, intercept: bool, w: np.ndarray, b: float,
-                         kink_tol: float = 1e-6,
+                         kink_tol: float = 1e-6, units: np.ndarray | None = None,
+                         scores: np.ndarray | None = None, XTg: np.ndarray | None = None,
                          sample_weight: np.ndarray | None = None) -> tuple[float, dict]:
     """Distance of 0 to dF(w, b), and how it was obtained (see the module docstring).
 
+    ``units``: the root mean square of each column of X (computed when not given).
+    ``scores`` (X w + b) and ``XTg`` (X^T g at the fixed part of the multipliers, see
+    :func:`fixed_multipliers`) may be given: a path certifies all its points with two
+    matrix products instead of two passes over X per point.
+    ``details["scale"]`` is the size of the cancelling terms (see
+    :class:`OptimalityReport`), before its floor.
+
     With sample weights s the loss term is (1/sum s) sum_i s_i loss_i: sample i's
-    subdifferential interval is scaled by v_i = n s_i / sum s (the (1/n) A^T g form stays).
+    subdifferential interval is scaled by v_i = n s_i / sum s (the (1/n) A^T g form stays;
+    ``XTg``, if given, must be of the weighted multipliers).
 
     Returns
     -------
@@ -96,46 +156,54 @@ def subgradient_distance(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Pena
     details : dict
     """
     n, d = X.shape
-    f = X @ w + b
+    f = X @ w + b if scores is None else scores                # pass 1 over X
     lo, hi = loss.subdifferential(y, f, kink_tol)
     if sample_weight is not None:
         v = np.asarray(sample_weight, float) * (n / np.sum(sample_weight))
         lo, hi = lo * v, hi * v
     free = lo < hi
-    A_T = np.vstack([X.T, np.ones(n)]) if intercept else X.T       # (dim, n)
-    dim = A_T.shape[0]
+    dim = d + int(intercept)
     # Coordinate j of a subgradient is in units of F times units of x_j: measured in units
     # of F, it is divided by the RMS of feature j (1 for the intercept and zero columns),
     # so the distance does not change with the units of X (found in review: at features
     # x 1e-8 a wrong point passed at 1e-6, at x 1e8 exact optima failed).
-    units = np.sqrt(np.mean(A_T * A_T, axis=1))
-    units = np.where(units > 0, units, 1.0)
+    units = np.append(_column_rms(X) if units is None else units, [1.0] * int(intercept))
     g_fixed = np.where(free, 0.0, lo)
-    base = A_T @ g_fixed / n
-    cols, lower, upper = [A_T[:, free] / n], [lo[free]], [hi[free]]
+    if XTg is None:
+        XTg = np.asarray(X.T @ g_fixed).ravel()                # pass 2 over X
+    base = XTg / n
+    if intercept:
+        base = np.append(base, g_fixed.sum() / n)
+    idx_free = np.flatnonzero(free)
+    Xf = X[idx_free]
+    Xf = Xf.toarray() if hasattr(Xf, "toarray") else np.asarray(Xf)
+    A_free = (np.vstack([Xf.T, np.ones(len(idx_free))]) if intercept else Xf.T) / n
+    cols, lower, upper = [A_free], [lo[free]], [hi[free]]
     ball_q = None
     zero_coords = np.zeros(0, dtype=int)
+    pen_c, pen_lo, pen_hi = np.zeros(d), np.zeros(d), np.zeros(d)
     if lam > 0 and penalty.name != "none":
         sub = penalty.subdifferential(w, kink_tol)
         if sub[0] == "ball":
             ball_q = sub[1]
         else:
-            _, c, r_lo, r_hi = sub
-            base[:d] += lam * c
-            box = r_lo < r_hi
+            _, pen_c, pen_lo, pen_hi = sub
+            base[:d] += lam * pen_c
+            box = pen_lo < pen_hi
             zero_coords = np.flatnonzero(box)
             E = np.zeros((dim, box.sum()))
             E[zero_coords, np.arange(box.sum())] = lam
             cols.append(E)
-            lower.append(r_lo[box])
-            upper.append(r_hi[box])
+            lower.append(pen_lo[box])
+            upper.append(pen_hi[box])
     M = np.hstack(cols) / units[:, None]
     base = base / units
     lb, ub = np.concatenate(lower), np.concatenate(upper)
-    details = {"kink_tol": kink_tol, "on_kink": np.flatnonzero(free),
+    details = {"kink_tol": kink_tol, "on_kink": idx_free,
                "zero_coordinates": zero_coords,
                "smooth_gradient_norm": float(np.linalg.norm(base))}
     g = g_fixed.copy()
+    r_pen = pen_c.copy()
     if ball_q is not None:
         # min ||base + M z + lam (r, 0)|| over the box and the q-ball. The returned point
         # is made exactly feasible (z clipped, r scaled into the ball), so the distance
@@ -152,17 +220,96 @@ def subgradient_distance(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Pena
         z_val = np.clip(z.value, lb, ub) if k else np.zeros(0)
         distance = float(np.linalg.norm(base + M @ z_val + lam * (pad @ r_val)))
         g[free] = z_val[:free.sum()]
+        r_pen = r_val
         details["method"] = f"cvxpy SOCP (dual-norm ball, q={ball_q:g}, at w = 0)"
     elif M.shape[1] == 0:
         distance = float(np.linalg.norm(base))
         details["method"] = "gradient (no kink, no zero coordinate)"
+    elif not free.any():
+        # only zero coordinates of the penalty: one box variable per coordinate, each in its
+        # own row (lam e_j / U_j): the projection is a clip, coordinate by coordinate
+        z = np.clip(-base[zero_coords] * units[zero_coords] / lam, lb, ub)
+        resid = base.copy()
+        resid[zero_coords] += lam * z / units[zero_coords]
+        distance = float(np.linalg.norm(resid))
+        r_pen = pen_c.copy()
+        r_pen[zero_coords] += z
+        details["method"] = "coordinate-wise clip (no kink; separable penalty box)"
     else:
         res = lsq_linear(M, -base, bounds=(lb, ub), method="bvls", tol=1e-14)
         distance = float(np.linalg.norm(base + M @ res.x))
-        g[free] = res.x[:free.sum()]
+        k = int(free.sum())
+        g[free] = res.x[:k]
+        r_pen = pen_c.copy()
+        r_pen[zero_coords] += res.x[k:]
         details["method"] = "bounded-variable least squares (scipy lsq_linear, bvls)"
     details["multipliers"] = g
+    if idx_free.size:       # X^T g at the final multipliers (kink samples moved)
+        XTg = XTg + Xf.T @ (g - g_fixed)[idx_free]
+    details["XTg"], details["scores"] = XTg, f
+    # The terms that cancel, per coordinate in units of F: |(1/n) A_j^T g| <= ||A_j|| ||g|| / n
+    # = ||g|| U_j / sqrt(n), and lam |r_j|.
+    pen_size = np.zeros(dim)
+    if lam > 0 and penalty.name != "none":
+        pen_size[:d] = lam * np.abs(r_pen)
+    details["scale"] = float(np.linalg.norm(np.linalg.norm(g) / math.sqrt(n)
+                                            + pen_size / units))
     return distance, details
+
+
+def fixed_multipliers(y: np.ndarray, loss: Loss, scores: np.ndarray,
+                      kink_tol: float = 1e-6) -> np.ndarray:
+    """The loss multipliers that the kinks do not leave free (0 on a kink): what
+    :func:`subgradient_distance` multiplies by X^T first."""
+    lo, hi = loss.subdifferential(y, scores, kink_tol)
+    return np.where(lo < hi, 0.0, lo)
+
+
+def certificate(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Penalty, lam: float,
+                intercept: bool, w: np.ndarray, b: float, tol: float = 1e-9,
+                kink_tol: float = 1e-6, units: np.ndarray | None = None,
+                col_sums: np.ndarray | None = None, scores: np.ndarray | None = None,
+                XTg: np.ndarray | None = None,
+                sample_weight: np.ndarray | None = None) -> OptimalityReport:
+    """The relative certificate of (w, b): stationarity distance and duality gap.
+
+    Two passes over X (the scores X w + b, then X^T g; a third, X^T g+, only for a margin
+    loss with an intercept whose dual point must be rebalanced); ``units`` (column RMS),
+    ``col_sums`` (X^T 1), ``scores`` and ``XTg`` may be given (see
+    :func:`subgradient_distance`) by a caller that certifies many points of one problem.
+
+    ``passed`` = ``relative_distance <= tol`` and ``relative_gap <= tol`` (where a gap is
+    defined); see :class:`OptimalityReport` for the scales and floors. No reference
+    optimum is computed (``suboptimality`` is nan). With ``sample_weight`` the objective is
+    the weighted mean of the losses and only the stationarity distance is certified (the
+    Fenchel dual of :mod:`convexlearn.certify.duality` is written for the plain mean: the
+    gap is reported as nan, "not defined here").
+    """
+    distance, details = subgradient_distance(X, y, loss, penalty, lam, intercept, w, b,
+                                             kink_tol, units, scores, XTg, sample_weight)
+    s0 = null_scale(loss, y, intercept)
+    scale = max(details["scale"], STATIONARITY_FLOOR * math.sqrt(s0))
+    rel_distance = distance / scale
+    n = X.shape[0]
+    losses = loss.value(y, details["scores"])
+    P = float(np.mean(losses) if sample_weight is None
+              else np.asarray(sample_weight) @ losses / np.sum(sample_weight))
+    if lam > 0:
+        P += lam * penalty.value(w)
+    XTg_final = details.pop("XTg")
+    D = (math.nan if sample_weight is not None else
+         dual_objective(X, y, loss, penalty, lam, intercept, details["multipliers"],
+                        XTg_final, col_sums))
+    del details["scores"]
+    gap = P - D
+    rel_gap = gap / max(abs(P), abs(D), GAP_FLOOR * s0) if math.isfinite(D) else \
+        (math.nan if math.isnan(D) else math.inf)
+    details.update(dual_objective=D, null_scale=s0, n_samples=n)
+    gap_ok = math.isnan(rel_gap) or rel_gap <= tol
+    return OptimalityReport(distance=distance, suboptimality=math.nan,
+                            passed=bool(rel_distance <= tol and gap_ok), tol=tol, objective=P,
+                            details=details, relative_distance=rel_distance, duality_gap=gap,
+                            relative_gap=rel_gap)
 
 
 def recession_direction(X: np.ndarray, y: np.ndarray, intercept: bool = True,

@@ -30,12 +30,13 @@ from typing import Callable
 import numpy as np
 
 from ..certify.kkt import solution_multipliers
-from ..data import available_memory, check_bool, check_count, check_positive
+from ..data import available_memory, check_bool, check_C, check_count, check_positive
 from ..errors import (ConvexLearnError, DataError, InfeasibleError, NotApplicableError,
                       ParameterError, SolverError, UnboundedError)
 from ..formulations.base import solve_formulation
 from ..formulations.svm import svm_dual, svm_primal
 from .halfspace import SeparabilityResult, decide_separability
+from ..path import Path
 from ..solution import Solution, Timer
 from ..solvers.certified_smo import certified_smo, memory_estimate
 from ..solvers.linear_exact import solve_linear_exact
@@ -43,7 +44,7 @@ from ..solvers.polish import polish_alpha
 from ..solvers.svm_path import svm_c_path
 
 __all__ = ["EXACT_METHODS", "ITERATIVE_METHODS", "ROUTES", "Route", "exact_chain", "solve",
-           "feature_space_separability", "exact_c_path"]
+           "feature_space_separability", "exact_c_path", "exact_path"]
 
 #: Iterative methods: name -> "module:function" under convexlearn.solvers; each function
 #: takes the SVM and keyword options and returns a Solution.
@@ -378,6 +379,38 @@ def exact_c_path(svm, C_min: float, C_max: float, kkt_tol: float = 1e-9):
     for sol in solutions:
         sol.time_s = timer() / len(solutions)
     return path, solutions
+
+
+def exact_path(svm, Cs, kkt_tol: float = 1e-9) -> Path:
+    """``SVM.path(Cs, exact=True)``: :func:`exact_c_path` between min(Cs) and max(Cs) as a
+    :class:`~convexlearn.path.Path` whose ``at(C)`` interpolates exactly (a C on a segment
+    that ends in a re-anchor is solved by the exact chain instead)."""
+    Cs = [check_C(C) for C in np.atleast_1d(Cs).tolist()]
+    if not Cs:
+        raise ParameterError("Cs is empty: a path needs at least one value")
+    timer = Timer()
+    breakpoints, solutions = exact_c_path(svm, min(Cs), max(Cs), kkt_tol=kkt_tol)
+
+    def interpolate(C: float) -> Solution:
+        problem = svm.with_C(C)
+        try:
+            alpha, b = breakpoints.at(C)
+        except ValueError:          # outside the path, or a re-anchored segment
+            if not breakpoints.Cs[0] <= C <= breakpoints.Cs[-1]:
+                raise
+            return solve(problem, "exact", kkt_tol=kkt_tol)
+        sol = problem.from_alpha(alpha, b=b)
+        sol.report = problem.kkt(sol, tol=kkt_tol)
+        sol.status = "optimal" if sol.report.passed else "inaccurate"
+        sol.objective = sol.report.primal_objective
+        sol.method = "exact-path"
+        sol.provenance = {"route": "svm-c-path", "C": C, "event": "interpolated",
+                          "fingerprint": problem.fingerprint()}
+        return sol
+
+    return Path("C", breakpoints.Cs, solutions, time_s=timer(),
+                provenance={"route": "svm-c-path", "events": breakpoints.events,
+                            "reanchored": breakpoints.reanchored}, interpolate=interpolate)
 
 
 def _memory_message(svm, skipped: dict[str, str]) -> str:

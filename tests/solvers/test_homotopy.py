@@ -81,3 +81,19 @@ def test_lam_below_the_path_is_refused():
     assert path.lams[-1] == pytest.approx(0.01)
     with pytest.raises(ValueError, match="outside the computed path"):
         path.at(0.001)
+
+
+def test_erm_path_exact_through_the_public_api():
+    X, y = DIABETES
+    erm = cl.ERM(X, y, loss="squared", penalty="l1", lam=1.0)
+    path = erm.path([0.01, 1.0], exact=True)
+    assert path.exact and path.certified and path.parameter == "lam"
+    assert path.values[-1] == pytest.approx(0.01) and erm.lam == 1.0
+    lam = 0.5 * (path.values[2] + path.values[3])
+    between = path.at(lam)
+    assert between.status == "optimal"
+    erm.lam = lam
+    fresh = erm.solve()
+    assert abs(between.objective - fresh.objective) <= 1e-9 * abs(fresh.objective)
+    with pytest.raises(cl.NotApplicableError, match="lasso"):
+        cl.ERM(X, y, loss="squared", penalty="l2", lam=1.0).path([0.1, 1.0], exact=True)

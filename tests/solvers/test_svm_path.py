@@ -85,3 +85,19 @@ def test_bad_ranges_are_refused():
         exact_c_path(svm, 10.0, 1.0)
     with pytest.raises(cl.NotApplicableError, match="soft margin"):
         exact_c_path(cl.SVM(X, y, C=None), 0.1, 1.0)
+
+
+def test_svm_path_exact_through_the_public_api():
+    X, y = _random(5)
+    svm = cl.SVM(X, y, kernel="rbf", gamma=1.0)
+    path = svm.path([0.05, 20.0], exact=True)
+    assert path.exact and path.certified and path.parameter == "C"
+    assert path.values[0] == 0.05 and path.values[-1] == pytest.approx(20.0)
+    C = float(np.sqrt(path.values[3] * path.values[4]))
+    between = path.at(C)
+    assert between.status == "optimal" and between.provenance["event"] == "interpolated"
+    fresh = svm.with_C(C).solve(kkt_tol=1e-9)
+    assert abs(between.objective - fresh.objective) <= 1e-9 * abs(fresh.objective)
+    assert svm.C == 1.0
+    warm = svm.path([0.05, 1.0, 20.0])
+    assert not warm.exact and warm.certified

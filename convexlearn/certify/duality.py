@@ -1,0 +1,156 @@
+"""Fenchel duality gap of regularized ERM, recomputed from the data.
+
+For F(w, b) = (1/n) sum_i l_i(f_i) + lam R(w), f = X w + b, Fenchel-Rockafellar duality
+gives, for any dual point g in R^n (one multiplier per sample)::
+
+    D(g) = -(1/n) sum_i l_i^*(g_i) - lam R^*(-X^T g / (n lam)),   sum_i g_i = 0 (intercept)
+
+and weak duality P(w, b) >= D(g) for every feasible g; at the optimum g_i = l_i'(f_i) and
+P = D. The conjugates in f of the catalogue's losses (margin losses phi(y f), y = +-1, have
+l^*(u) = phi^*(y u)):
+
+=======================  ===========================================  ==============
+loss                     phi^*(v) (or l^*(u) for regression)          domain
+=======================  ===========================================  ==============
+hinge                    v                                            -1 <= v <= 0
+perceptron               0                                            -1 <= v <= 0
+squared_hinge            v + v^2/4                                    v <= 0
+logistic                 (-v) log(-v) + (1 + v) log(1 + v)            -1 <= v <= 0
+logistic_log2            c phi_logistic^*(v / c), c = 1/log 2         -c <= v <= 0
+exponential              v + (-v) log(-v)                             v <= 0
+squared_classification   v + v^2/4                                    all v
+squared (regression)     u y + u^2/4                                  all u
+=======================  ===========================================  ==============
+
+and of the penalties: l2 R^* = 1/2 ||v||^2; l1 the indicator of ||v||_inf <= 1; elastic
+net sum_j max(|v_j| - r, 0)^2 / (2 (1 - r)) (r = l1_ratio < 1). Penalty "none" (R^*
+the indicator of v = 0) and lp have no gap here (nan): their certificate is the
+stationarity distance alone.
+
+The dual point is the certificate's own multiplier vector (an element of the loss's
+subdifferential at the point), made feasible by shrinking toward 0 (every domain
+above contains 0): for the intercept, the class (sign of g) with the larger total is
+scaled down until sum_i g_i = 0 (regression losses: g is centred instead, their domain is
+all of R); for l1, g is scaled by min(1, n lam r / ||X^T g||_inf).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["dual_objective", "feasible_dual_point"]
+
+_LN2 = math.log(2.0)
+
+
+def _xlogx(x):
+    """x log x with 0 log 0 = 0."""
+    x = np.asarray(x, dtype=float)
+    out = np.zeros_like(x)
+    pos = x > 0
+    out[pos] = x[pos] * np.log(x[pos])
+    return out
+
+
+def _phi_star(name: str, v: np.ndarray) -> np.ndarray | None:
+    """phi^*(v) per sample (inf outside the domain); None for a loss without a table entry."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if name == "hinge":
+            out = v.copy()
+            out[(v < -1) | (v > 0)] = np.inf
+        elif name == "perceptron":
+            out = np.where((v < -1) | (v > 0), np.inf, 0.0)
+        elif name in ("squared_hinge",):
+            out = np.where(v > 0, np.inf, v + 0.25 * v * v)
+        elif name == "squared_classification":
+            out = v + 0.25 * v * v
+        elif name == "logistic":
+            out = _xlogx(-np.clip(v, -1, 0)) + _xlogx(1 + np.clip(v, -1, 0))
+            out[(v < -1) | (v > 0)] = np.inf
+        elif name == "logistic_log2":
+            c = 1.0 / _LN2
+            u = np.clip(v / c, -1, 0)
+            out = c * (_xlogx(-u) + _xlogx(1 + u))
+            out[(v < -c) | (v > 0)] = np.inf
+        elif name == "exponential":
+            out = v + _xlogx(-np.minimum(v, 0.0))
+            out[v > 0] = np.inf
+        else:
+            return None
+    return out
+
+
+def _loss_conjugate_mean(loss, y: np.ndarray, g: np.ndarray) -> float | None:
+    """(1/n) sum_i l_i^*(g_i), None when the loss has no table entry."""
+    if loss.name == "squared":
+        return float(np.mean(g * y + 0.25 * g * g))
+    if not loss.margin_based:
+        return None
+    values = _phi_star(loss.name, y * g)
+    return None if values is None else float(np.mean(values))
+
+
+def _penalty_conjugate(penalty, v: np.ndarray) -> float | None:
+    """R^*(v) (inf outside its domain); None where no gap is defined here."""
+    name = penalty.name
+    if name == "l2":
+        return 0.5 * float(v @ v)
+    l1_ratio = 1.0 if name == "l1" else getattr(penalty, "l1_ratio", None)
+    if name not in ("l1", "elastic_net") or l1_ratio is None:
+        return None
+    if l1_ratio >= 1.0:
+        return 0.0 if np.max(np.abs(v), initial=0.0) <= 1.0 + 1e-12 else math.inf
+    excess = np.maximum(np.abs(v) - l1_ratio, 0.0)
+    return float(excess @ excess) / (2.0 * (1.0 - l1_ratio))
+
+
+def feasible_dual_point(X, loss, penalty, lam: float, intercept: bool, g: np.ndarray,
+                        XTg: np.ndarray | None = None,
+                        col_sums: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``g`` made dual feasible by shrinking toward 0 (see the module docstring), and
+    X^T g at it. ``XTg`` (X^T g) and ``col_sums`` (X^T 1) spare passes over X (the
+    certificate has them); rebalancing the classes of a margin loss costs one (X^T g+)."""
+    g = np.array(g, dtype=float)
+    if XTg is None:
+        XTg = np.asarray(X.T @ g).ravel()
+    if intercept:
+        if loss.margin_based:
+            pos, neg = g[g > 0].sum(), -g[g < 0].sum()
+            s_pos, s_neg = (neg / pos, 1.0) if pos > neg else (1.0, pos / neg if neg > pos
+                                                                 else 1.0)
+            if s_pos != 1.0 or s_neg != 1.0:
+                # X^T g' = s+ X^T g+ + s- (X^T g - X^T g+)
+                XT_pos = np.asarray(X.T @ np.maximum(g, 0.0)).ravel()
+                XTg = s_pos * XT_pos + s_neg * (XTg - XT_pos)
+                g[g > 0] *= s_pos
+                g[g < 0] *= s_neg
+        else:
+            mean = g.mean()
+            g -= mean
+            sums = np.asarray(X.sum(axis=0)).ravel() if col_sums is None else col_sums
+            XTg = XTg - mean * sums
+    l1_ratio = 1.0 if penalty.name == "l1" else getattr(penalty, "l1_ratio", None)
+    if penalty.name in ("l1", "elastic_net") and l1_ratio == 1.0 and lam > 0:
+        top = float(np.max(np.abs(XTg), initial=0.0)) / X.shape[0]
+        if top > lam:
+            g *= lam / top
+            XTg = XTg * (lam / top)
+    return g, XTg
+
+
+def dual_objective(X, y, loss, penalty, lam: float, intercept: bool, g: np.ndarray,
+                   XTg: np.ndarray | None = None,
+                   col_sums: np.ndarray | None = None) -> float:
+    """D(g) at the feasible point made from ``g`` (nan where no gap is defined here)."""
+    if lam <= 0 or penalty.name in ("none", "lp", "l0"):
+        return math.nan
+    if not loss.margin_based and loss.name != "squared":
+        return math.nan
+    g, XTg = feasible_dual_point(X, loss, penalty, lam, intercept, g, XTg, col_sums)
+    conj = _loss_conjugate_mean(loss, y, g)
+    pen = _penalty_conjugate(penalty, -XTg / (X.shape[0] * lam))
+    if conj is None or pen is None:
+        return math.nan
+    return -conj - lam * pen

@@ -1,0 +1,583 @@
+"""Routes of regularized ERM: which algorithm answers ``ERM.solve("exact")``, in which order.
+
+Every route ends in the relative certificate of :func:`convexlearn.certify.optimality.
+certificate` at ``EXACT_TOL`` = 1e-9 (stationarity distance over the size of the terms that
+cancel, Fenchel duality gap over max(|P|, |D|)); the chain keeps the first certified
+answer and records ``provenance["route"]``, the routes tried before it
+(``provenance["fallback_from"]``) and the certificate's figures. The chain
+(:func:`exact_chain`):
+
+==========================================  =============================================
+problem                                     routes, fastest first
+==========================================  =============================================
+smooth loss (logistic, squared, exponential,  "newton": damped Newton (generalized Hessian
+squared hinge, ...) with l2 or none           for the squared hinge), warm-startable
+squared / logistic loss with l1 or elastic    "cd": coordinate descent with active sets,
+net                                           screening and a sign-fixed polish (exact 0.0)
+hinge / perceptron with l1 or none            "lp": the LP straight to HiGHS (highspy)
+hinge with l2                                 "svm": the SVM with C = 1/(n lam), converted
+                                              back (F_ERM = F_SVM / (n C))
+everything (lp penalties: only this)          "exact-primal": the cvxpy problem (Clarabel)
+==========================================  =============================================
+
+The last route's answer is returned even when it does not certify (status "inaccurate",
+its figures in the report): the fallback of last resort.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import math
+
+import numpy as np
+
+from ..certify.optimality import fixed_multipliers
+from ..data import check_count, check_nonnegative
+from ..errors import ConvexLearnError, NotApplicableError, ParameterError, SolverError
+from ..formulations.base import solve_formulation
+from ..path import Path
+from ..solution import Solution, Timer
+from ..solvers.homotopy import lasso_homotopy
+
+__all__ = ["EXACT_TOL", "ITERATIVE_METHODS", "ITERATIVE_TOL", "METHODS", "ROUTES", "exact_chain",
+           "path", "solve", "solve_closed_form",
+           "solve_exact", "solve_iterative", "solve_path"]
+
+#: Iterative methods: name -> "module:function" under convexlearn.solvers. Each function
+#: takes an ERMOracle and the starting point, and returns a Solution.
+ITERATIVE_METHODS = {
+    "gd": "gd:gradient_descent",
+    "newton": "newton:newton",
+    "irls": "newton:newton",
+    "prox": "prox:ista",
+    "ista": "prox:ista",
+    "fista": "prox:fista",
+    "subgradient": "erm_subgradient:subgradient",
+    "cd": "cd:cd",
+}
+METHODS = ("exact", "exact-primal", "closed-form", *ITERATIVE_METHODS)
+#: The status tolerance of the iterative methods' certificate (relative, as the exact one).
+ITERATIVE_TOL = 1e-6
+
+#: The exact tolerance of every route's certificate (relative, see the module docstring).
+EXACT_TOL = 1e-9
+
+#: Clarabel tolerances of the refining cvxpy attempts (tighter, then Clarabel's defaults).
+EXACT_CLARABEL_OPTIONS = {"tol_gap_abs": 1e-12, "tol_gap_rel": 1e-12, "tol_feas": 1e-12,
+                          "tol_ktratio": 1e-10, "max_iter": 400}
+CLARABEL_DEFAULTS = {"tol_gap_abs": 1e-8, "tol_gap_rel": 1e-8, "tol_feas": 1e-8,
+                     "tol_ktratio": 1e-6, "max_iter": 200}
+
+_SMOOTH_PENALTIES = ("none", "l2")
+_CD_PENALTIES = ("l1", "elastic_net")
+
+
+def _penalized(erm) -> bool:
+    return erm.penalty.name != "none" and erm.lam > 0
+
+
+def exact_chain(erm) -> list[str]:
+    """The routes of ``erm``'s exact solve, fastest first (see the module docstring)."""
+    from ..solvers.cd import CD_LOSSES
+    loss, pen = erm.loss, erm.penalty
+    smooth_pen = pen.name in _SMOOTH_PENALTIES or not _penalized(erm)
+    if loss.has_hessian and loss.differentiable and smooth_pen:
+        return ["newton", "exact-primal"]
+    if loss.name in CD_LOSSES and pen.name in _CD_PENALTIES:
+        return ["cd", "exact-primal"]
+    if loss.name in ("hinge", "perceptron") and (pen.name == "l1" or not _penalized(erm)):
+        return ["lp", "exact-primal"]
+    if loss.name == "hinge" and pen.name == "l2":
+        return ["svm", "exact-primal"]
+    return ["exact-primal"]
+
+
+def _certify(erm, sol: Solution, tol: float) -> Solution:
+    """Attach the relative certificate; status "optimal" iff it passes at ``tol``."""
+    sol.report = erm.certificate(sol, tol=tol)
+    sol.objective = sol.report.objective       # F recomputed from the data by the certificate
+    sol.status = "optimal" if sol.report.passed else "inaccurate"
+    return sol
+
+
+# --------------------------------------------------------------------- routes
+def _newton_route(erm, warm_start=None, **_):
+    from ..solvers.newton import newton
+    oracle = erm.oracle()
+    x0 = None if warm_start is None else oracle.join(warm_start.w, warm_start.b)
+    # tol in the gradient's own units: 1e-13 of the gradient at w = 0, b = 0 (its size far
+    # from the optimum, the same for a cold and a warm start); the certificate decides.
+    _, g0 = oracle.value_grad(oracle.zeros())
+    tol = 1e-13 * max(float(np.linalg.norm(g0)), 1e-300)
+    sol = newton(oracle, x0, tol=tol, max_iter=200)
+    return sol
+
+
+def _cd_route(erm, warm_start=None, screen=None, **_):
+    from ..solvers.cd import coordinate_descent
+    timer = Timer()
+    w0 = None if warm_start is None else np.asarray(warm_start.w, dtype=float)
+    b0 = 0.0 if warm_start is None else float(warm_start.b)
+    w, b, info = coordinate_descent(erm.X, erm.y, erm.loss, erm.penalty, erm.lam,
+                                    erm.intercept, w0=w0, b0=b0, screen=screen,
+                                    cache=erm.work_cache("cd"))
+    sol = Solution(w=w, b=b, objective=math.nan, status="converged", method="cd",
+                   n_iter=info["sweeps"], time_s=timer(),
+                   provenance={"solver": "convexlearn.cd", "polished": info["polished"],
+                               "screened": info["screened"], "gram": info["gram"]})
+    sol.extra["loss_grad"] = info["grad"]
+    return sol
+
+
+def _lp_route(erm, **_):
+    """min (1/n) sum xi + lam sum(u + v)  s.t.  y_i (<u - v, x_i> + b) + xi_i >= kappa,
+    xi, u, v >= 0 (kappa = 1 hinge, 0 perceptron; without l1, w is one free block)."""
+    import highspy
+    import scipy.sparse as sp
+    timer = Timer()
+    X, y, n, d = erm.X, erm.y, erm.X.shape[0], erm.X.shape[1]
+    kappa = 1.0 if erm.loss.name == "hinge" else 0.0
+    l1 = _penalized(erm) and erm.penalty.name == "l1"
+    YX = y[:, None] * X
+    blocks = [YX, -YX] if l1 else [YX]
+    if erm.intercept:
+        blocks.append(y[:, None])
+    blocks.append(sp.identity(n, format="csc"))
+    A = sp.hstack([sp.csc_matrix(blk) if not sp.issparse(blk) else blk for blk in blocks],
+                  format="csc")
+    nw = 2 * d if l1 else d
+    ncol = A.shape[1]
+    cost = np.zeros(ncol)
+    cost[-n:] = 1.0 / n
+    lower = np.full(ncol, -highspy.kHighsInf)
+    upper = np.full(ncol, highspy.kHighsInf)
+    if l1:
+        cost[:nw] = erm.lam
+        lower[:nw] = 0.0
+    lower[-n:] = 0.0
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = ncol, n
+    lp.col_cost_, lp.col_lower_, lp.col_upper_ = cost, lower, upper
+    lp.row_lower_, lp.row_upper_ = np.full(n, kappa), np.full(n, highspy.kHighsInf)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_, lp.a_matrix_.index_ = A.indptr, A.indices
+    lp.a_matrix_.value_ = A.data
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    for key in ("primal_feasibility_tolerance", "dual_feasibility_tolerance"):
+        h.setOptionValue(key, 1e-10)
+    h.passModel(lp)
+    h.run()
+    status = h.modelStatusToString(h.getModelStatus())
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        raise SolverError(f"HiGHS ended with status {status!r} on the ERM LP")
+    x = np.asarray(h.getSolution().col_value)
+    w = x[:d] - x[d:2 * d] if l1 else x[:d].copy()
+    b = float(x[nw]) if erm.intercept else 0.0
+    return Solution(w=w, b=b, objective=erm.objective(w, b), status="converged", method="lp",
+                    n_iter=int(h.getInfo().simplex_iteration_count), time_s=timer(),
+                    provenance={"solver": "HiGHS (highspy)",
+                                "solver_version": getattr(highspy, "__version__", "?"),
+                                "hiGHS_status": status})
+
+
+def _svm_route(erm, **_):
+    """Hinge + l2 is the soft-margin SVM with C = 1/(n lam): solved as such, converted back."""
+    timer = Timer()
+    C = 1.0 / (erm.n_samples * erm.lam)
+    svm_sol = erm.as_svm().solve()
+    w, b = np.asarray(svm_sol.w, dtype=float), float(svm_sol.b)
+    F = erm.objective(w, b)
+    return Solution(w=w, b=b, objective=F, status="converged", method="svm",
+                    n_iter=svm_sol.n_iter, time_s=timer(),
+                    provenance={"solver": "convexlearn.SVM", "C": C,
+                                "svm_route": svm_sol.provenance.get("route"),
+                                "svm_objective": svm_sol.objective,
+                                "svm_objective_over_nC": svm_sol.objective /
+                                (erm.n_samples * C)})
+
+
+def _cvxpy_route(erm, solver=None, options=None, tol=EXACT_TOL, **_):
+    """The cvxpy problem (Clarabel by default). With the default solver and no options, a
+    point that does not certify at ``tol`` is re-solved at tighter, then at Clarabel's
+    default tolerances; the first certified point is kept, else the best one
+    (``provenance["attempts"]``: solver, options, cvxpy status, relative distance)."""
+    options = dict(options or {})
+    timer = Timer()
+    default = (solver is None or solver.upper() == "CLARABEL") and not options
+    attempts = [(solver, options)]
+    if default:
+        attempts += [(solver, EXACT_CLARABEL_OPTIONS), (solver, CLARABEL_DEFAULTS)]
+    tried, best = [], None
+    for name, opts in attempts:
+        sol = _cvxpy_once(erm, name, opts)
+        rep = erm.certificate(sol, tol=tol)
+        figure = max(rep.relative_distance,
+                     0.0 if math.isnan(rep.relative_gap) else rep.relative_gap)
+        tried.append((sol.provenance["solver"], opts or "formulations.base defaults",
+                      sol.provenance["cvxpy_status"], figure))
+        if best is None or figure < best[0]:
+            best = (figure, sol)
+        if sol.status == "optimal" and rep.passed or not default:
+            best = (figure, sol)
+            break
+    sol = best[1]
+    sol.provenance["attempts"] = tried
+    sol.time_s = timer()
+    return sol
+
+
+def _snap_zeros(erm, sol: Solution, tol: float) -> Solution:
+    """l1 / elastic net: the coordinates the certificate calls zero (|w_j| <= kink_tol)
+    set to exactly 0.0, kept when the certificate still passes (an interior-point answer
+    carries ~1e-10 residues there, a coordinate-descent one at lam_max ~1e-17)."""
+    zeros = sol.report.details.get("zero_coordinates", np.zeros(0, dtype=int))
+    if erm.penalty.name not in _CD_PENALTIES or not np.any(sol.w[zeros] != 0):
+        return sol
+    w = np.array(sol.w, dtype=float)
+    w[zeros] = 0.0
+    snapped = Solution(**{**sol.__dict__, "w": w, "objective": erm.objective(w, sol.b),
+                          "provenance": {**sol.provenance, "snapped_zeros": int(len(zeros))}})
+    snapped = _certify(erm, snapped, tol)
+    return snapped if snapped.report.passed or not sol.report.passed else sol
+
+
+def _polish(erm, sol: Solution, tol: float) -> Solution | None:
+    """The cvxpy point polished on its smooth piece (:mod:`convexlearn.solvers.erm_polish`),
+    when that certifies at ``tol``; else None."""
+    from ..solvers.erm_polish import polish_point
+    zeros = sol.report.details.get("zero_coordinates", np.zeros(0, dtype=int))
+    on_kink = sol.report.details.get("on_kink", np.zeros(0, dtype=int))
+    try:
+        w, b = polish_point(erm.X, erm.y, erm.loss, erm.penalty, erm.lam, erm.intercept,
+                            sol.w, sol.b, zeros, on_kink)
+    except ConvexLearnError:
+        return None
+    out = Solution(w=w, b=b, objective=erm.objective(w, b), status="converged",
+                   method=sol.method, n_iter=sol.n_iter,
+                   provenance={**sol.provenance, "polished": "Newton on the smooth piece"})
+    out = _certify(erm, out, tol)
+    return out if out.report.passed else None
+
+
+def _cvxpy_once(erm, solver, options) -> Solution:
+    form = erm.formulation()
+    info = solve_formulation(form, solver, **options)
+    w = np.asarray(form.variables["w"].value, dtype=float)
+    b = float(form.variables["b"].value) if erm.intercept else 0.0
+    return Solution(w=w, b=b, objective=erm.objective(w, b), status=info.status,
+                    method="exact-primal", n_iter=info.iterations, time_s=info.time_s,
+                    provenance={**info.provenance(), "formulation": form.name,
+                                "cvxpy_objective": float(form.problem.value)})
+
+
+#: name -> route function ``run(erm, *, warm_start, screen, solver, options, tol)``.
+ROUTES = {"newton": _newton_route, "cd": _cd_route, "lp": _lp_route, "svm": _svm_route,
+          "exact-primal": _cvxpy_route}
+
+
+def solve_exact(erm, *, tol: float = EXACT_TOL, solver: str | None = None,
+                warm_start: Solution | None = None, screen=None, routes=None,
+                **options) -> Solution:
+    """Walk the chain of :func:`exact_chain` (or ``routes``) and return the first answer
+    whose certificate passes at ``tol`` (relative); the last route's answer otherwise.
+
+    ``solver`` or ``options`` (cvxpy solver options) go to the cvxpy route and make it the
+    only one (the user asked for that solver). ``warm_start`` (a Solution) starts Newton and
+    coordinate descent; ``screen`` = (lam1_prev, loss gradient in w at the previous point)
+    feeds coordinate descent's strong rule on a path.
+    """
+    timer = Timer()
+    chain = list(routes or exact_chain(erm))
+    if solver is not None or options:
+        chain = ["exact-primal"]
+    failures: dict[str, str] = {}
+    sol = None
+    for i, name in enumerate(chain):
+        last = i == len(chain) - 1
+        try:
+            sol = ROUTES[name](erm, warm_start=warm_start, screen=screen, solver=solver,
+                               options=options, tol=tol)
+        except ConvexLearnError as exc:
+            if last:
+                raise
+            failures[name] = f"{type(exc).__name__}: {exc}"
+            continue
+        sol = _snap_zeros(erm, _certify(erm, sol, tol), tol)
+        if not sol.report.passed and name == "exact-primal":
+            polished = _polish(erm, sol, tol)
+            sol = polished if polished is not None else sol
+        if sol.report.passed or last:
+            break
+        failures[name] = (f"certificate failed: relative distance "
+                          f"{sol.report.relative_distance:.2e}, relative gap "
+                          f"{sol.report.relative_gap:.2e}")
+    sol = _finish(erm, sol, tol, failures)
+    sol.time_s = timer()
+    return sol
+
+
+def _finish(erm, sol: Solution, tol: float, failures=None) -> Solution:
+    """Route name into provenance, the certificate's figures beside it."""
+    sol.provenance["route"] = sol.method
+    sol.method = "exact"
+    if failures:
+        sol.provenance["fallback_from"] = failures
+    sol.provenance["certificate"] = {
+        "tol": tol, "relative_distance": sol.report.relative_distance,
+        "relative_gap": sol.report.relative_gap, "distance": sol.report.distance}
+    sol.extra["lam"] = erm.lam
+    return sol
+
+
+def solve_path(erm, lams, *, method: str = "exact", tol: float = EXACT_TOL,
+               **options) -> list[Solution]:
+    """Exact solutions at each lam of ``lams`` (in order), each warm-started from the
+    previous point; ``erm.lam`` is left at the last value (the caller restores it).
+
+    Where the chain starts with Newton or coordinate descent, the whole path is run by that
+    route first (coordinate descent screening with the sequential strong rule from the
+    previous point), then certified in one batch: the scores X W + b and X^T G of every
+    point come from two matrix products (a pass over X each, for all points together)
+    instead of two passes per point. A point whose certificate fails goes through
+    :func:`solve_exact` (the full chain). Otherwise each point is :func:`solve_exact`.
+    An iterative ``method`` runs at each lam from the previous point (``erm.solve``).
+    """
+    lams = list(lams)
+    if not lams:
+        return []
+    if method != "exact":
+        out, previous = [], None
+        for lam in lams:
+            erm.lam = lam
+            opts = dict(options)
+            if previous is not None:
+                opts.setdefault("warm_start", previous)
+            previous = erm.solve(method, **opts)
+            out.append(previous)
+        return out
+    route = None
+    if not options:
+        chains = []
+        for lam in lams:
+            erm.lam = lam
+            chains.append(exact_chain(erm)[0])
+        route = chains[0] if len(set(chains)) == 1 and chains[0] in ("cd", "newton") else None
+    if route is None:
+        out, previous, screen = [], None, None
+        for lam in lams:
+            erm.lam = lam
+            previous = solve_exact(erm, tol=tol, warm_start=previous, screen=screen, **options)
+            grad = previous.extra.get("loss_grad")
+            screen = None if grad is None else (_lam1(erm), grad)
+            out.append(previous)
+        return out
+    timer = Timer()
+    raw, previous, screen = [], None, None
+    for lam in lams:
+        erm.lam = lam
+        try:
+            previous = ROUTES[route](erm, warm_start=previous, screen=screen)
+        except ConvexLearnError:
+            previous = None
+        raw.append(previous)
+        grad = None if previous is None else previous.extra.get("loss_grad")
+        screen = None if grad is None else (_lam1(erm), grad)
+    done = [k for k, sol in enumerate(raw) if sol is not None]
+    X = erm.X
+    if done:
+        W = np.column_stack([raw[k].w for k in done])
+        B = np.array([raw[k].b if erm.intercept else 0.0 for k in done])
+        scores = X @ W + B                                      # (n, K): one product
+        G = np.column_stack([fixed_multipliers(erm.y, erm.loss, scores[:, i])
+                             for i in range(len(done))])
+        XTG = np.asarray(X.T @ G)                               # (d, K): one product
+    out = []
+    for k, lam in enumerate(lams):
+        erm.lam = lam
+        sol = raw[k]
+        if sol is not None:
+            i = done.index(k)
+            sol.report = erm.certificate(sol, tol=tol, scores=scores[:, i], XTg=XTG[:, i])
+            sol.objective = sol.report.objective
+            sol.status = "optimal" if sol.report.passed else "inaccurate"
+            sol = _snap_zeros(erm, sol, tol)
+        if sol is None or not sol.report.passed:
+            failed = {route: "route failed" if sol is None else
+                      f"certificate failed: relative distance "
+                      f"{sol.report.relative_distance:.2e}"}
+            warm = out[-1] if out else None
+            sol = solve_exact(erm, tol=tol, warm_start=warm)
+            sol.provenance.setdefault("fallback_from", {}).update(failed)
+            out.append(sol)
+            continue
+        out.append(_finish(erm, sol, tol))
+    for sol in out:
+        sol.provenance["path_time_s"] = timer()
+    return out
+
+
+def _lam1(erm) -> float:
+    from ..solvers.cd import penalty_split
+    return penalty_split(erm.penalty, erm.lam)[0]
+
+
+# ----------------------------------------------------------- iterative methods
+def solve_iterative(erm, method: str, tol: float, warm_start, options: dict) -> Solution:
+    """An iterative method of :data:`ITERATIVE_METHODS` on ``erm`` (status: the caller's
+    certificate decides "optimal")."""
+    module, func = ITERATIVE_METHODS[method].split(":")
+    run = getattr(importlib.import_module(f"convexlearn.solvers.{module}"), func)
+    oracle = erm.oracle()
+    x0 = (None if warm_start is None
+          else oracle.join(erm._checked_w(warm_start.w), warm_start.b))
+    accepted = set(inspect.signature(run).parameters) - {"oracle", "x0", "tol"}
+    unknown = sorted(set(options) - accepted)
+    if unknown:
+        raise ParameterError(f"method {method!r} has no option(s) {unknown}; valid: "
+                             f"{', '.join(sorted(accepted))}")
+    if method == "subgradient" and options.get("step") == "polyak" \
+            and options.get("f_star") is None:
+        options["f_star"] = erm.reference().objective
+    if options.get("max_iter") is not None:
+        options["max_iter"] = check_count("max_iter", options["max_iter"])
+    if method == "cd":
+        _require_cd(erm)
+    sol = run(oracle, x0, tol=tol, **options)
+    sol.method = method
+    return sol
+
+
+def _require_cd(erm) -> None:
+    from ..solvers.cd import CD_LOSSES
+    if erm.loss.name not in CD_LOSSES or erm.penalty.name not in (
+            "l1", "elastic_net", "l2", "none"):
+        raise NotApplicableError(
+            f"method 'cd' cannot solve {erm.describe()}: coordinate descent needs the "
+            f"loss {' or '.join(CD_LOSSES)} and the penalty l1, elastic_net, l2 or none")
+
+
+def solve_closed_form(erm) -> Solution:
+    """Least squares / ridge by their closed forms (status "converged": the certificate
+    decides "optimal")."""
+    from ..solvers import closed_forms
+    if erm.loss.name not in ("squared", "squared_classification") or \
+            (erm.penalty.name not in ("none", "l2") and erm.lam > 0):
+        raise NotApplicableError(
+            f"closed-form needs the squared loss with penalty 'none' or 'l2' (least "
+            f"squares / ridge); {erm.describe()} has none")
+    timer = Timer()
+    if erm.penalty.name == "none" or erm.lam == 0:
+        model = closed_forms.least_squares(erm.X, erm.y, erm.intercept)
+    else:
+        # (2/n) X_c^T (X_c w - y_c) + lam w = 0  <=>  ridge with alpha = n lam / 2.
+        model = closed_forms.ridge(erm.X, erm.y, erm.n_samples * erm.lam / 2.0,
+                                   erm.intercept)
+    b = model.b if erm.intercept else 0.0
+    # "converged": the formula is exact, but only the certificate says "optimal".
+    return Solution(w=model.w, b=b, objective=erm.objective(model.w, b), status="converged",
+                    method="closed-form", n_iter=0, time_s=timer(),
+                    provenance={"solver": model.method, **model.details})
+
+
+def solve(erm, method: str, *, tol: float, certify: bool, cert_tol: float | None,
+          solver: str | None, warm_start, options: dict) -> Solution:
+    """``ERM.solve`` after validation: the exact chain, the closed form or an iterative
+    method; an iterative method's status "optimal" rests on the certificate at
+    ``cert_tol`` (default :data:`ITERATIVE_TOL`), relative like the exact one."""
+    if method not in METHODS:
+        raise ParameterError(f"unknown ERM method {method!r}; valid: "
+                             f"{', '.join(map(repr, METHODS))}")
+    erm._require_convex(method)
+    erm._require_finite_minimizer()
+    if method in ("exact", "exact-primal"):
+        sol = solve_exact(
+            erm, tol=EXACT_TOL if cert_tol is None else cert_tol, solver=solver,
+            warm_start=warm_start, routes=["exact-primal"] if method != "exact" else None,
+            **options)
+        if method == "exact":
+            erm._references[erm.lam] = sol
+        sol.extra["lam"] = erm.lam
+        sol.provenance["fingerprint"] = erm.fingerprint()
+        return sol
+    if method == "closed-form":
+        sol = solve_closed_form(erm)
+    else:
+        sol = solve_iterative(erm, method, tol, warm_start, options)
+    sol.extra["lam"] = erm.lam
+    if certify:
+        sol.report = erm.certificate(sol, tol=ITERATIVE_TOL if cert_tol is None
+                                     else cert_tol)
+        if sol.status in ("optimal", "converged"):
+            sol.status = "optimal" if sol.report.passed else "inaccurate"
+    elif sol.status == "optimal":
+        sol.status = "converged"        # the solver's word only: "optimal" needs the check
+    sol.provenance["fingerprint"] = erm.fingerprint()
+    return sol
+
+
+def path(erm, lams, *, method: str = "exact", exact: bool = False, options: dict) -> Path:
+    """``ERM.path``: the warm-started path over ``lams``, or (``exact=True``) the exact
+    lasso path by homotopy with certified breakpoints and exact interpolation."""
+    lams = [check_nonnegative("lam", v) for v in np.atleast_1d(lams).tolist()]
+    if not lams:
+        raise ParameterError("lams is empty: a path needs at least one value")
+    timer = Timer()
+    saved = erm.lam
+    try:
+        if exact:
+            return _exact_lasso_path(erm, min(lams), options, timer)
+        if method == "exact":
+            erm._require_convex("exact")
+            erm._require_finite_minimizer()
+        out = solve_path(erm, lams, method=method, **options)
+    finally:
+        erm.lam = saved
+    if method == "exact":
+        for value, sol in zip(lams, out):
+            erm._references.setdefault(value, sol)
+    return Path("lam", np.asarray(lams, dtype=float), out, time_s=timer(),
+                provenance={"method": method, "warm_start": True,
+                            "screening": "sequential strong rule (cd route)"})
+
+
+def _exact_lasso_path(erm, lam_min: float, options: dict, timer: Timer) -> Path:
+    """The lasso's breakpoints from lam_max down to ``lam_min``
+    (:func:`convexlearn.solvers.homotopy.lasso_homotopy`), each certified by the problem's
+    own certificate at :data:`EXACT_TOL`; between two breakpoints the path is linear."""
+    if (erm.loss.name, erm.penalty.name) != ("squared", "l1"):
+        raise NotApplicableError(
+            f"path(exact=True) follows the piecewise-linear lasso path (squared loss, l1 "
+            f"penalty); {erm.describe()} has no such path: use exact=False")
+    if erm.sample_weight is not None:
+        raise NotApplicableError("path(exact=True) follows the unweighted lasso path")
+    if options:
+        raise ParameterError(f"path(exact=True) takes no options; got {sorted(options)}")
+    homotopy = lasso_homotopy(erm._dense("the lasso homotopy"), erm.y, erm.intercept,
+                              lam_min=lam_min)
+
+    def solution_at(lam: float, w: np.ndarray, b: float, event: str) -> Solution:
+        erm.lam = lam
+        sol = Solution(w=w, b=b, objective=erm.objective(w, b), method="exact-path",
+                       provenance={"route": "lasso-homotopy", "event": event,
+                                   "fingerprint": erm.fingerprint()})
+        sol.report = erm.certificate(sol, tol=EXACT_TOL)
+        sol.status = "optimal" if sol.report.passed else "inaccurate"
+        sol.extra["lam"] = lam
+        return sol
+
+    solutions = [solution_at(lam, w, b, ev) for lam, w, b, ev in
+                 zip(homotopy.lams, homotopy.coefs, homotopy.intercepts, homotopy.events)]
+
+    def interpolate(lam: float) -> Solution:
+        w, b = homotopy.at(lam)
+        saved = erm.lam
+        try:
+            return solution_at(lam, w, b, "interpolated")
+        finally:
+            erm.lam = saved
+
+    return Path("lam", homotopy.lams, solutions, time_s=timer(),
+                provenance={"route": "lasso-homotopy", "events": homotopy.events,
+                            "notes": homotopy.notes}, interpolate=interpolate)
