@@ -125,7 +125,10 @@ def test_property_permutation_invariance(seed, C):
     b = cl.SVM(X[perm], y[perm], C=C).solve()
     assert b.objective == pytest.approx(a.objective, rel=1e-8)
     np.testing.assert_allclose(b.w, a.w, atol=1e-6)
-    assert b.b == pytest.approx(a.b, abs=1e-6)
+    if a.report.free.size:          # b is unique only when a multiplier is free
+        assert b.b == pytest.approx(a.b, abs=1e-6)
+    else:                           # otherwise any b of the interval is optimal: both pass
+        assert a.report.passed and b.report.passed
 
 
 @given(seed=st.integers(0, 10_000), C=st.sampled_from([0.1, 1.0, 10.0]))
