@@ -36,7 +36,8 @@ from scipy.optimize import linprog, lsq_linear
 from ..losses import Loss
 from ..penalties import Penalty
 
-__all__ = ["OptimalityReport", "subgradient_distance", "recession_direction"]
+__all__ = ["OptimalityReport", "subgradient_distance", "minimum_norm_subgradient",
+           "recession_direction"]
 
 
 @dataclass
@@ -96,16 +97,48 @@ def subgradient_distance(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Pena
     lo, hi = loss.subdifferential(y, f, kink_tol)
     free = lo < hi
     A_T = np.vstack([X.T, np.ones(n)]) if intercept else X.T       # (dim, n)
-    dim = A_T.shape[0]
     # Coordinate j of a subgradient is in units of F times units of x_j: measured in units
     # of F, it is divided by the RMS of feature j (1 for the intercept and zero columns),
     # so the distance does not change with the units of X (found in review: at features
     # x 1e-8 a wrong point passed at 1e-6, at x 1e8 exact optima failed).
     units = np.sqrt(np.mean(A_T * A_T, axis=1))
-    units = np.where(units > 0, units, 1.0)
     g_fixed = np.where(free, 0.0, lo)
     base = A_T @ g_fixed / n
-    cols, lower, upper = [A_T[:, free] / n], [lo[free]], [hi[free]]
+    distance, details, z = minimum_norm_subgradient(
+        base, A_T[:, free] / n, lo[free], hi[free], units, penalty, lam, w, kink_tol)
+    g = g_fixed.copy()
+    g[free] = z
+    details["on_kink"] = np.flatnonzero(free)
+    details["multipliers"] = g
+    return distance, details
+
+
+def minimum_norm_subgradient(base: np.ndarray, kink_columns: np.ndarray, lower: np.ndarray,
+                             upper: np.ndarray, units: np.ndarray, penalty: Penalty,
+                             lam: float, w: np.ndarray, kink_tol: float = 1e-6
+                             ) -> tuple[float, dict, np.ndarray]:
+    """min ||U^{-1} (base + M z + lam (c + r, 0))|| over lower <= z <= upper, r in dR(w) - c.
+
+    The projection step of :func:`subgradient_distance`, on data already reduced to
+    vectors of the dimension of x = (w, b): ``base`` = (1/n) A^T g over the samples off
+    any kink (g their loss derivatives), ``kink_columns`` M = (1/n) A^T restricted to the
+    k samples on a kink (shape (dim, k)) with their derivative intervals [lower, upper],
+    ``units`` the RMS of the columns of A (zeros are read as 1). Callers that hold A
+    in pieces (the distributed module) reduce it chunk by chunk and call this.
+
+    Returns
+    -------
+    distance : float
+    details : dict
+        ``kink_tol``, ``zero_coordinates``, ``smooth_gradient_norm``, ``method``.
+    z : ndarray (k,)
+        The minimizing multipliers of the samples on a kink.
+    """
+    dim = base.shape[0]
+    d = np.asarray(w).shape[0]
+    units = np.where(units > 0, units, 1.0)
+    base = np.array(base, dtype=float, copy=True)
+    cols, lows, highs = [kink_columns], [lower], [upper]
     ball_q = None
     zero_coords = np.zeros(0, dtype=int)
     if lam > 0 and penalty.name != "none":
@@ -120,15 +153,15 @@ def subgradient_distance(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Pena
             E = np.zeros((dim, box.sum()))
             E[zero_coords, np.arange(box.sum())] = lam
             cols.append(E)
-            lower.append(r_lo[box])
-            upper.append(r_hi[box])
+            lows.append(r_lo[box])
+            highs.append(r_hi[box])
     M = np.hstack(cols) / units[:, None]
     base = base / units
-    lb, ub = np.concatenate(lower), np.concatenate(upper)
-    details = {"kink_tol": kink_tol, "on_kink": np.flatnonzero(free),
-               "zero_coordinates": zero_coords,
+    lb, ub = np.concatenate(lows), np.concatenate(highs)
+    k_kink = kink_columns.shape[1]
+    details = {"kink_tol": kink_tol, "zero_coordinates": zero_coords,
                "smooth_gradient_norm": float(np.linalg.norm(base))}
-    g = g_fixed.copy()
+    z = np.zeros(k_kink)
     if ball_q is not None:
         # min ||base + M z + lam (r, 0)|| over the box and the q-ball. The returned point
         # is made exactly feasible (z clipped, r scaled into the ball), so the distance
@@ -138,13 +171,13 @@ def subgradient_distance(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Pena
         pad = np.vstack([np.eye(d), np.zeros((dim - d, d))]) / units[:, None]
         expr, cons = base + lam * (pad @ r), [cp.norm(r, ball_q) <= 1]
         if k:
-            z = cp.Variable(k)
-            expr, cons = expr + M @ z, cons + [z >= lb, z <= ub]
+            zv = cp.Variable(k)
+            expr, cons = expr + M @ zv, cons + [zv >= lb, zv <= ub]
         cp.Problem(cp.Minimize(cp.norm(expr)), cons).solve(solver="CLARABEL")
         r_val = r.value / max(1.0, float(np.linalg.norm(r.value, ball_q)))
-        z_val = np.clip(z.value, lb, ub) if k else np.zeros(0)
+        z_val = np.clip(zv.value, lb, ub) if k else np.zeros(0)
         distance = float(np.linalg.norm(base + M @ z_val + lam * (pad @ r_val)))
-        g[free] = z_val[:free.sum()]
+        z = z_val[:k_kink]
         details["method"] = f"cvxpy SOCP (dual-norm ball, q={ball_q:g}, at w = 0)"
     elif M.shape[1] == 0:
         distance = float(np.linalg.norm(base))
@@ -152,10 +185,9 @@ def subgradient_distance(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Pena
     else:
         res = lsq_linear(M, -base, bounds=(lb, ub), method="bvls", tol=1e-14)
         distance = float(np.linalg.norm(base + M @ res.x))
-        g[free] = res.x[:free.sum()]
+        z = res.x[:k_kink]
         details["method"] = "bounded-variable least squares (scipy lsq_linear, bvls)"
-    details["multipliers"] = g
-    return distance, details
+    return distance, details, z
 
 
 def recession_direction(X: np.ndarray, y: np.ndarray, intercept: bool = True,
