@@ -19,6 +19,9 @@ from .shattering import shatters
 from .compare import Comparison, compare
 from .erm import ERM
 from .certify.optimality import OptimalityReport
+from .distributed import register as _register_dask
+
+_register_dask()     # cl.ERM / cl.SVM on dask arrays (dask itself is imported on use)
 
 __version__ = "0.1.0"
 

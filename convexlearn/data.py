@@ -27,7 +27,24 @@ __all__ = [
     "check_nonnegative",
     "check_choice",
     "as_sample_weight",
+    "ARRAY_BACKENDS",
+    "backend_class",
 ]
+
+#: Array kinds handled by a package above the problem classes: problem name ("ERM",
+#: "SVM") -> list of (accepts(X) -> bool, subclass()) pairs. convexlearn.distributed
+#: registers dask arrays here, so ``cl.ERM(dask_X, y)`` builds its subclass while the
+#: problem classes import nothing of it.
+ARRAY_BACKENDS: dict[str, list] = {"ERM": [], "SVM": []}
+
+
+def backend_class(problem: str, X, base: type) -> type:
+    """The subclass of ``base`` registered for X's array kind, or ``base`` itself."""
+    for accepts, subclass in ARRAY_BACKENDS.get(problem, ()):
+        if accepts(X):
+            cls = subclass()
+            return cls if issubclass(cls, base) else base
+    return base
 
 _MAX_SHOWN = 8
 

@@ -29,8 +29,8 @@ import inspect
 import numpy as np
 
 from .certify.optimality import OptimalityReport, recession_direction, subgradient_distance
-from .data import (as_binary_labels, as_features, as_targets, check_bool, check_count,
-                   check_nonnegative)
+from .data import (as_binary_labels, as_features, as_targets, backend_class, check_bool,
+                   check_count, check_nonnegative)
 from .errors import NotApplicableError, ParameterError, SolverError, UnboundedError
 from .formulations.base import solve_formulation
 from .formulations.erm import erm_problem
@@ -94,6 +94,13 @@ class ERM:
     **penalty_params
         ``p`` for "lp", ``l1_ratio`` for "elastic_net".
     """
+
+    def __new__(cls, X=None, *args, **kwargs):
+        # A dask array (or another registered kind) builds its subclass, before any
+        # conversion to numpy (data.ARRAY_BACKENDS).
+        if cls is ERM:
+            cls = backend_class("ERM", X, ERM)
+        return super().__new__(cls)
 
     def __init__(self, X, y, loss="logistic", penalty="l2", lam: float = 0.1,
                  intercept: bool = True, **penalty_params):

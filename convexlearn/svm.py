@@ -18,8 +18,8 @@ import math
 import numpy as np
 
 from .certify.kkt import KKTReport, gram_factor, kkt_report, solution_multipliers
-from .data import (as_binary_labels, as_features, as_sample_weight, check_bool, check_C,
-                   check_count, check_nonnegative, check_positive)
+from .data import (as_binary_labels, as_features, as_sample_weight, backend_class,
+                   check_bool, check_C, check_count, check_nonnegative, check_positive)
 from .errors import (DataError, InfeasibleError, NotApplicableError, ParameterError,
                      SolverError, UnboundedError)
 from .formulations.base import solve_formulation
@@ -82,6 +82,13 @@ class SVM:
     C : float
     kernel : Kernel
     """
+
+    def __new__(cls, X=None, *args, **kwargs):
+        # A dask array (or another registered kind) builds its subclass, before any
+        # conversion to numpy (data.ARRAY_BACKENDS).
+        if cls is SVM:
+            cls = backend_class("SVM", X, SVM)
+        return super().__new__(cls)
 
     def __init__(self, X, y, C=1.0, kernel="linear", intercept: bool = True, *,
                  gamma="scale", degree=3, coef0=0.0, sample_weight=None,
