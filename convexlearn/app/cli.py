@@ -79,6 +79,9 @@ def cmd_solve(args) -> int:
     if args.tol is not None and not args.tol > 0:
         raise ParameterError(f"--tol must be > 0; got {args.tol!r}")
     problem = load_problem(args.file)
+    if args.scheduler is not None:
+        from .distributed import on_scheduler
+        problem = on_scheduler(problem, args.scheduler)
     if args.plot is not None:
         methods = args.methods or problem.methods or adapter_for(problem.kind).default_methods
         if problem.data.X.shape[1] != 2 and not _iterative(methods):
@@ -212,6 +215,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="tolerance of iterative methods and of the optimality check "
                         "(default: the file's, else 1e-6)")
     p.add_argument("--quiet", action="store_true", help="no progress messages")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="solve on a Dask cluster: a scheduler address (tcp://host:8786) or "
+                        "'local' (a LocalCluster here); see docs/distributed.md")
     p.set_defaults(func=cmd_solve)
 
     p = sub.add_parser("check", help="run the catalogue and verify every expectation",
