@@ -154,6 +154,7 @@ def _noise(i):
     return np.modf(np.sin(i * 12.9898) * 43758.5453)[0]
 
 
+@pytest.mark.slow
 def test_larger_than_memory_newton_and_prox(client):
     """X is regenerated chunk by chunk on every pass: more bytes than a worker's
     memory_limit (a worker is killed beyond 95% of it) and than both workers have left
