@@ -23,6 +23,9 @@ from .perceptron import perceptron
 from .compare import Comparison, compare
 from .erm import ERM
 from .certify.optimality import OptimalityReport
+from .distributed import register as _register_dask
+
+_register_dask()     # cl.ERM / cl.SVM on dask arrays (dask itself is imported on use)
 
 
 __all__ = [

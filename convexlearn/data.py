@@ -38,7 +38,24 @@ __all__ = [
     "is_sparse",
     "dense_or_refuse",
     "DENSIFY_LIMIT_BYTES",
+    "ARRAY_BACKENDS",
+    "backend_class",
 ]
+
+#: Array kinds handled by a package above the problem classes: problem name ("ERM",
+#: "SVM") -> list of (accepts(X) -> bool, subclass()) pairs. convexlearn.distributed
+#: registers dask arrays here, so ``cl.ERM(dask_X, y)`` builds its subclass while the
+#: problem classes import nothing of it.
+ARRAY_BACKENDS: dict[str, list] = {"ERM": [], "SVM": []}
+
+
+def backend_class(problem: str, X, base: type) -> type:
+    """The subclass of ``base`` registered for X's array kind, or ``base`` itself."""
+    for accepts, subclass in ARRAY_BACKENDS.get(problem, ()):
+        if accepts(X):
+            cls = subclass()
+            return cls if issubclass(cls, base) else base
+    return base
 
 #: A method that needs dense data densifies a scipy.sparse X only when the dense float64
 #: copy takes at most this many bytes (256 MiB); beyond, it refuses with the size.
@@ -155,7 +172,8 @@ def as_features(X, name: str = "X", allow_empty_features: bool = False,
     except Exception as exc:  # ragged lists and the like
         raise DataError(f"{name} could not be read as an array: {exc}") from None
     if np.iscomplexobj(arr):
-        raise DataError(f"{name} has complex values (dtype {arr.dtype}); convexlearn works over the reals")
+        raise DataError(f"{name} has complex values (dtype {arr.dtype}); convexlearn works "
+                        f"over the reals")
     if arr.dtype.kind not in "biuf":
         try:
             arr = arr.astype(np.float64)

@@ -28,9 +28,9 @@ import numpy as np
 
 from .certify.optimality import (OptimalityReport, _column_rms, certificate,
                                  recession_direction)
-from .data import (as_binary_labels, as_features, as_sample_weight, as_targets, check_bool,
-                   check_nonnegative, check_solve_options, check_solver, check_tol,
-                   dense_or_refuse, is_sparse)
+from .data import (as_binary_labels, as_features, as_sample_weight, as_targets, backend_class,
+                   check_bool, check_nonnegative, check_solve_options, check_solver,
+                   check_tol, dense_or_refuse, is_sparse)
 from .errors import NotApplicableError, ParameterError, SolverError, UnboundedError
 from .formulations.erm import erm_problem
 from .losses import make_loss
@@ -70,6 +70,10 @@ class ERM:
     **penalty_params
         ``p`` for "lp", ``l1_ratio`` for "elastic_net".
     """
+
+    def __new__(cls, X=None, *args, **kwargs):
+        # a registered array kind (dask: data.ARRAY_BACKENDS) builds its subclass first
+        return super().__new__(backend_class("ERM", X, ERM) if cls is ERM else cls)
 
     def __init__(self, X, y, loss="logistic", penalty="l2", lam: float = 0.1,
                  intercept: bool = True, *, sample_weight=None, **penalty_params):

@@ -17,9 +17,9 @@ import math
 import numpy as np
 
 from .certify.kkt import KKTReport, gram_factor, kkt_report
-from .data import (as_binary_labels, as_features, as_sample_weight, check_bool, check_C,
-                   check_nonnegative, check_positive, check_solve_options, check_solver,
-                   dense_or_refuse, is_sparse)
+from .data import (as_binary_labels, as_features, as_sample_weight, backend_class,
+                   check_bool, check_C, check_nonnegative, check_positive,
+                   check_solve_options, check_solver, dense_or_refuse, is_sparse)
 from .errors import DataError, NotApplicableError, ParameterError
 from .formulations.svm import svm_dual, svm_primal
 from .kernels import (DEFAULT_PSD_TOL, Kernel, PSDCheck, check_gram, check_psd, kernel_products,
@@ -177,6 +177,10 @@ class SVM(KernelSamples):
     C : float
     kernel : Kernel
     """
+
+    def __new__(cls, X=None, *args, **kwargs):
+        # a registered array kind (dask: data.ARRAY_BACKENDS) builds its subclass first
+        return super().__new__(backend_class("SVM", X, SVM) if cls is SVM else cls)
 
     def __init__(self, X, y, C=1.0, kernel="linear", intercept: bool = True, *,
                  gamma="scale", degree=3, coef0=0.0, sample_weight=None,

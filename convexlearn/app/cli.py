@@ -93,6 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tol", type=float, metavar="TOL",
                    help="tolerance of iterative methods and of the optimality check "
                         "(default: the file's, else 1e-6)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="solve on a Dask cluster: a scheduler address (tcp://host:8786) or "
+                        "'local' (a LocalCluster here); see docs/distributed.md")
     p.add_argument("--against", metavar="REF.json",
                    help="compare the answers with a saved reference (a solve --json record "
                         "or a saved solution); exit 1 beyond --against-tol")

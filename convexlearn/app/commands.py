@@ -73,6 +73,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
         from .diffing import load_answers
         reference = load_answers(args.against)
     problem = load_problem(args.file)
+    if getattr(args, "scheduler", None) is not None:
+        from .distributed import on_scheduler
+        problem = on_scheduler(problem, args.scheduler)
     data_file = problem.data.source if problem.data.source_sha256 else None
     check_outputs(outputs, {"data file": data_file})
     if args.plot is not None:

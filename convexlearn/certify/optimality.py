@@ -42,7 +42,7 @@ from .duality import dual_objective
 from ..penalties import Penalty
 
 __all__ = ["OptimalityReport", "certificate", "fixed_multipliers", "null_scale",
-           "subgradient_distance",
+           "subgradient_distance", "minimum_norm_subgradient",
            "recession_direction"]
 
 
@@ -310,6 +310,84 @@ def certificate(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Penalty, lam:
                             passed=bool(rel_distance <= tol and gap_ok), tol=tol, objective=P,
                             details=details, relative_distance=rel_distance, duality_gap=gap,
                             relative_gap=rel_gap)
+
+
+def minimum_norm_subgradient(base: np.ndarray, kink_columns: np.ndarray, lower: np.ndarray,
+                             upper: np.ndarray, units: np.ndarray, penalty: Penalty,
+                             lam: float, w: np.ndarray, kink_tol: float = 1e-6
+                             ) -> tuple[float, dict, np.ndarray]:
+    """min ||U^{-1} (base + M z + lam (c + r, 0))|| over lower <= z <= upper, r in dR(w) - c.
+
+    The projection step of :func:`subgradient_distance` (which runs its own, fused with
+    the path's batch shortcuts), on data already reduced to
+    vectors of the dimension of x = (w, b): ``base`` = (1/n) A^T g over the samples off
+    any kink (g their loss derivatives), ``kink_columns`` M = (1/n) A^T restricted to the
+    k samples on a kink (shape (dim, k)) with their derivative intervals [lower, upper],
+    ``units`` the RMS of the columns of A (zeros are read as 1). Callers that hold A
+    in pieces (the distributed module) reduce it chunk by chunk and call this.
+
+    Returns
+    -------
+    distance : float
+    details : dict
+        ``kink_tol``, ``zero_coordinates``, ``smooth_gradient_norm``, ``method``.
+    z : ndarray (k,)
+        The minimizing multipliers of the samples on a kink.
+    """
+    dim = base.shape[0]
+    d = np.asarray(w).shape[0]
+    units = np.where(units > 0, units, 1.0)
+    base = np.array(base, dtype=float, copy=True)
+    cols, lows, highs = [kink_columns], [lower], [upper]
+    ball_q = None
+    zero_coords = np.zeros(0, dtype=int)
+    if lam > 0 and penalty.name != "none":
+        sub = penalty.subdifferential(w, kink_tol)
+        if sub[0] == "ball":
+            ball_q = sub[1]
+        else:
+            _, c, r_lo, r_hi = sub
+            base[:d] += lam * c
+            box = r_lo < r_hi
+            zero_coords = np.flatnonzero(box)
+            E = np.zeros((dim, box.sum()))
+            E[zero_coords, np.arange(box.sum())] = lam
+            cols.append(E)
+            lows.append(r_lo[box])
+            highs.append(r_hi[box])
+    M = np.hstack(cols) / units[:, None]
+    base = base / units
+    lb, ub = np.concatenate(lows), np.concatenate(highs)
+    k_kink = kink_columns.shape[1]
+    details = {"kink_tol": kink_tol, "zero_coordinates": zero_coords,
+               "smooth_gradient_norm": float(np.linalg.norm(base))}
+    z = np.zeros(k_kink)
+    if ball_q is not None:
+        # min ||base + M z + lam (r, 0)|| over the box and the q-ball. The returned point
+        # is made exactly feasible (z clipped, r scaled into the ball), so the distance
+        # evaluated there is a true upper bound whatever the SOCP solver's tolerance.
+        k = M.shape[1]
+        r = cp.Variable(d)
+        pad = np.vstack([np.eye(d), np.zeros((dim - d, d))]) / units[:, None]
+        expr, cons = base + lam * (pad @ r), [cp.norm(r, ball_q) <= 1]
+        if k:
+            zv = cp.Variable(k)
+            expr, cons = expr + M @ zv, cons + [zv >= lb, zv <= ub]
+        cp.Problem(cp.Minimize(cp.norm(expr)), cons).solve(solver="CLARABEL")
+        r_val = r.value / max(1.0, float(np.linalg.norm(r.value, ball_q)))
+        z_val = np.clip(zv.value, lb, ub) if k else np.zeros(0)
+        distance = float(np.linalg.norm(base + M @ z_val + lam * (pad @ r_val)))
+        z = z_val[:k_kink]
+        details["method"] = f"cvxpy SOCP (dual-norm ball, q={ball_q:g}, at w = 0)"
+    elif M.shape[1] == 0:
+        distance = float(np.linalg.norm(base))
+        details["method"] = "gradient (no kink, no zero coordinate)"
+    else:
+        res = lsq_linear(M, -base, bounds=(lb, ub), method="bvls", tol=1e-14)
+        distance = float(np.linalg.norm(base + M @ res.x))
+        z = res.x[:k_kink]
+        details["method"] = "bounded-variable least squares (scipy lsq_linear, bvls)"
+    return distance, details, z
 
 
 def recession_direction(X: np.ndarray, y: np.ndarray, intercept: bool = True,
