@@ -94,19 +94,10 @@ class Halfspace:
         ----------
         margin : bool
             Where separable, also solve the hard-margin SVM for the maximal margin.
-        slack : bool
-            Where not separable, also solve the minimum-total-slack LP.
-        exact : "auto", bool
-            Add the exact rational check ("auto": when the problem is small).
-        tol : float
-            Tolerance of the floating-point checks (scaled; see
-            :mod:`convexlearn.certify.separability`).
-        backend : {"auto", "cvxpy", "highspy"}
-            "cvxpy": the declarative problems (:meth:`problem`) through cvxpy and HiGHS;
-            "highspy": the same LPs as matrices, straight to HiGHS; "auto" picks highspy
-            when ``n * d >= AUTO_DIRECT_ENTRIES``.
-        solver : str, optional
-            cvxpy LP solver of the cvxpy backend (default HiGHS).
+        slack, exact, tol, backend, solver :
+            As in :func:`convexlearn.routes.halfspace.decide_separability` (the minimum
+            total slack where not separable; the exact rational check; the scaled float
+            tolerance; cvxpy or straight to HiGHS; the cvxpy LP solver).
 
         Returns
         -------

@@ -1,31 +1,11 @@
-"""The Rosenblatt perceptron's update loop.
+"""The Rosenblatt perceptron's update loop: ``w <- w + y_i x_i`` at each mistake.
 
-The user-level :func:`convexlearn.perceptron.perceptron` (validation, embedding,
-stopping rule, history and the mistake bound, which needs the hard-margin SVM) is built
-on :func:`perceptron_pass`; the conventions follow.
-
-On the homogeneous embedding ``x'_i = (1, x_i)`` (so ``<w', x'> = b + <w, x>``), starting
-from ``w' = 0`` and visiting the samples in order, each *mistake*
-``y_i <w', x'_i> <= 0`` triggers the update::
-
-    w' <- w' + y_i x'_i
-
-An epoch without a mistake ends the run (status "converged": w' separates the data).
-If the data are linearly separable, the number of updates T obeys::
-
-    T <= R^2 B^2,   R = max_i ||x'_i||,   B = min { ||w|| : y_i <w, x'_i> >= 1 for all i }
-
-B is the norm of the hard-margin SVM without intercept on the embedded data
-(``SVM(X', y, C=None, intercept=False)``), so R^2 B^2 = (R / gamma)^2 with gamma = 1/B
-the best margin of a homogeneous separator of the embedded data. On data that are not
-separable the loop stops after ``max_epochs`` epochs with status "not converged": it
-never runs forever.
-
-:func:`perceptron_pass` is the bare, reusable update loop (one epoch over given rows,
-vectorized in blocks: the margins of a block are computed at once and the loop jumps to
-the first mistake); :func:`perceptron` adds validation, the embedding, the stopping rule,
-history and the bound (in :mod:`convexlearn.perceptron`: the bound solves an SVM, a
-problem class that solvers do not import).
+:func:`perceptron_pass` is the bare, reusable loop (one epoch over given rows, vectorized
+in blocks: the margins of a block are computed at once and the loop jumps to the first
+mistake). The user-level :func:`convexlearn.perceptron.perceptron` adds validation, the
+embedding x' = (1, x), the stopping rule, history and the mistake bound T <= R^2 B^2
+(it solves the hard-margin SVM, a problem class that solvers do not import); its
+docstring states the conventions.
 """
 
 from __future__ import annotations

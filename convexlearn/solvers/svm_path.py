@@ -207,6 +207,17 @@ def _sets(Q, y, a, a0, lam) -> tuple[np.ndarray, np.ndarray]:
     return E, L
 
 
+def _elbow_matrix(Q, y, idx) -> np.ndarray:
+    """[[0, y_E^T], [y_E, Q_EE]]: the balance row and the elbow equations."""
+    m = idx.size
+    A = np.empty((m + 1, m + 1))
+    A[0, 0] = 0.0
+    A[0, 1:] = y[idx]
+    A[1:, 0] = y[idx]
+    A[1:, 1:] = Q[np.ix_(idx, idx)]
+    return A
+
+
 def _direction(Q, y, idx):
     """d(a_0, a_E)/d lambda from the elbow system, or None when it has no solution.
 
@@ -214,11 +225,7 @@ def _direction(Q, y, idx):
     points than the kernel's rank) has many directions with the same margins: the
     minimum-norm one is taken (duplicates then move together)."""
     m = idx.size
-    A = np.empty((m + 1, m + 1))
-    A[0, 0] = 0.0
-    A[0, 1:] = y[idx]
-    A[1:, 0] = y[idx]
-    A[1:, 1:] = Q[np.ix_(idx, idx)]
+    A = _elbow_matrix(Q, y, idx)
     rhs = np.zeros(m + 1)
     rhs[1:] = 1.0
     dd, *_ = np.linalg.lstsq(A, rhs, rcond=1e-12)
@@ -303,11 +310,7 @@ def _refined(Q, y, a, a0, lam, idx, L) -> float:
     minimum-norm correction), so that round-off does not accumulate over breakpoints.
     Updates a[idx] in place; returns a_0."""
     m = idx.size
-    A = np.empty((m + 1, m + 1))
-    A[0, 0] = 0.0
-    A[0, 1:] = y[idx]
-    A[1:, 0] = y[idx]
-    A[1:, 1:] = Q[np.ix_(idx, idx)]
+    A = _elbow_matrix(Q, y, idx)
     rhs = np.empty(m + 1)
     rhs[0] = -y[L].sum()
     rhs[1:] = lam - Q[np.ix_(idx, np.flatnonzero(L))].sum(axis=1)
