@@ -300,7 +300,7 @@ class SVM(KernelSamples):
         tol : float
             Stopping tolerance of iterative methods.
         kkt_tol : float, optional
-            Tolerance of the KKT check that decides the status (default: 1e-9 for the exact
+            Tolerance of the KKT check that decides the status (default: 1e-6 for the exact
             methods, whatever ``tol``; ``tol`` clipped to [1e-6, 1e-3] for the iterative
             ones, so that "optimal" never means a loose answer).
         polish : bool
