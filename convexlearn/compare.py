@@ -19,6 +19,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -135,7 +137,7 @@ def _same_problem(reference: Solution, other: Solution, problem) -> None:
             check_same_problem(sol, problem.fingerprint(), "compare", name)
 
 
-def compare(reference: Solution, other: Solution, problem=None) -> Comparison:
+def compare(reference: Solution, other: Solution, problem: Any = None) -> Comparison:
     """Compare ``other`` with ``reference`` (see the module docstring).
 
     Parameters

@@ -9,11 +9,14 @@ labels are sorted, ``classes[0] -> -1`` and ``classes[1] -> +1``.
 
 from __future__ import annotations
 
+from typing import Any
+
 import math
 import numbers
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .errors import DataError, ParameterError
 
@@ -49,7 +52,7 @@ __all__ = [
 ARRAY_BACKENDS: dict[str, list] = {"ERM": [], "SVM": []}
 
 
-def backend_class(problem: str, X, base: type) -> type:
+def backend_class(problem: str, X: ArrayLike, base: type) -> type:
     """The subclass of ``base`` registered for X's array kind, or ``base`` itself."""
     for accepts, subclass in ARRAY_BACKENDS.get(problem, ()):
         if accepts(X):
@@ -66,7 +69,7 @@ SPARSE_METHODS = ("SVM (linear kernel): 'dcd', 'pegasos', 'subgradient' and the 
                   "ERM: 'gd', 'newton', 'prox', 'fista', 'subgradient'")
 
 
-def is_sparse(X) -> bool:
+def is_sparse(X: ArrayLike) -> bool:
     """True for a scipy.sparse matrix or array."""
     return hasattr(X, "tocsr") and hasattr(X, "nnz")
 
@@ -75,7 +78,7 @@ def _bytes(n: int) -> str:
     return f"{n:,} bytes ({n / 2 ** 30:.2f} GiB)"
 
 
-def dense_or_refuse(X, purpose: str):
+def dense_or_refuse(X: ArrayLike, purpose: str) -> Any:
     """X itself when dense; a sparse X densified when its float64 copy is at most
     :data:`DENSIFY_LIMIT_BYTES`, else a DataError giving the size of the dense copy.
 
@@ -139,8 +142,8 @@ def _non_numeric(arr: np.ndarray, shown: int = 3) -> str:
     return "non-numeric value(s) " + ", ".join(bad) if bad else "no numeric dtype"
 
 
-def as_features(X, name: str = "X", allow_empty_features: bool = False,
-                sparse: str = "densify"):
+def as_features(X: ArrayLike, name: str = "X", allow_empty_features: bool = False,
+                sparse: str = "densify") -> Any:
     """Validate a design matrix and return it as a float64, C-contiguous array.
 
     A scipy.sparse X is kept sparse (CSR, float64) with ``sparse="keep"`` (for methods
@@ -209,7 +212,7 @@ class LabelMap:
 
     classes: np.ndarray
 
-    def to_signed(self, y) -> np.ndarray:
+    def to_signed(self, y: ArrayLike) -> np.ndarray:
         """Map labels in ``classes`` to {-1.0, +1.0}."""
         y = np.asarray(y)
         out = np.where(y == self.classes[1], 1.0, -1.0)
@@ -219,7 +222,7 @@ class LabelMap:
                             f"classes {_show_values(self.classes)}")
         return out
 
-    def to_labels(self, s) -> np.ndarray:
+    def to_labels(self, s: Any) -> np.ndarray:
         """Map signs (``s >= 0`` -> ``classes[1]``, sign(0) = +1) back to labels."""
         return np.where(np.asarray(s) >= 0, self.classes[1], self.classes[0])
 
@@ -244,7 +247,7 @@ def _column(y, n: int | None, name: str) -> np.ndarray:
     return arr
 
 
-def as_binary_labels(y, n: int | None = None, name: str = "y") -> tuple[np.ndarray, LabelMap]:
+def as_binary_labels(y: ArrayLike, n: int | None = None, name: str = "y") -> tuple[np.ndarray, LabelMap]:
     """Validate binary class labels and map them to {-1, +1}.
 
     Any two distinct labels are accepted (numbers, strings, booleans). Sorted,
@@ -288,7 +291,7 @@ def as_binary_labels(y, n: int | None = None, name: str = "y") -> tuple[np.ndarr
     return label_map.to_signed(arr), label_map
 
 
-def as_targets(y, n: int | None = None, name: str = "y", noun: str = "targets",
+def as_targets(y: ArrayLike, n: int | None = None, name: str = "y", noun: str = "targets",
                purpose: str = " for a regression loss") -> np.ndarray:
     """Validate real regression targets (finite float64 vector of length ``n``); ``noun``
     and ``purpose`` word the errors for other real vectors (e.g. sample weights)."""
@@ -303,7 +306,7 @@ def as_targets(y, n: int | None = None, name: str = "y", noun: str = "targets",
     return arr
 
 
-def as_sample_weight(sample_weight, n: int) -> np.ndarray | None:
+def as_sample_weight(sample_weight: Any, n: int) -> np.ndarray | None:
     """Validate sample weights: None, a scalar (the same weight for all), or n finite
     values >= 0, not all zero (a weight of zero removes the sample)."""
     if sample_weight is None:
@@ -329,7 +332,7 @@ def _real_scalar(name: str, value) -> float:
     return value
 
 
-def check_C(C) -> float:
+def check_C(C: float) -> float:
     """Validate the SVM cost ``C``: ``None`` or ``inf`` mean hard margin; else ``C > 0``."""
     if C is None:
         return math.inf
@@ -339,7 +342,7 @@ def check_C(C) -> float:
     return C
 
 
-def check_positive(name: str, value, allow_inf: bool = False) -> float:
+def check_positive(name: str, value: Any, allow_inf: bool = False) -> float:
     """Validate a strictly positive, finite real parameter."""
     value = _real_scalar(name, value)
     if not value > 0 or (math.isinf(value) and not allow_inf):
@@ -348,7 +351,7 @@ def check_positive(name: str, value, allow_inf: bool = False) -> float:
     return value
 
 
-def check_real(name: str, value) -> float:
+def check_real(name: str, value: Any) -> float:
     """Validate a finite real parameter (any sign): not a string, a bool, NaN or inf."""
     value = _real_scalar(name, value)
     if math.isinf(value):
@@ -356,7 +359,7 @@ def check_real(name: str, value) -> float:
     return value
 
 
-def check_nonnegative(name: str, value) -> float:
+def check_nonnegative(name: str, value: Any) -> float:
     """Validate a non-negative, finite real parameter."""
     value = _real_scalar(name, value)
     if value < 0 or math.isinf(value):
@@ -364,21 +367,21 @@ def check_nonnegative(name: str, value) -> float:
     return value
 
 
-def check_count(name: str, value) -> int:
+def check_count(name: str, value: Any) -> int:
     """Validate a positive integer (an iteration budget): 5, not 5.0, 2.5, 0, -5 or True."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise ParameterError(f"{name} must be a positive integer; got {name}={value!r}")
     return int(value)
 
 
-def check_bool(name: str, value) -> bool:
+def check_bool(name: str, value: Any) -> bool:
     """Validate a flag: True/False (numpy bools too), not strings such as 'no'."""
     if not isinstance(value, (bool, np.bool_)):
         raise ParameterError(f"{name} must be True or False; got {name}={value!r}")
     return bool(value)
 
 
-def check_choice(name: str, value, choices) -> str:
+def check_choice(name: str, value: Any, choices: Any) -> str:
     """Validate a string option against its valid values."""
     choices = list(choices)
     if not isinstance(value, str) or value not in choices:
@@ -399,13 +402,13 @@ def available_memory() -> int | None:
     return None
 
 
-def check_tol(name: str, value, allow_inf: bool = False) -> float:
+def check_tol(name: str, value: Any, allow_inf: bool = False) -> float:
     """Validate a tolerance: a positive finite real (``inf`` only where ``allow_inf``), not
     0 (a stop that never triggers), negative, NaN, a string or a bool."""
     return check_positive(name, value, allow_inf=allow_inf)
 
 
-def check_seed(name: str, value):
+def check_seed(name: str, value: Any) -> Any:
     """Validate a seed: None, an integer >= 0 (not a bool, not 1.5) or a
     ``numpy.random.Generator``; returned unchanged."""
     if value is None or isinstance(value, np.random.Generator):
@@ -416,7 +419,7 @@ def check_seed(name: str, value):
     return int(value)
 
 
-def check_callable(name: str, value):
+def check_callable(name: str, value: Any) -> Any:
     """Validate an optional callable (None allowed)."""
     if value is not None and not callable(value):
         raise ParameterError(f"{name} must be callable (or None); got {name}={value!r} of type "
@@ -424,7 +427,7 @@ def check_callable(name: str, value):
     return value
 
 
-def check_solver(value) -> str | None:
+def check_solver(value: Any) -> str | None:
     """Validate a cvxpy solver name: None (the default) or a string such as "CLARABEL"."""
     if value is not None and not isinstance(value, str):
         raise ParameterError(f"solver must be None or a cvxpy solver name (a string such as "

@@ -21,10 +21,13 @@ a regression loss takes real targets.
 
 from __future__ import annotations
 
+from typing import Any
+
 import math
 
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .certify.optimality import (OptimalityReport, _column_rms, certificate,
                                  recession_direction)
@@ -75,8 +78,8 @@ class ERM:
         # a registered array kind (dask: data.ARRAY_BACKENDS) builds its subclass first
         return super().__new__(backend_class("ERM", X, ERM) if cls is ERM else cls)
 
-    def __init__(self, X, y, loss="logistic", penalty="l2", lam: float = 0.1,
-                 intercept: bool = True, *, sample_weight=None, **penalty_params):
+    def __init__(self, X: ArrayLike, y: ArrayLike, loss: Any = "logistic", penalty: Any = "l2", lam: float = 0.1,
+                 intercept: bool = True, *, sample_weight: Any = None, **penalty_params):
         self.loss = make_loss(loss)
         self.penalty = make_penalty(penalty, **penalty_params)
         # scipy.sparse X stays sparse: the iterative methods use products only; the cvxpy
@@ -103,7 +106,7 @@ class ERM:
         return self._lam
 
     @lam.setter
-    def lam(self, value) -> None:
+    def lam(self, value: Any) -> None:
         self._lam = check_nonnegative("lam", value)
 
     @property
@@ -112,7 +115,7 @@ class ERM:
         return self.X.shape[0]
 
     @property
-    def classes(self):
+    def classes(self) -> Any:
         """The two original labels, sorted (classes[0] -> -1); None for a regression loss."""
         return None if self.label_map is None else self.label_map.classes
 
@@ -138,7 +141,7 @@ class ERM:
         return ERMOracle(self.X, self.y, self.loss, self.penalty, self.lam, self.intercept,
                          sample_weight=self.sample_weight)
 
-    def objective(self, w, b: float = 0.0) -> float:
+    def objective(self, w: Any, b: float = 0.0) -> float:
         """F(w, b) recomputed from the data."""
         w = np.asarray(w, dtype=float)
         f = self.X @ w + (b if self.intercept else 0.0)
@@ -148,7 +151,7 @@ class ERM:
             return float(self.sample_weight @ losses / self.sample_weight.sum()) + reg
         return float(np.mean(losses)) + reg
 
-    def decision_function(self, solution: Solution, X=None) -> np.ndarray:
+    def decision_function(self, solution: Solution, X: ArrayLike | None = None) -> np.ndarray:
         """f(x) = <w, x> + b on the training samples (``X=None``) or new ones."""
         X = self.X if X is None else as_features(X, sparse="keep")
         if X.shape[1] != self.X.shape[1]:
@@ -163,13 +166,13 @@ class ERM:
                                  f"{self.X.shape[1]} features")
         return w
 
-    def predict(self, solution: Solution, X=None) -> np.ndarray:
+    def predict(self, solution: Solution, X: ArrayLike | None = None) -> np.ndarray:
         """Labels (classification, sign(0) = +1) or real predictions (regression)."""
         f = self.decision_function(solution, X)
         return f if self.label_map is None else self.label_map.to_labels(f)
 
     # ------------------------------------------------------------- exact form
-    def formulation(self):
+    def formulation(self) -> Any:
         """The cvxpy Formulation (built once; its ``lam`` Parameter tracks ``self.lam``)."""
         self._require_convex("exact")
         if self._formulation is None:
@@ -180,7 +183,7 @@ class ERM:
             self._formulation.parameters["lam"].value = self.lam
         return self._formulation
 
-    def problem(self):
+    def problem(self) -> Any:
         """F as a ``cvxpy.Problem`` (DPP in the Parameter ``lam``)."""
         return self.formulation().problem
 
@@ -200,7 +203,7 @@ class ERM:
     # ---------------------------------------------------------------- solving
     @logged_solve
     def solve(self, method: str = "exact", *, tol: float = 1e-8, certify: bool = True,
-              cert_tol: float | None = None, solver: str | None = None, warm_start=None,
+              cert_tol: float | None = None, solver: str | None = None, warm_start: Any = None,
               **options) -> Solution:
         """Solve the problem; its status rests on the relative certificate.
 
@@ -263,7 +266,7 @@ class ERM:
             self.solve("exact")
         return self._references[self.lam]
 
-    def path(self, lams, method: str = "exact", *, exact: bool = False, **options) -> Path:
+    def path(self, lams: Any, method: str = "exact", *, exact: bool = False, **options) -> Path:
         """Solutions along ``lams`` (a :class:`~convexlearn.path.Path`, every point
         certified; ``self.lam`` is restored afterwards).
 
@@ -276,7 +279,7 @@ class ERM:
         return routes.path(self, lams, method=method, exact=check_bool("exact", exact),
                            options=options)
 
-    def as_svm(self):
+    def as_svm(self) -> Any:
         """Hinge + l2 as the soft-margin SVM (C = 1/(n lam); F_ERM = F_SVM / (n C)): the
         problem the "svm" route of the exact chain solves."""
         from .svm import SVM
@@ -290,7 +293,7 @@ class ERM:
 
     # ---------------------------------------------------------------- certify
     def certificate(self, solution: Solution, tol: float = 1e-9,
-                    kink_tol: float = 1e-6, scores=None, XTg=None) -> OptimalityReport:
+                    kink_tol: float = 1e-6, scores: Any = None, XTg: Any = None) -> OptimalityReport:
         """The relative certificate of a point (no reference optimum; see
         :func:`convexlearn.certify.optimality.certificate`): ``passed`` = relative distance
         of 0 to dF <= tol and relative duality gap <= tol (where a gap is defined).
@@ -314,7 +317,7 @@ class ERM:
         return OptimalityReport(**{**rep.__dict__, "details": dict(rep.details)})
 
     def optimality(self, solution: Solution, tol: float = 1e-6, kink_tol: float = 1e-6,
-                   reference=None, suboptimality: bool = False) -> OptimalityReport:
+                   reference: Any = None, suboptimality: bool = False) -> OptimalityReport:
         """The certificate at ``tol`` (relative; see :meth:`certificate`), and F - F* when
         asked (``suboptimality=True`` or a ``reference``).
 

@@ -19,7 +19,10 @@ slack ``min sum_i xi_i`` s.t. ``y_i f(x_i) >= 1 - xi_i``, ``xi >= 0``.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .certify.separability import DEFAULT_TOL, midrange
 from .data import (as_binary_labels, as_features, check_bool, check_choice, check_solver,
@@ -53,7 +56,7 @@ class Halfspace:
         question has a trivial answer. Drop that sample or use ``homogeneous=False``.
     """
 
-    def __init__(self, X, y, homogeneous: bool = False):
+    def __init__(self, X: ArrayLike, y: ArrayLike, homogeneous: bool = False):
         self.X = as_features(X)
         self.y, self.label_map = as_binary_labels(y, n=self.X.shape[0])
         self.homogeneous = check_bool("homogeneous", homogeneous)
@@ -71,7 +74,7 @@ class Halfspace:
         """The two original labels, sorted (classes[0] -> -1, classes[1] -> +1)."""
         return self.label_map.classes
 
-    def problem(self, which: str = "consistency"):
+    def problem(self, which: str = "consistency") -> Any:
         """The declarative cvxpy problem: "consistency", "certificate" or "min_slack"."""
         check_choice("which", which, LP_BUILDERS)
         return LP_BUILDERS[which](self.X, self.y, self.homogeneous).problem
@@ -81,7 +84,7 @@ class Halfspace:
         return f"<Halfspace ({kind}, n={self.X.shape[0]}, d={self.X.shape[1]})>"
 
     # ------------------------------------------------------------------ check
-    def check(self, *, margin: bool = True, slack: bool = True, exact="auto",
+    def check(self, *, margin: bool = True, slack: bool = True, exact: Any = "auto",
               tol: float = DEFAULT_TOL, backend: str = "auto",
               solver: str | None = None) -> SeparabilityResult:
         """Decide linear separability and return the verified certificate.

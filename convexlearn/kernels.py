@@ -19,11 +19,14 @@ constant), ``gamma="auto"`` = 1 / d, ``degree=3`` (an integer),
 
 from __future__ import annotations
 
+from typing import Any
+
 import itertools
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import gammaln
 
 from .data import as_features, check_nonnegative, check_positive, check_real
@@ -138,8 +141,8 @@ def _scale_variance(X: np.ndarray, sample_weight: np.ndarray | None) -> float:
     return float(s @ ((X - mean) ** 2).sum(axis=1)) / (d * s.sum())
 
 
-def make_kernel(kernel="linear", X: np.ndarray | None = None, gamma="scale", degree=3,
-                coef0=0.0, sample_weight: np.ndarray | None = None) -> Kernel:
+def make_kernel(kernel: Any = "linear", X: np.ndarray | None = None, gamma: Any = "scale", degree: int = 3,
+                coef0: float = 0.0, sample_weight: np.ndarray | None = None) -> Kernel:
     """Validate a kernel specification.
 
     Parameters
@@ -249,7 +252,7 @@ def check_psd(K: np.ndarray, tol: float = DEFAULT_PSD_TOL, repair: bool = False,
     return K_fixed, PSDCheck(lam_min, threshold, repaired=True, repair_size=size)
 
 
-def check_gram(K, n: int | None = None, name: str = "precomputed kernel",
+def check_gram(K: Any, n: int | None = None, name: str = "precomputed kernel",
                sym_tol: float = 1e-10) -> np.ndarray:
     """Validate a precomputed training Gram matrix: finite, square, symmetric."""
     K = as_features(K, name=name)
@@ -282,7 +285,7 @@ def polynomial_feature_count(n_features: int, degree: int, coef0: float = 1.0) -
     return math.comb(degree + n_features, n_features)
 
 
-def polynomial_features(X, degree: int = 2, gamma: float = 1.0, coef0: float = 1.0,
+def polynomial_features(X: ArrayLike, degree: int = 2, gamma: float = 1.0, coef0: float = 1.0,
                         max_features: int = 1_000_000) -> np.ndarray:
     """Explicit feature map of the polynomial kernel.
 

@@ -9,6 +9,8 @@ call asks for ``verbose``). INFO records say which route or method runs and how 
 
 from __future__ import annotations
 
+from typing import Any
+
 import contextlib
 import functools
 import logging
@@ -21,7 +23,7 @@ ROOT.addHandler(logging.NullHandler())
 
 
 @contextlib.contextmanager
-def verbosity(verbose: bool | int):
+def verbosity(verbose: bool | int) -> Any:
     """Within the block, the ``convexlearn`` logger prints to stderr: ``verbose=True`` (or
     1) at INFO, 2 at DEBUG; False or 0 changes nothing. The level and handlers are
     restored on exit.
@@ -51,7 +53,7 @@ def verbosity(verbose: bool | int):
             ROOT.removeHandler(handler)
 
 
-def logged_solve(func):
+def logged_solve(func: Any) -> Any:
     """Decorate a problem's ``solve(self, method, ...)``: accept ``verbose=`` (see
     :func:`verbosity`) and log the call (INFO: method and size; the outcome: status,
     objective, route, time)."""

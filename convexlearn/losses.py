@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import cvxpy as cp
 import numpy as np
@@ -119,7 +119,7 @@ class Loss:
         d = self._dphi(self._arg(y, f))
         return y * d if self.margin_based else d
 
-    def subdifferential(self, y: np.ndarray, f: np.ndarray, kink_tol: float = 0.0):
+    def subdifferential(self, y: np.ndarray, f: np.ndarray, kink_tol: float = 0.0) -> Any:
         """Interval ``[lo_i, hi_i]`` = the subdifferential of ``loss(y_i, .)`` at f_i.
 
         Margins within ``kink_tol`` of the kink are treated as lying on it (a floating-point
@@ -140,7 +140,7 @@ class Loss:
         self._require(self._d2phi is not None, "a second derivative (Newton)")
         return self._d2phi(self._arg(y, f))
 
-    def cvxpy(self, y: np.ndarray, f) -> cp.Expression:
+    def cvxpy(self, y: np.ndarray, f: Any) -> cp.Expression:
         """The per-sample losses as a convex cvxpy expression of the decision values ``f``."""
         self._require(self._cvx is not None, "a convex cvxpy expression (exact solver)")
         if self.margin_based:
@@ -234,7 +234,7 @@ LOSSES: dict[str, Loss] = {loss.name: loss for loss in [
 ]}
 
 
-def make_loss(loss) -> Loss:
+def make_loss(loss: Any) -> Loss:
     """A :class:`Loss` from its name (or pass a Loss through).
 
     Raises

@@ -19,9 +19,10 @@ never runs forever.
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .data import as_binary_labels, as_features, check_callable, check_seed
 from .errors import InfeasibleError, ParameterError
@@ -32,7 +33,7 @@ from .svm import SVM
 __all__ = ["perceptron", "mistake_bound"]
 
 
-def mistake_bound(X, y, intercept: bool = True) -> tuple[float, float]:
+def mistake_bound(X: ArrayLike, y: ArrayLike, intercept: bool = True) -> tuple[float, float]:
     """R and B of the perceptron bound T <= R^2 B^2 for (X, y).
 
     ``R = max_i ||x'_i||`` and ``B = ||w*||`` for w* the hard-margin SVM without
@@ -52,8 +53,8 @@ def _embed(X: np.ndarray, intercept: bool) -> np.ndarray:
     return np.hstack([np.ones((X.shape[0], 1)), X]) if intercept else X
 
 
-def perceptron(X, y, max_epochs: int = 1000, *, intercept: bool = True, seed=None,
-               shuffle: bool = False, warm_start=None, bound: bool = True,
+def perceptron(X: ArrayLike, y: ArrayLike, max_epochs: int = 1000, *, intercept: bool = True, seed: Any = None,
+               shuffle: bool = False, warm_start: Any = None, bound: bool = True,
                callback: Callable[[int, np.ndarray, int], bool | None] | None = None
                ) -> Solution:
     """Run the Rosenblatt perceptron (module docstring) and check its mistake bound.

@@ -52,7 +52,7 @@ def _float_text(x: float) -> str:
     return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
 
 
-def float_list(values) -> list:
+def float_list(values: Any) -> list:
     """An array as (nested) lists of Python numbers; NaN and +-inf as "nan", "inf", "-inf"."""
     arr = np.asarray(values)
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
@@ -63,7 +63,7 @@ def float_list(values) -> list:
     return arr.tolist()
 
 
-def array_from_list(data, dtype: str = "float64") -> np.ndarray:
+def array_from_list(data: Any, dtype: str = "float64") -> np.ndarray:
     """Inverse of :func:`float_list`: the strings "nan", "inf", "-inf" become floats."""
     if np.dtype(dtype).kind in "fc":
         return np.array(data, dtype=object).astype(dtype) if _has_text(data) \
@@ -169,7 +169,7 @@ class StagedFile:
     ``os.replace``); :meth:`discard` removes it.
     """
 
-    def __init__(self, path, write: Callable[[str], None] | str | bytes):
+    def __init__(self, path: Any, write: Callable[[str], None] | str | bytes):
         self.path = Path(path)
         self.fd: int | None = None
         self.name: str | None = None
@@ -266,7 +266,7 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def write_atomic(path, write: Callable[[str], None] | str | bytes) -> Path:
+def write_atomic(path: Any, write: Callable[[str], None] | str | bytes) -> Path:
     """Write ``path`` atomically (a :class:`StagedFile`, committed) and return it.
 
     ``write`` is the content (str is written as UTF-8) or a function that writes the file

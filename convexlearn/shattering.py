@@ -22,6 +22,8 @@ and of affine halfspaces d + 1 (witness: 0, e_1, ..., e_d); no larger set is sha
 
 from __future__ import annotations
 
+from typing import Any
+
 import itertools
 
 import cvxpy as cp
@@ -82,7 +84,7 @@ def _algebra_witness(P: np.ndarray, homogeneous: bool) -> np.ndarray | None:
     return np.where(c < 0, -1.0, 1.0)
 
 
-def unrealizable_labeling(points, homogeneous: bool = False, method: str = "lp",
+def unrealizable_labeling(points: Any, homogeneous: bool = False, method: str = "lp",
                           solver: str = "HIGHS") -> np.ndarray | None:
     """A labeling of ``points`` that no halfspace realizes, or None if they are shattered.
 
@@ -110,7 +112,7 @@ def unrealizable_labeling(points, homogeneous: bool = False, method: str = "lp",
     return _algebra_witness(P, homogeneous)
 
 
-def shatters(points, homogeneous: bool = False, method: str = "lp",
+def shatters(points: Any, homogeneous: bool = False, method: str = "lp",
              solver: str = "HIGHS") -> bool:
     """Whether (affine or homogeneous) halfspaces shatter ``points``.
 

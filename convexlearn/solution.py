@@ -67,7 +67,7 @@ class History:
     def __len__(self) -> int:
         return self._n
 
-    def keys(self):
+    def keys(self) -> Any:
         """The column names, in order of first use."""
         return list(self._rows)
 
@@ -245,7 +245,7 @@ class Solution:
             what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
             raise DataError(f"malformed saved solution: {what}") from None
 
-    def save(self, path) -> Path:
+    def save(self, path: Any) -> Path:
         """Write :meth:`to_dict` as JSON to ``path``, atomically (a temporary file
         ``.convexlearn-tmp-*`` next to it, then a rename); return the path. Read it back
         with :func:`convexlearn.load`."""
@@ -261,7 +261,7 @@ class Solution:
         return "Solution(" + ", ".join(parts) + ")"
 
 
-def load(path, method: str | None = None) -> Solution:
+def load(path: Any, method: str | None = None) -> Solution:
     """Read a solution written by :meth:`Solution.save`, or one of the solutions of a
     ``convexlearn solve --json`` record (``method``, by default the run's exact reference).
 

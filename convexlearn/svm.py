@@ -11,10 +11,13 @@ Labels: sorted classes, ``classes[0] -> -1``, ``classes[1] -> +1``.
 
 from __future__ import annotations
 
+from typing import Any
+
 import copy
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .certify.kkt import KKTReport, gram_factor, kkt_report
 from .data import (as_binary_labels, as_features, as_sample_weight, backend_class,
@@ -86,7 +89,7 @@ class KernelSamples:
         return problem_fingerprint(self._digest, {**params, "kernel": (
             k.name, k.gamma, k.degree, k.coef0, k.function)})
 
-    def gram_products(self, B) -> np.ndarray:
+    def gram_products(self, B: Any) -> np.ndarray:
         """``K @ B`` for the training Gram matrix K, B of shape (n,) or (n, k): see
         :func:`_gram_products` (no n x n matrix for a kernel PSD by construction)."""
         return _gram_products(self, B)
@@ -104,7 +107,7 @@ class KernelSamples:
             return self.kernel(self.X[rows], self.X[cols])
         return self.gram[np.ix_(rows, cols)]
 
-    def decision_function(self, solution: Solution, X=None) -> np.ndarray:
+    def decision_function(self, solution: Solution, X: ArrayLike | None = None) -> np.ndarray:
         """f(x) for the training samples (``X=None``) or new samples.
 
         For ``kernel="precomputed"``, pass the (m, n) kernel between new and training
@@ -182,8 +185,8 @@ class SVM(KernelSamples):
         # a registered array kind (dask: data.ARRAY_BACKENDS) builds its subclass first
         return super().__new__(backend_class("SVM", X, SVM) if cls is SVM else cls)
 
-    def __init__(self, X, y, C=1.0, kernel="linear", intercept: bool = True, *,
-                 gamma="scale", degree=3, coef0=0.0, sample_weight=None,
+    def __init__(self, X: ArrayLike, y: ArrayLike, C: float = 1.0, kernel: Any = "linear", intercept: bool = True, *,
+                 gamma: Any = "scale", degree: int = 3, coef0: float = 0.0, sample_weight: Any = None,
                  repair_psd: bool = False, psd_tol: float = DEFAULT_PSD_TOL):
         precomputed = isinstance(kernel, str) and kernel == "precomputed"
         y_arr = np.asarray(y)
@@ -211,7 +214,7 @@ class SVM(KernelSamples):
 
     # ------------------------------------------------------------------ basics
     @property
-    def C_bounds(self):
+    def C_bounds(self) -> Any:
         """Upper bounds of the multipliers: C, or the vector C s_i with sample weights."""
         return self.C if self.sample_weight is None else self.C * self.sample_weight
 
@@ -247,7 +250,7 @@ class SVM(KernelSamples):
         """sha256 of X or K, y, weights, C, intercept and kernel (``provenance["fingerprint"]``)."""
         return self.samples_fingerprint(self.y, self.sample_weight, svm=(self.C, self.intercept))
 
-    def with_C(self, C) -> "SVM":
+    def with_C(self, C: float) -> "SVM":
         """The same data and kernel with another C (the Gram matrix is shared, not copied)."""
         other = copy.copy(self)
         other.C = check_C(C)
@@ -266,7 +269,7 @@ class SVM(KernelSamples):
                 "(it is the slack form with xi = 0); use form='slack' or the dual")
         return form
 
-    def primal(self, form: str = "slack"):
+    def primal(self, form: str = "slack") -> Any:
         """The primal problem as a ``cvxpy.Problem`` (``form="slack"`` or ``"hinge"``).
 
         Linear kernel: variables w, b, xi. Other kernels: the expansion coefficients
@@ -276,7 +279,7 @@ class SVM(KernelSamples):
         return svm_primal(self.y, self.C, self.intercept, self.check_primal_form(form),
                           weights=self.sample_weight, **data).problem
 
-    def dual(self):
+    def dual(self) -> Any:
         """The dual problem as a ``cvxpy.Problem`` (a QP in alpha)."""
         data = {"X": self.X} if self.kernel.is_linear else {"K": self.gram}
         return svm_dual(self.y, self.C, self.intercept, weights=self.sample_weight,
@@ -335,7 +338,7 @@ class SVM(KernelSamples):
         feasible)? See :func:`convexlearn.routes.svm.feature_space_separability`."""
         return routes.feature_space_separability(self)
 
-    def from_alpha(self, alpha, b: float | None = None) -> Solution:
+    def from_alpha(self, alpha: Any, b: float | None = None) -> Solution:
         """The solution (w or the expansion beta = y * alpha, b, xi) that multipliers imply.
 
         alpha is clipped to its box [0, C s_i]; b, when not given, is taken from the
@@ -363,7 +366,7 @@ class SVM(KernelSamples):
         return sol
 
     # ------------------------------------------------------------------ checks
-    def path(self, Cs, *, exact: bool = False, tol: float = 1e-6, kkt_tol: float = 1e-6,
+    def path(self, Cs: Any, *, exact: bool = False, tol: float = 1e-6, kkt_tol: float = 1e-6,
              **smo_options) -> Path:
         """Solutions along ``Cs`` (a :class:`~convexlearn.path.Path`; ``self.C`` unchanged).
 
@@ -394,7 +397,7 @@ class SVM(KernelSamples):
         return kkt_report(self, solution, check_positive("tol", tol))
 
     # -------------------------------------------------------------- evaluation
-    def predict(self, solution: Solution, X=None) -> np.ndarray:
+    def predict(self, solution: Solution, X: ArrayLike | None = None) -> np.ndarray:
         """Predicted labels in the original classes (sign(0) = +1)."""
         return self.label_map.to_labels(self.decision_function(solution, X))
 
@@ -415,7 +418,7 @@ class SVM(KernelSamples):
             return 0.5 * w2 if hinge.max() <= 1e-6 else math.inf
         return 0.5 * w2 + float(np.sum(self.C_bounds * hinge))
 
-    def dual_objective(self, alpha) -> float:
+    def dual_objective(self, alpha: Any) -> float:
         """D(alpha) = sum_i alpha_i - 1/2 alpha^T Q alpha (no feasibility check)."""
         alpha = np.asarray(alpha, float)
         ya = self.y * alpha

@@ -68,7 +68,7 @@ class RunResult:
     support_sets: tuple = (None, None)   # (free, bounded) sample indices
 
     @property
-    def label_map(self):
+    def label_map(self) -> Any:
         """The model's LabelMap (labels <-> {-1, +1}); None when the model has none."""
         return getattr(self.model, "label_map", None)
 
@@ -226,7 +226,7 @@ class SVMAdapter(Adapter):
         from ..svm import EXACT_METHODS, ITERATIVE_METHODS
         return list(EXACT_METHODS) + list(ITERATIVE_METHODS)
 
-    def run(self, problem, methods, tol, progress):
+    def run(self, problem: Any, methods: Any, tol: float, progress: Callable[..., Any]) -> Any:
         """Solve with each method; the first exact method asked for (else "exact") is the reference.
 
         The reference is solved first (also when not asked for). Rows carry the KKT max
@@ -305,7 +305,7 @@ class HalfspaceAdapter(Adapter):
     }
     default_methods = ("lp",)
 
-    def run(self, problem, methods, tol, progress):
+    def run(self, problem: Any, methods: Any, tol: float, progress: Callable[..., Any]) -> Any:
         """Decide linear separability with the LP (``Halfspace.check``): one row, "lp".
 
         Facts: separable, verified, margin, min_total_slack. Raises SolverError when the
@@ -357,7 +357,7 @@ class ERMAdapter(Adapter):
         from ..erm import METHODS
         return list(METHODS)
 
-    def run(self, problem, methods, tol, progress):
+    def run(self, problem: Any, methods: Any, tol: float, progress: Callable[..., Any]) -> Any:
         """Solve with each method; "exact" is the reference (solved first, also when not asked for).
 
         Rows carry the distance of 0 to dF. Facts of the reference: objective, nonzeros
@@ -420,7 +420,7 @@ class ShatteringAdapter(Adapter):
         """Always "points": the data are an unlabeled point set."""
         return "points"
 
-    def run(self, problem, methods, tol, progress):
+    def run(self, problem: Any, methods: Any, tol: float, progress: Callable[..., Any]) -> Any:
         """Decide whether halfspaces shatter the points, once per method ("lp", "algebra").
 
         A row's status names an unrealizable labeling when one is found; the first method is

@@ -23,9 +23,12 @@ explicit feature map. ``Dataset.sha256`` is a checksum of the arrays actually so
 
 from __future__ import annotations
 
+from typing import Any
+
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import ConvexLearnError, ProblemFileError
 from .adapters import adapter_for
@@ -201,7 +204,7 @@ def _generate(table: dict, ctx: FileContext) -> Dataset:
 
 
 # ------------------------------------------------------------------------------ entry
-def load_problem(path) -> Problem:
+def load_problem(path: Any) -> Problem:
     """Read, validate and load one problem file.
 
     Raises
@@ -246,7 +249,7 @@ def load_problem(path) -> Problem:
                    options=run["options"], expect=expect)
 
 
-def load_dataset(path, label: str, classes=None, features=None, standardize: bool = False,
+def load_dataset(path: Any, label: str, classes: Any = None, features: ArrayLike | None = None, standardize: bool = False,
                  task: str = "classification", delimiter: str = ",") -> Dataset:
     """A user's CSV file as a Dataset (the ``convexlearn separable`` command)."""
     path = Path(path)
@@ -256,7 +259,7 @@ def load_dataset(path, label: str, classes=None, features=None, standardize: boo
     return _load_data(spec, task, FileContext(path, ""), "--classes A B")
 
 
-def find_problem_files(paths) -> list[Path]:
+def find_problem_files(paths: Any) -> list[Path]:
     """The ``*.toml`` files named by ``paths`` (files, or directories searched one level)."""
     found = []
     for p in map(Path, paths):

@@ -14,6 +14,8 @@ Every error is a :class:`~convexlearn.errors.ProblemFileError` naming the file.
 
 from __future__ import annotations
 
+from typing import Any
+
 import csv
 import hashlib
 import math
@@ -26,7 +28,7 @@ from ..errors import ProblemFileError
 __all__ = ["CsvFile", "read_csv", "numeric_column", "label_column", "check_delimiter"]
 
 
-def check_delimiter(delimiter) -> str:
+def check_delimiter(delimiter: Any) -> str:
     """The delimiter if it is one character other than a quote, a line break or a
     character of a number; ProblemFileError otherwise."""
     if not isinstance(delimiter, str) or len(delimiter) != 1 or \
@@ -62,7 +64,7 @@ class CsvFile:
         line whose number of cells differs from the header's (named by its line number).
     """
 
-    def __init__(self, path, delimiter: str = ","):
+    def __init__(self, path: Any, delimiter: str = ","):
         self.path = Path(path)
         self.delimiter = check_delimiter(delimiter)
         try:
@@ -177,7 +179,7 @@ class CsvFile:
             return None
         return X
 
-    def features_and_labels(self, features: list[str], label: str):
+    def features_and_labels(self, features: list[str], label: str) -> Any:
         """``(numeric(features), labels(label))`` in one pass of numpy's parser when the
         labels are numbers too (two passes otherwise)."""
         Xy = self._numeric_fast(features + [label])

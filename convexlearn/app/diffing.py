@@ -18,6 +18,8 @@ error.
 
 from __future__ import annotations
 
+from typing import Any
+
 import json
 from pathlib import Path
 
@@ -31,7 +33,7 @@ from .outputs import UsageError
 __all__ = ["load_answers", "diff_answers", "pairs"]
 
 
-def load_answers(path) -> tuple[dict[str, Solution], str | None]:
+def load_answers(path: Any) -> tuple[dict[str, Solution], str | None]:
     """The solutions of a file (method -> Solution) and the reference method (a run's
     exact reference; the one method of a saved solution)."""
     path = Path(path)

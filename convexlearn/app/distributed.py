@@ -7,6 +7,8 @@ The problem's data are handed to the cluster as dask arrays (rows in chunks), so
 
 from __future__ import annotations
 
+from typing import Any
+
 import dataclasses
 
 from ..distributed import connect
@@ -14,7 +16,7 @@ from ..distributed import connect
 __all__ = ["on_scheduler"]
 
 
-def on_scheduler(problem, scheduler: str | None, chunks: int = 4):
+def on_scheduler(problem: Any, scheduler: str | None, chunks: int = 4) -> Any:
     """The problem with its data as dask arrays on ``scheduler`` ("local" starts a
     LocalCluster; else a scheduler address such as tcp://host:8786); the problem itself
     when ``scheduler`` is None."""

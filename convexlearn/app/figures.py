@@ -17,6 +17,8 @@ The file format is the one the output's extension names: .png, .svg or .pdf.
 
 from __future__ import annotations
 
+from typing import Any
+
 import io
 from pathlib import Path
 
@@ -34,7 +36,7 @@ FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
 _METADATA = {"svg": {"Date": None}, "pdf": {"CreationDate": None}}
 
 
-def check_plot_path(path) -> str:
+def check_plot_path(path: Any) -> str:
     """The format named by the extension of ``path``; ParameterError for any other."""
     suffix = Path(str(path)).suffix.lower()
     if suffix not in FORMATS:
@@ -64,7 +66,7 @@ def _iterative(methods) -> bool:
                for m in methods)
 
 
-def check_plottable(problem, methods) -> None:
+def check_plottable(problem: Any, methods: Any) -> None:
     """Raise NotApplicableError before solving when no panel would apply.
 
     A panel needs 2 features of a classification, halfspace or shattering problem, or
@@ -84,7 +86,7 @@ def _iterative_solutions(result) -> dict:
     return {m: s for m, s in result.solutions.items() if len(getattr(s, "history", ()))}
 
 
-def plot_panels(result) -> list[str]:
+def plot_panels(result: Any) -> list[str]:
     """The panels ``make_figure`` draws for ``result``, in order."""
     panels = []
     view = _plane_view(result.problem)
@@ -100,7 +102,7 @@ def plot_panels(result) -> list[str]:
     return panels
 
 
-def make_figure(result):
+def make_figure(result: Any) -> Any:
     """A matplotlib Figure with the panels that apply to ``result`` (:func:`plot_panels`).
 
     Raises
@@ -141,7 +143,7 @@ def make_figure(result):
     return fig
 
 
-def figure_bytes(fig, path) -> bytes:
+def figure_bytes(fig: Any, path: Any) -> bytes:
     """``fig`` rendered in the format ``path``'s extension names (png, svg, pdf).
 
     Rendered in memory before anything is written (the CLI writes all outputs or none).
@@ -152,18 +154,18 @@ def figure_bytes(fig, path) -> bytes:
     return buffer.getvalue()
 
 
-def figure_png(fig) -> bytes:
+def figure_png(fig: Any) -> bytes:
     """``fig`` as PNG bytes (:func:`figure_bytes` with a .png name)."""
     return figure_bytes(fig, "figure.png")
 
 
-def save_figure(fig, path) -> None:
+def save_figure(fig: Any, path: Any) -> None:
     """Write ``fig`` to ``path`` in the format of its extension, atomically."""
     from .report import write_atomic
     write_atomic(path, figure_bytes(fig, path))
 
 
-def plot_result(result, path) -> object:
+def plot_result(result: Any, path: Any) -> object:
     """Draw ``result`` and write it to ``path`` (png, svg or pdf), atomically; return the
     Figure."""
     from .report import check_writable

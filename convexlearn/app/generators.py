@@ -9,6 +9,8 @@ Classification generators return labels in {-1, +1}; regression generators real 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..errors import ParameterError
@@ -21,7 +23,7 @@ def _check_n(n: int, least: int = 2) -> None:
         raise ParameterError(f"the generator needs n >= {least}; got n={n}")
 
 
-def xor(n: int, seed: int, noise: float = 0.15):
+def xor(n: int, seed: int, noise: float = 0.15) -> Any:
     """XOR: n points around the corners (+-1, +-1), label y = sign(x_1 x_2).
 
     Corners are dealt in turn so every quadrant gets n/4 points; Gaussian noise of
@@ -36,7 +38,7 @@ def xor(n: int, seed: int, noise: float = 0.15):
     return X, np.where(X[:, 0] * X[:, 1] >= 0, 1, -1)
 
 
-def blobs(n: int, seed: int, d: int = 2, separation: float = 3.0, noise: float = 1.0):
+def blobs(n: int, seed: int, d: int = 2, separation: float = 3.0, noise: float = 1.0) -> Any:
     """Two Gaussian clouds centred at -+separation/2 e_1 with standard deviation ``noise``;
     labels -1 and +1 alternate so the classes are balanced."""
     _check_n(n)
@@ -47,7 +49,7 @@ def blobs(n: int, seed: int, d: int = 2, separation: float = 3.0, noise: float =
     return X, y
 
 
-def regression(n: int, seed: int, d: int = 5, informative: int = 3, noise: float = 0.1):
+def regression(n: int, seed: int, d: int = 5, informative: int = 3, noise: float = 0.1) -> Any:
     """y = X w + noise eps, X and eps standard normal; w has ``informative`` nonzero entries
     (1, -2, 3, ...) and zeros elsewhere - a sparse truth for the lasso."""
     _check_n(n)
@@ -59,7 +61,7 @@ def regression(n: int, seed: int, d: int = 5, informative: int = 3, noise: float
     return X, X @ w + noise * rng.standard_normal(n)
 
 
-def rank_deficient(n: int, seed: int, d: int = 6, rank: int = 3, noise: float = 0.1):
+def rank_deficient(n: int, seed: int, d: int = 6, rank: int = 3, noise: float = 0.1) -> Any:
     """A design of rank ``rank`` < d: X = A B with A (n x rank), B (rank x d) standard
     normal; y = A c + noise eps. Least squares then has a whole affine set of minimizers
     with one optimal value (the minimum-norm one is the pseudo-inverse solution)."""
@@ -72,7 +74,7 @@ def rank_deficient(n: int, seed: int, d: int = 6, rank: int = 3, noise: float = 
     return X, A @ np.arange(1.0, rank + 1) + noise * rng.standard_normal(n)
 
 
-def polynomial(n: int, seed: int, coefs: list | None = None, noise: float = 0.1):
+def polynomial(n: int, seed: int, coefs: list | None = None, noise: float = 0.1) -> Any:
     """x uniform on [-1, 1], y = sum_k coefs[k] x^k + noise eps (one feature column)."""
     _check_n(n)
     rng = np.random.default_rng(seed)
@@ -81,7 +83,7 @@ def polynomial(n: int, seed: int, coefs: list | None = None, noise: float = 0.1)
     return x[:, None], np.polynomial.polynomial.polyval(x, coefs) + noise * rng.standard_normal(n)
 
 
-def points(points: list, labels: list | None = None, seed: int | None = None):
+def points(points: list, labels: list | None = None, seed: int | None = None) -> Any:
     """Explicit points (rows) and optional labels, for small textbook examples."""
     X = np.asarray(points, dtype=float)
     if X.ndim != 2 or X.size == 0:

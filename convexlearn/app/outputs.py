@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import contextlib
 import os
 import sys
@@ -57,7 +59,7 @@ def check_outputs(outputs: dict[str, str | None], inputs: dict[str, str | Path])
                                  f"input; choose another path")
 
 
-def check_writable(path) -> Path:
+def check_writable(path: Any) -> Path:
     """Fail early (DataError, exit 2) when ``path`` cannot be written: it is a directory,
     a component of its directory is a file or missing, or the directory refuses a new
     file (read-only, no permission; probed with a temporary file, removed at once)."""
@@ -84,7 +86,7 @@ def check_writable(path) -> Path:
     return path
 
 
-def write_all_atomic(outputs) -> None:
+def write_all_atomic(outputs: Any) -> None:
     """Write several files all or nothing.
 
     ``outputs`` is a sequence of ``(path, content)`` (str or bytes; ``-`` writes to

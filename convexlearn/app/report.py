@@ -13,6 +13,8 @@ Files are written by :mod:`convexlearn.app.outputs`: all or nothing, never parti
 
 from __future__ import annotations
 
+from typing import Any
+
 import json
 import math
 import platform
@@ -33,7 +35,7 @@ def _fmt(value, spec: str = ".6g") -> str:
     return format(value, spec)
 
 
-def format_table(rows) -> str:
+def format_table(rows: Any) -> str:
     """The per-method table, aligned; the exact reference is marked with '*'."""
     header = ["method", "status", "objective", "gap", "violation", "SV free/bnd", "iters",
               "time (s)"]
@@ -56,7 +58,7 @@ def format_table(rows) -> str:
     return "\n".join(out)
 
 
-def format_report(result) -> str:
+def format_report(result: Any) -> str:
     """The full text report of one run: header, table, separability, expectations."""
     p, d = result.problem, result.problem.data
     classes = ""
@@ -109,7 +111,7 @@ def _package_version(name: str) -> str:
         return "not installed"
 
 
-def provenance(result) -> dict:
+def provenance(result: Any) -> dict:
     """Versions, tolerances, seeds and checksums: enough to reproduce the run."""
     import cvxpy
     solvers = sorted({str(sol.provenance.get("solver")) for sol in result.solutions.values()
@@ -129,7 +131,7 @@ def provenance(result) -> dict:
     }
 
 
-def provenance_of_data(data) -> dict:
+def provenance_of_data(data: Any) -> dict:
     """Where a Dataset came from and its checksums, with the package versions."""
     import cvxpy
     return {"n_samples": data.X.shape[0], "n_features": data.X.shape[1],
@@ -164,7 +166,7 @@ def _jsonable(value):
 RUN_FORMAT, RUN_FORMAT_VERSION = "convexlearn.run", 1
 
 
-def result_record(result) -> dict:
+def result_record(result: Any) -> dict:
     """The JSON record of one run: the table's facts, the checks, provenance, and every
     method's whole solution (``solutions``: method -> ``Solution.to_dict()``, with the
     data's sha256 added to each provenance so that a later diff can tell another problem).
@@ -200,7 +202,7 @@ def result_record(result) -> dict:
     return record
 
 
-def separability_record(res) -> dict:
+def separability_record(res: Any) -> dict:
     """The facts of a SeparabilityResult (verdict and certificate)."""
     return _jsonable({
         "separable": res.separable, "verified": res.verified, "homogeneous": res.homogeneous,
@@ -217,6 +219,6 @@ def dumps(record: dict) -> str:
     return json.dumps(_jsonable(record), indent=2, allow_nan=False) + "\n"
 
 
-def write_atomic(path, content) -> None:
+def write_atomic(path: Any, content: Any) -> None:
     """Write one file atomically (see :func:`~convexlearn.app.outputs.write_all_atomic`)."""
     write_all_atomic([(path, content)])

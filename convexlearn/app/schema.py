@@ -41,7 +41,7 @@ class Key:
         return self.default is _REQUIRED
 
 
-def is_number(v) -> bool:
+def is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 

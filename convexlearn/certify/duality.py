@@ -36,9 +36,12 @@ all of R); for l1, g is scaled by min(1, n lam r / ||X^T g||_inf).
 
 from __future__ import annotations
 
+from typing import Any
+
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["dual_objective", "feasible_dual_point"]
 
@@ -106,7 +109,7 @@ def _penalty_conjugate(penalty, v: np.ndarray) -> float | None:
     return float(excess @ excess) / (2.0 * (1.0 - l1_ratio))
 
 
-def feasible_dual_point(X, loss, penalty, lam: float, intercept: bool, g: np.ndarray,
+def feasible_dual_point(X: ArrayLike, loss: Any, penalty: Any, lam: float, intercept: bool, g: np.ndarray,
                         XTg: np.ndarray | None = None,
                         col_sums: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``g`` made dual feasible by shrinking toward 0 (see the module docstring), and
@@ -140,7 +143,7 @@ def feasible_dual_point(X, loss, penalty, lam: float, intercept: bool, g: np.nda
     return g, XTg
 
 
-def dual_objective(X, y, loss, penalty, lam: float, intercept: bool, g: np.ndarray,
+def dual_objective(X: ArrayLike, y: ArrayLike, loss: Any, penalty: Any, lam: float, intercept: bool, g: np.ndarray,
                    XTg: np.ndarray | None = None,
                    col_sums: np.ndarray | None = None) -> float:
     """D(g) at the feasible point made from ``g`` (nan where no gap is defined here)."""

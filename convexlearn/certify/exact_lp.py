@@ -37,11 +37,14 @@ unproven (said so in the result's notes).
 
 from __future__ import annotations
 
+from typing import Any
+
 import math
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .separability import CertificateCheck, _data, _dyadic
 
@@ -178,7 +181,7 @@ class _Tableau:
                 for k in range(m)]
 
 
-def exact_verdict(X, y, homogeneous: bool = False, hint=None,
+def exact_verdict(X: ArrayLike, y: ArrayLike, homogeneous: bool = False, hint: Any = None,
                   max_pivots: int = EXACT_LP_MAX_PIVOTS) -> ExactVerdict | None:
     """Decide linear separability exactly over Q (see the module docstring).
 
@@ -230,7 +233,7 @@ def _integers(values) -> tuple[list[int], int]:
     return [v.numerator * (L // v.denominator) for v in values], L
 
 
-def verify_hyperplane_rational(X, y, w, b=Fraction(0)) -> CertificateCheck:
+def verify_hyperplane_rational(X: ArrayLike, y: ArrayLike, w: Any, b: Any = Fraction(0)) -> CertificateCheck:
     """Exact check, in integers, that ``y_i (<w, x_i> + b) >= 1`` for every sample, with
     w, b rational (Fractions or floats, taken exactly)."""
     X, y = _data(X, y)
@@ -255,7 +258,7 @@ def verify_hyperplane_rational(X, y, w, b=Fraction(0)) -> CertificateCheck:
                             exact=(list(w), Fraction(b)))
 
 
-def verify_certificate_rational(X, y, lam, *, homogeneous: bool = False) -> CertificateCheck:
+def verify_certificate_rational(X: ArrayLike, y: ArrayLike, lam: float, *, homogeneous: bool = False) -> CertificateCheck:
     """Exact check, in integers, of a rational lambda: ``lambda >= 0``, class sums 1
     (homogeneous: total 1) and ``sum_i lambda_i y_i x_i = 0``."""
     X, y = _data(X, y)

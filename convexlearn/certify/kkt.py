@@ -41,6 +41,8 @@ contradict is listed in ``disagreements``.
 
 from __future__ import annotations
 
+from typing import Any
+
 import math
 from dataclasses import dataclass, field
 
@@ -148,7 +150,7 @@ class KKTReport:
         return self.summary()
 
 
-def reconstruct_multipliers(features: np.ndarray, y: np.ndarray, C, intercept: bool,
+def reconstruct_multipliers(features: np.ndarray, y: np.ndarray, C: float, intercept: bool,
                             w: np.ndarray, margins: np.ndarray, band: float) -> np.ndarray:
     """Multipliers for a solution that has none, by bounded least squares.
 
@@ -209,9 +211,9 @@ def relative_gap(primal: float, dual: float) -> float:
     return abs(primal - dual) / max(abs(primal), abs(dual), GAP_FLOOR)
 
 
-def svm_kkt(y: np.ndarray, C, intercept: bool, alpha: np.ndarray, f: np.ndarray,
+def svm_kkt(y: np.ndarray, C: float, intercept: bool, alpha: np.ndarray, f: np.ndarray,
             w_norm2: float, alpha_Q_alpha: float, stationarity: float,
-            xi: np.ndarray | None = None, tol: float = 1e-6, notes=()) -> KKTReport:
+            xi: np.ndarray | None = None, tol: float = 1e-6, notes: Any = ()) -> KKTReport:
     """Evaluate the KKT conditions from precomputed quantities.
 
     Parameters
@@ -279,7 +281,7 @@ def svm_kkt(y: np.ndarray, C, intercept: bool, alpha: np.ndarray, f: np.ndarray,
         disagreements=np.flatnonzero(disagree), margins=m, alpha=alpha, notes=list(notes))
 
 
-def solution_multipliers(svm, solution, band: float) -> tuple[np.ndarray, str | None]:
+def solution_multipliers(svm: Any, solution: Any, band: float) -> tuple[np.ndarray, str | None]:
     """The multipliers of ``solution``: its own, or rebuilt when it has none.
 
     Taken from the expansion (alpha = y beta) for a linear solution that carries one, else
@@ -315,7 +317,7 @@ def solution_multipliers(svm, solution, band: float) -> tuple[np.ndarray, str | 
                    f"in a factor of K (margin band +-{band:g})")
 
 
-def kkt_report(svm, solution, tol: float = 1e-6) -> KKTReport:
+def kkt_report(svm: Any, solution: Any, tol: float = 1e-6) -> KKTReport:
     """The KKT report of ``solution`` for the SVM problem ``svm``, recomputed from the data.
 
     Works for any solution: with w (linear kernel) or a kernel expansion (``dual_coef``),

@@ -30,6 +30,8 @@ minimizer (the infimum 0 is approached along a separating direction);
 
 from __future__ import annotations
 
+from typing import Any
+
 import math
 from dataclasses import dataclass, field
 
@@ -391,7 +393,7 @@ def minimum_norm_subgradient(base: np.ndarray, kink_columns: np.ndarray, lower: 
 
 
 def recession_direction(X: np.ndarray, y: np.ndarray, intercept: bool = True,
-                        tol: float = 1e-9):
+                        tol: float = 1e-9) -> Any:
     """Is there (v, c) != 0 with y_i (<v, x_i> + c) >= 0 for all i, > 0 for some i?
 
     Then logistic and exponential losses decrease strictly along (v, c) forever and the

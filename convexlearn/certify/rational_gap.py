@@ -16,14 +16,17 @@ tests and audits of small problems.
 
 from __future__ import annotations
 
+from typing import Any
+
 from fractions import Fraction
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["rational_duality_gap"]
 
 
-def rational_duality_gap(X, y, C, w, b, alpha, intercept: bool = True) -> Fraction | None:
+def rational_duality_gap(X: ArrayLike, y: ArrayLike, C: float, w: Any, b: Any, alpha: Any, intercept: bool = True) -> Fraction | None:
     """(P(w, b) - D(a)) / P(w, b) over the rationals (see the module docstring).
 
     Parameters

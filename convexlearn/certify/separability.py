@@ -45,6 +45,7 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 import scipy.linalg
 
 from ..data import as_features
@@ -121,7 +122,7 @@ def exact_is_cheap(n_terms: int, d: int) -> bool:
 
 
 # --------------------------------------------------------------------------- hyperplane
-def verify_hyperplane(X, y, w, b: float = 0.0, *, tol: float = DEFAULT_TOL) -> CertificateCheck:
+def verify_hyperplane(X: ArrayLike, y: ArrayLike, w: Any, b: float = 0.0, *, tol: float = DEFAULT_TOL) -> CertificateCheck:
     """Float check that ``y_i (<w, x_i> + b) >= 1`` for all i, with scaled tolerance.
 
     The violation ``max(0, 1 - m_i)`` of sample i is divided by
@@ -155,7 +156,7 @@ def _dyadic(values: np.ndarray) -> tuple[np.ndarray, int]:
     return N.reshape(np.shape(values)), E
 
 
-def verify_hyperplane_exact(X, y, w, b: float = 0.0) -> CertificateCheck:
+def verify_hyperplane_exact(X: ArrayLike, y: ArrayLike, w: Any, b: float = 0.0) -> CertificateCheck:
     """Exact check over Q: every margin ``y_i (<w, x_i> + b)`` is > 0 in rational arithmetic.
 
     Computed with Python integers (every float is ``N / 2**E``). On success ``exact``
@@ -201,7 +202,7 @@ def midrange(X: np.ndarray) -> np.ndarray:
     return 0.5 * (X.max(axis=0) + X.min(axis=0))
 
 
-def verify_certificate(X, y, lam, *, homogeneous: bool = False,
+def verify_certificate(X: ArrayLike, y: ArrayLike, lam: float, *, homogeneous: bool = False,
                        tol: float = DEFAULT_TOL) -> CertificateCheck:
     """Float check of a non-separability certificate lambda, with scaled tolerances.
 
@@ -290,7 +291,7 @@ def _solve_rational(M: np.ndarray, rhs: np.ndarray) -> tuple[list[int], int] | N
     return (X, D) if D > 0 else ([-v for v in X], -D)
 
 
-def verify_certificate_exact(X, y, lam, *, homogeneous: bool = False,
+def verify_certificate_exact(X: ArrayLike, y: ArrayLike, lam: float, *, homogeneous: bool = False,
                              rounding_tol: float = DEFAULT_TOL) -> CertificateCheck:
     """Exact check over Q of a lambda certificate, after projecting it onto the equalities.
 
@@ -373,8 +374,8 @@ def verify_certificate_exact(X, y, lam, *, homogeneous: bool = False,
                             exact=full)
 
 
-def verify(X, y, *, w=None, b: float = 0.0, lam=None, homogeneous: bool = False,
-           exact="auto", tol: float = DEFAULT_TOL) -> list[CertificateCheck]:
+def verify(X: ArrayLike, y: ArrayLike, *, w: Any = None, b: float = 0.0, lam: float | None = None, homogeneous: bool = False,
+           exact: Any = "auto", tol: float = DEFAULT_TOL) -> list[CertificateCheck]:
     """Check a hyperplane (``w``, ``b``) or a certificate (``lam``): float, then exact.
 
     ``exact="auto"`` adds the exact check when it is cheap (:func:`exact_is_cheap`);
@@ -398,7 +399,7 @@ def verify(X, y, *, w=None, b: float = 0.0, lam=None, homogeneous: bool = False,
     return checks
 
 
-def verify_result(X, y, result, *, exact="auto", tol: float = DEFAULT_TOL) -> list[CertificateCheck]:
+def verify_result(X: ArrayLike, y: ArrayLike, result: Any, *, exact: Any = "auto", tol: float = DEFAULT_TOL) -> list[CertificateCheck]:
     """Re-check a :class:`~convexlearn.SeparabilityResult` from scratch.
 
     Ignores the result's own ``verified`` flag and checks whichever certificate it

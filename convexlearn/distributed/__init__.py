@@ -11,6 +11,8 @@ its submodules do.
 
 from __future__ import annotations
 
+from typing import Any
+
 from .chunks import is_dask_array
 
 __all__ = ["is_dask_array", "register", "connect"]
@@ -34,7 +36,7 @@ def register() -> None:
             ARRAY_BACKENDS[problem].append((is_dask_array, factory))
 
 
-def connect(scheduler: str | None):
+def connect(scheduler: str | None) -> Any:
     """A ``dask.distributed.Client``: ``"local"`` starts a LocalCluster on this machine,
     any other string is a scheduler address (``tcp://host:8786``); None returns None
     (the default scheduler).

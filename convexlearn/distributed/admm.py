@@ -20,6 +20,8 @@ accuracy slowly: its point is judged by the chunk-wise certificate like any othe
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import math
 
 import numpy as np
@@ -53,7 +55,7 @@ def _block_local(X, y, offset, x0, target, rho, loss, intercept, n):
 
 
 def admm(oracle: DaskERMOracle, x0: np.ndarray | None = None, *, tol: float = 1e-6,
-         max_iter: int = 500, rho: float | None = None, callback=None):
+         max_iter: int = 500, rho: float | None = None, callback: Callable[..., Any] | None = None) -> Any:
     """Consensus ADMM; returns a Solution at z (history: objective, primal_residual,
     dual_residual, rho, time).
 

@@ -24,6 +24,8 @@ against W is formed on its worker.
 
 from __future__ import annotations
 
+from typing import Any
+
 import math
 
 import numpy as np
@@ -49,7 +51,7 @@ def _union(a: tuple, b: tuple) -> tuple:
 
 
 def solve_on(part: tuple, C: float, kernel: Kernel, intercept: bool, tol: float,
-             warm: bool = False):
+             warm: bool = False) -> Any:
     """SMO on the rows of ``part`` = (index, X, y, alpha); returns (Solution, SVM) or
     (None, None) when the rows hold one class (nothing to separate)."""
     from ..svm import SVM
@@ -86,7 +88,7 @@ def _merge(a, b, C, kernel, intercept, tol):
     return _support_of(_union(a, b), C, kernel, intercept, tol)
 
 
-def cascade_pass(data, S: tuple, C: float, kernel: Kernel, intercept: bool, tol: float):
+def cascade_pass(data: Any, S: tuple, C: float, kernel: Kernel, intercept: bool, tol: float) -> Any:
     """One pass (leaves on every block with S fed back, binary tree of merges); returns
     the root's support set (computed: only support sets travel)."""
     from dask import delayed
@@ -116,8 +118,8 @@ def _block_margins(X, y, offset, W_index, W_X, beta, b, kernel, max_add):
             int(np.sum(viol > 0)), float(np.max(viol)) if outside.any() else -math.inf)
 
 
-def margins_outside(data, W: tuple, beta: np.ndarray, b: float, kernel: Kernel,
-                    max_add: int):
+def margins_outside(data: Any, W: tuple, beta: np.ndarray, b: float, kernel: Kernel,
+                    max_add: int) -> Any:
     """Chunk-wise global check: total hinge sum_i max(0, 1 - m_i), the worst violators
     outside W (rows, at most ``max_add`` per chunk), their count, and the largest
     1 - m_i outside W (-inf when W holds every sample)."""
@@ -129,7 +131,7 @@ def margins_outside(data, W: tuple, beta: np.ndarray, b: float, kernel: Kernel,
     return hinge, found, count, worst
 
 
-def polished(part: tuple, C: float, kernel: Kernel, intercept: bool, tol: float):
+def polished(part: tuple, C: float, kernel: Kernel, intercept: bool, tol: float) -> Any:
     """SMO at ``tol`` then the active-set polish on W = ``part``; returns (alpha, b, svm,
     smo solution). The polished multipliers are kept when they pass the KKT check on W
     better than SMO's (the caller certifies globally)."""

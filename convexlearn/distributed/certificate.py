@@ -18,6 +18,8 @@ problems without intercept, or as the bound on the w-part only otherwise).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..errors import NotApplicableError
@@ -106,7 +108,7 @@ def chunked_optimality(oracle: DaskERMOracle, x: np.ndarray, tol: float = 1e-6,
                             optimal_objective=float(F - bound), details=details)
 
 
-def distance_raw(base, M, z, oracle, w, kink_tol) -> float:
+def distance_raw(base: Any, M: Any, z: Any, oracle: Any, w: Any, kink_tol: Any) -> float:
     """||base + M z + lam (r, 0)|| in raw units with the certificate's multipliers z and the
     penalty part projected coordinate-wise (box subdifferentials only)."""
     s = base + M @ z

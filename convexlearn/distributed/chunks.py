@@ -13,9 +13,10 @@ default scheduler: a ``dask.distributed.Client`` made current, or threads).
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..data import LabelMap, _show_values
 from ..errors import DataError, ParameterError
@@ -23,21 +24,21 @@ from ..errors import DataError, ParameterError
 __all__ = ["ChunkedData", "tree_reduce", "add_parts", "combine_concat", "is_dask_array"]
 
 
-def is_dask_array(obj) -> bool:
+def is_dask_array(obj: Any) -> bool:
     """True for a ``dask.array.Array`` (without importing dask when the caller has not)."""
     import sys
     module = sys.modules.get("dask.array")
     return module is not None and isinstance(obj, module.Array)
 
 
-def add_parts(a, b):
+def add_parts(a: Any, b: Any) -> Any:
     """Elementwise sum of two equally shaped tuples of numbers/arrays (``None`` = absent)."""
     if isinstance(a, tuple):
         return tuple(add_parts(u, v) for u, v in zip(a, b))
     return a + b
 
 
-def tree_reduce(parts: list, combine: Callable = add_parts):
+def tree_reduce(parts: list, combine: Callable = add_parts) -> Any:
     """Combine delayed parts pairwise up a binary tree (depth log2 of their number)."""
     from dask import delayed
     if not parts:
@@ -79,7 +80,7 @@ class ChunkedData:
     blocks : list of (delayed X block, delayed y block, int offset)
     """
 
-    def __init__(self, X, y, task: str, client=None):
+    def __init__(self, X: ArrayLike, y: ArrayLike, task: str, client: Any = None):
         import dask.array as da
         if not is_dask_array(X):
             raise DataError(f"X must be a dask array here; got {type(X).__name__}")
@@ -135,7 +136,7 @@ class ChunkedData:
         """Number of row blocks."""
         return len(self.blocks)
 
-    def compute(self, *values):
+    def compute(self, *values) -> Any:
         """``dask.compute`` on this data's client (one value -> that value)."""
         import dask
         kwargs = {} if self.client is None else {"scheduler": self.client}
@@ -143,7 +144,7 @@ class ChunkedData:
         return out[0] if len(values) == 1 else out
 
     def map_reduce(self, func: Callable, *args, combine: Callable = add_parts,
-                   with_offset: bool = False):
+                   with_offset: bool = False) -> Any:
         """sum_k func(X_k, y_k, *args) over the row blocks (tree reduction), computed.
 
         ``func`` runs on a worker and must return a tuple of numbers/arrays (or what
@@ -175,7 +176,7 @@ class ChunkedData:
         return np.asarray(Xs)[inv], np.asarray(ys)[inv]
 
 
-def combine_concat(a, b):
+def combine_concat(a: Any, b: Any) -> Any:
     """Like :func:`add_parts`, but lists are concatenated (rows picked on the chunks)."""
     return tuple(u + v if isinstance(u, list) else add_parts(u, v) for u, v in zip(a, b))
 

@@ -24,10 +24,13 @@ its own stopping rule *and* that distance is <= ``cert_tol``.
 
 from __future__ import annotations
 
+from typing import Any, NoReturn
+
 import importlib
 import inspect
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..certify.optimality import OptimalityReport
 from ..data import check_bool, check_count, check_nonnegative, check_positive
@@ -69,8 +72,8 @@ class DaskERM(ERM):
         Where the passes run (default: the current default scheduler).
     """
 
-    def __init__(self, X, y, loss="logistic", penalty="l2", lam: float = 0.1,
-                 intercept: bool = True, *, client=None, **penalty_params):
+    def __init__(self, X: ArrayLike, y: ArrayLike, loss: Any = "logistic", penalty: Any = "l2", lam: float = 0.1,
+                 intercept: bool = True, *, client: Any = None, **penalty_params):
         self.loss = make_loss(loss)
         self.penalty = make_penalty(penalty, **penalty_params)
         self.intercept = check_bool("intercept", intercept)
@@ -98,12 +101,12 @@ class DaskERM(ERM):
         return DaskERMOracle(self.data, self.loss, self.penalty, self.lam, self.intercept,
                              gram=self._gram)
 
-    def objective(self, w, b: float = 0.0) -> float:
+    def objective(self, w: Any, b: float = 0.0) -> float:
         """F(w, b), one pass over the chunks."""
         oracle = self.oracle()
         return oracle.value(oracle.join(self._checked_w(w), b))
 
-    def decision_function(self, solution: Solution, X=None):
+    def decision_function(self, solution: Solution, X: ArrayLike | None = None) -> Any:
         """f = X w + b: a dask array for dask input (lazy), numpy for numpy input."""
         X = self.X if X is None else X
         if X.shape[1] != self.data.d:
@@ -111,7 +114,7 @@ class DaskERM(ERM):
                                  f"{self.data.d}")
         return X @ self._checked_w(solution.w) + solution.b
 
-    def predict(self, solution: Solution, X=None):
+    def predict(self, solution: Solution, X: ArrayLike | None = None) -> Any:
         """Labels (lazy for dask input) or real predictions."""
         f = self.decision_function(solution, X)
         if self.label_map is None:
@@ -127,7 +130,7 @@ class DaskERM(ERM):
                                  f"features")
         return w
 
-    def formulation(self):
+    def formulation(self) -> NoReturn:
         """Not available: the cvxpy problem would hold all of X in memory."""
         raise NotApplicableError(
             f"the cvxpy formulation of {self.describe()} would load the whole dask array "
@@ -143,7 +146,7 @@ class DaskERM(ERM):
 
     # ---------------------------------------------------------------- solving
     def solve(self, method: str = "exact", *, tol: float | None = None,
-              cert_tol: float | None = None, certify: bool = True, warm_start=None,
+              cert_tol: float | None = None, certify: bool = True, warm_start: Any = None,
               **options) -> Solution:
         """Solve on the cluster; attach the chunk-wise certificate.
 
@@ -246,7 +249,7 @@ class DaskERM(ERM):
         return self._references[self.lam]
 
     def optimality(self, solution: Solution, tol: float = 1e-6, kink_tol: float = 1e-6,
-                   reference=None) -> OptimalityReport:
+                   reference: Any = None) -> OptimalityReport:
         """The chunk-wise certificate at the solution (see :mod:`.certificate`); with
         ``reference`` (a Solution or F*), ``suboptimality`` is F - F* against it."""
         oracle = self.oracle()

@@ -20,6 +20,8 @@ a sum of finite products, detects non-finite entries of X in the same pass.
 
 from __future__ import annotations
 
+from typing import Any, NoReturn
+
 import numpy as np
 
 from ..errors import DataError
@@ -31,7 +33,7 @@ from .chunks import ChunkedData
 __all__ = ["DaskERMOracle", "loss_token"]
 
 
-def loss_token(loss: Loss):
+def loss_token(loss: Loss) -> Any:
     """What a task carries for the loss: its name when registered (cheap to ship), else
     the Loss object itself (pickled by value)."""
     return loss.name if LOSSES.get(loss.name) is loss else loss
@@ -127,7 +129,7 @@ class DaskERMOracle(ERMOracle):
         self._memo = (key.copy(), order, out)
         return out
 
-    def scores(self, x):
+    def scores(self, x: Any) -> NoReturn:
         raise NotImplementedError("the decision values of chunked data stay on the workers")
 
     def loss_value(self, x: np.ndarray) -> float:
@@ -139,7 +141,7 @@ class DaskERMOracle(ERMOracle):
         out = self.evaluate(x, 1)
         return float(out[0]), out[1].copy()
 
-    def hessian(self, x: np.ndarray, dtype=np.float64, stride: int = 1,
+    def hessian(self, x: np.ndarray, dtype: Any = np.float64, stride: int = 1,
                 penalty: bool = True) -> np.ndarray:
         """(1/n) A^T diag(l''(f)) A + lam diag(R''), reduced chunk-wise in float64.
 

@@ -17,7 +17,10 @@ the whole problem, |P - D| / max(1, |P|) with P = 1/2 alpha^T Q alpha + C sum_i 
 
 from __future__ import annotations
 
+from typing import Any, NoReturn
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..certify.kkt import KKTReport
 from ..data import check_bool, check_C, check_count, check_positive
@@ -47,8 +50,8 @@ class DaskSVM(SVM):
     client : dask.distributed.Client, optional
     """
 
-    def __init__(self, X, y, C=1.0, kernel="linear", intercept: bool = True, *,
-                 gamma="scale", degree=3, coef0=0.0, sample_weight=None, client=None,
+    def __init__(self, X: ArrayLike, y: ArrayLike, C: float = 1.0, kernel: Any = "linear", intercept: bool = True, *,
+                 gamma: Any = "scale", degree: int = 3, coef0: float = 0.0, sample_weight: Any = None, client: Any = None,
                  **ignored):
         if sample_weight is not None:
             raise NotApplicableError("sample_weight is not supported on a dask array "
@@ -86,10 +89,10 @@ class DaskSVM(SVM):
         return super().describe()[:-1] + f", dask: {self.data.n_chunks} chunks)"
 
     @property
-    def gram(self):
+    def gram(self) -> NoReturn:
         raise NotApplicableError("the Gram matrix of a dask array is never formed whole")
 
-    def primal(self, form: str = "slack"):
+    def primal(self, form: str = "slack") -> NoReturn:
         raise NotApplicableError(f"the cvxpy problems of {self.describe()} would load the "
                                  f"whole data; solve with method='cascade'")
 
@@ -204,7 +207,7 @@ class DaskSVM(SVM):
             raise NotApplicableError("this solution has no chunk-wise report")
         return solution.report
 
-    def decision_function(self, solution: Solution, X=None):
+    def decision_function(self, solution: Solution, X: ArrayLike | None = None) -> Any:
         """f(x) = sum_{i in SV} alpha_i y_i k(x_i, x) + b; lazy for a dask X (default: the
         training data)."""
         X = self.X if X is None else X
@@ -217,14 +220,14 @@ class DaskSVM(SVM):
                                 dtype=float)
         return kern(np.asarray(X, float), sv) @ beta + solution.b
 
-    def predict(self, solution: Solution, X=None):
+    def predict(self, solution: Solution, X: ArrayLike | None = None) -> Any:
         """Labels in the original classes (lazy for a dask X)."""
         f = self.decision_function(solution, X)
         if hasattr(f, "map_blocks"):
             return f.map_blocks(self.label_map.to_labels, dtype=self.label_map.classes.dtype)
         return self.label_map.to_labels(f)
 
-    def dual_objective(self, alpha) -> float:
+    def dual_objective(self, alpha: Any) -> float:
         raise NotApplicableError("read solution.report.dual_objective (computed chunk-wise)")
 
 

@@ -10,6 +10,8 @@ certificate that the convex hulls of the classes meet.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -61,13 +63,13 @@ class PerceptronClassifier(_LinearPredictor):
     classes_, n_features_in_, feature_names_in_ : as in scikit-learn
     """
 
-    def __init__(self, *, max_iter=1000, fit_intercept=True, shuffle=False, random_state=None):
+    def __init__(self, *, max_iter: int = 1000, fit_intercept: bool = True, shuffle: bool = False, random_state: Any = None):
         self.max_iter = max_iter
         self.fit_intercept = fit_intercept
         self.shuffle = shuffle
         self.random_state = random_state
 
-    def fit(self, X: ArrayLike, y: ArrayLike):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Any:
         """Run the perceptron (one-vs-rest for more than two classes); returns self."""
         check_count("max_iter", self.max_iter)
         X, y = validate_data(self, X, y, dtype=np.float64)
@@ -97,7 +99,7 @@ class NotSeparableError(InfeasibleError):
         The one-vs-rest problem (index into classes_) that is not separable.
     """
 
-    def __init__(self, message: str, result, problem: int | None = None):
+    def __init__(self, message: str, result: Any, problem: int | None = None):
         super().__init__(message)
         self.result = result
         self.certificate = result.certificate
@@ -131,11 +133,11 @@ class HalfspaceClassifier(_LinearPredictor):
     classes_, n_features_in_, feature_names_in_ : as in scikit-learn
     """
 
-    def __init__(self, *, fit_intercept=True, max_margin=True):
+    def __init__(self, *, fit_intercept: bool = True, max_margin: bool = True):
         self.fit_intercept = fit_intercept
         self.max_margin = max_margin
 
-    def fit(self, X: ArrayLike, y: ArrayLike):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Any:
         """Find a consistent hyperplane per problem, or raise NotSeparableError; returns self."""
         X, y = validate_data(self, X, y, dtype=np.float64)
         self.classes_ = fit_classes(y, None)

@@ -19,6 +19,8 @@ problem. For two classes, ``dual_coef_`` (1, n_SV) has classes_[1] as +1, so tha
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..data import check_choice
@@ -93,12 +95,12 @@ class KernelSVMClassifier(SVMClassifierBase):
 
     _methods = ("exact", "smo", "subgradient")
 
-    def __init__(self, C: float | None = 1.0, *, kernel="rbf", gamma="scale", degree: float = 3,
+    def __init__(self, C: float | None = 1.0, *, kernel: Any = "rbf", gamma: Any = "scale", degree: float = 3,
                  coef0: float = 0.0, repair_psd: bool = False, fit_intercept: bool = True,
                  class_weight: dict | str | None = None, multiclass: str = "ovo",
                  decision_function_shape: str = "ovr", probability: bool = False,
                  method: str = "exact", tol: float = 1e-6, max_iter: int | None = None,
-                 random_state=None) -> None:
+                 random_state: Any = None) -> None:
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -173,7 +175,7 @@ class LinearSVMClassifier(SVMClassifierBase):
     def __init__(self, C: float | None = 1.0, *, fit_intercept: bool = True,
                  class_weight: dict | str | None = None, probability: bool = False,
                  method: str = "exact", tol: float = 1e-6, max_iter: int | None = None,
-                 random_state=None) -> None:
+                 random_state: Any = None) -> None:
         self.C = C
         self.fit_intercept = fit_intercept
         self.class_weight = class_weight

@@ -26,6 +26,8 @@ its figures in the report): the fallback of last resort.
 
 from __future__ import annotations
 
+from typing import Any
+
 import importlib
 import inspect
 import math
@@ -77,7 +79,7 @@ def _penalized(erm) -> bool:
     return erm.penalty.name != "none" and erm.lam > 0
 
 
-def exact_chain(erm) -> list[str]:
+def exact_chain(erm: Any) -> list[str]:
     """The routes of ``erm``'s exact solve, fastest first (see the module docstring)."""
     from ..solvers.cd import CD_LOSSES
     loss, pen = erm.loss, erm.penalty
@@ -277,8 +279,8 @@ ROUTES = {"newton": _newton_route, "cd": _cd_route, "lp": _lp_route, "svm": _svm
           "exact-primal": _cvxpy_route}
 
 
-def solve_exact(erm, *, tol: float = EXACT_TOL, solver: str | None = None,
-                warm_start: Solution | None = None, screen=None, routes=None,
+def solve_exact(erm: Any, *, tol: float = EXACT_TOL, solver: str | None = None,
+                warm_start: Solution | None = None, screen: Any = None, routes: Any = None,
                 **options) -> Solution:
     """Walk the chain of :func:`exact_chain` (or ``routes``) and return the first answer
     whose certificate passes at ``tol`` (relative); the last route's answer otherwise.
@@ -331,7 +333,7 @@ def _finish(erm, sol: Solution, tol: float, failures=None) -> Solution:
     return sol
 
 
-def solve_path(erm, lams, *, method: str = "exact", tol: float = EXACT_TOL,
+def solve_path(erm: Any, lams: Any, *, method: str = "exact", tol: float = EXACT_TOL,
                **options) -> list[Solution]:
     """Exact solutions at each lam of ``lams`` (in order), each warm-started from the
     previous point; ``erm.lam`` is left at the last value (the caller restores it).
@@ -424,7 +426,7 @@ def _lam1(erm) -> float:
 
 
 # ----------------------------------------------------------- iterative methods
-def solve_iterative(erm, method: str, tol: float, warm_start, options: dict) -> Solution:
+def solve_iterative(erm: Any, method: str, tol: float, warm_start: Any, options: dict) -> Solution:
     """An iterative method of :data:`ITERATIVE_METHODS` on ``erm`` (status: the caller's
     certificate decides "optimal")."""
     module, func = ITERATIVE_METHODS[method].split(":")
@@ -458,7 +460,7 @@ def _require_cd(erm) -> None:
             f"loss {' or '.join(CD_LOSSES)} and the penalty l1, elastic_net, l2 or none")
 
 
-def solve_closed_form(erm) -> Solution:
+def solve_closed_form(erm: Any) -> Solution:
     """Least squares / ridge by their closed forms (status "converged": the certificate
     decides "optimal")."""
     from ..solvers import closed_forms
@@ -481,8 +483,8 @@ def solve_closed_form(erm) -> Solution:
                     provenance={"solver": model.method, **model.details})
 
 
-def solve(erm, method: str, *, tol: float, certify: bool, cert_tol: float | None,
-          solver: str | None, warm_start, options: dict) -> Solution:
+def solve(erm: Any, method: str, *, tol: float, certify: bool, cert_tol: float | None,
+          solver: str | None, warm_start: Any, options: dict) -> Solution:
     """``ERM.solve`` after validation: the exact chain, the closed form or an iterative
     method; an iterative method's status "optimal" rests on the certificate at
     ``cert_tol`` (default :data:`ITERATIVE_TOL`), relative like the exact one."""
@@ -517,7 +519,7 @@ def solve(erm, method: str, *, tol: float, certify: bool, cert_tol: float | None
     return sol
 
 
-def path(erm, lams, *, method: str = "exact", exact: bool = False, options: dict) -> Path:
+def path(erm: Any, lams: Any, *, method: str = "exact", exact: bool = False, options: dict) -> Path:
     """``ERM.path``: the warm-started path over ``lams``, or (``exact=True``) the exact
     lasso path by homotopy with certified breakpoints and exact interpolation."""
     lams = [check_nonnegative("lam", v) for v in np.atleast_1d(lams).tolist()]

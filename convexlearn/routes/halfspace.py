@@ -15,6 +15,8 @@ whether a hard-margin problem is feasible. That keeps the import graph one-way.
 
 from __future__ import annotations
 
+from typing import Any
+
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -128,7 +130,7 @@ class SeparabilityResult:
 
 
 def decide_separability(X: np.ndarray, y: np.ndarray, homogeneous: bool, *,
-                        slack: bool = True, exact="auto", tol: float = DEFAULT_TOL,
+                        slack: bool = True, exact: Any = "auto", tol: float = DEFAULT_TOL,
                         backend: str = "auto", solver: str | None = None,
                         label_map: LabelMap | None = None) -> SeparabilityResult:
     """Decide linear separability of validated data and return the verified certificate.

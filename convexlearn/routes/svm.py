@@ -25,7 +25,7 @@ import importlib
 import inspect
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -159,7 +159,7 @@ ROUTES["exact-linear"] = Route(_linear_route, _linear_route_memory)
 EXACT_METHODS = ("exact",) + tuple(ROUTES)
 
 
-def exact_chain(svm) -> list[str]:
+def exact_chain(svm: Any) -> list[str]:
     """The routes ``method="exact"`` tries, in order, for this problem.
 
     The cvxpy dual first: measured (benchmarks/bench_exact_svm.py, n=5000, d=50), the
@@ -186,7 +186,7 @@ def exact_chain(svm) -> list[str]:
     return ["exact-dual", "exact-primal"]
 
 
-def solve(svm, method: str = "exact", *, solver: str | None = None, tol: float = 1e-6,
+def solve(svm: Any, method: str = "exact", *, solver: str | None = None, tol: float = 1e-6,
           kkt_tol: float | None = None, polish: bool = True, **options) -> Solution:
     """``SVM.solve``: dispatch to the exact chain, an exact route or an iterative method,
     then decide the status from the KKT report (see :meth:`convexlearn.svm.SVM.solve`)."""
@@ -309,7 +309,7 @@ def _solve_exact(svm, method: str, solver: str | None, polish: bool, kkt_tol: fl
     return best
 
 
-def feature_space_separability(svm) -> SeparabilityResult:
+def feature_space_separability(svm: Any) -> SeparabilityResult:
     """Are the data linearly separable in the kernel's feature space?
 
     The separability LP (:func:`convexlearn.routes.halfspace.decide_separability`,
@@ -339,7 +339,7 @@ def feature_space_separability(svm) -> SeparabilityResult:
                                label_map=svm.label_map)
 
 
-def exact_c_path(svm, C_min: float, C_max: float, kkt_tol: float = 1e-9):
+def exact_c_path(svm: Any, C_min: float, C_max: float, kkt_tol: float = 1e-9) -> Any:
     """The exact SVM path in C between ``C_min`` and ``C_max``, every breakpoint certified.
 
     Follows :func:`convexlearn.solvers.svm_path.svm_c_path` from a certified anchor at
@@ -389,7 +389,7 @@ def exact_c_path(svm, C_min: float, C_max: float, kkt_tol: float = 1e-9):
     return path, solutions
 
 
-def exact_path(svm, Cs, kkt_tol: float = 1e-9) -> Path:
+def exact_path(svm: Any, Cs: Any, kkt_tol: float = 1e-9) -> Path:
     """``SVM.path(Cs, exact=True)``: :func:`exact_c_path` between min(Cs) and max(Cs) as a
     :class:`~convexlearn.path.Path` whose ``at(C)`` interpolates exactly (a C on a segment
     that ends in a re-anchor is solved by the exact chain instead)."""

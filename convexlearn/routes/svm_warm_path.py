@@ -13,6 +13,8 @@ of ``SVM.solve()`` (``provenance["route"]`` says which).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..data import check_C, check_positive
@@ -21,7 +23,7 @@ from ..solution import Timer
 __all__ = ["svm_warm_path"]
 
 
-def svm_warm_path(svm, Cs, *, tol: float = 1e-6, kkt_tol: float = 1e-6,
+def svm_warm_path(svm: Any, Cs: Any, *, tol: float = 1e-6, kkt_tol: float = 1e-6,
                   **smo_options) -> tuple[list[float], list, dict]:
     """Solve ``svm`` at each C in ``Cs`` (see the module docstring); ``svm.C`` is restored.
     Returns the values, the solutions and the provenance (the problem class makes the

@@ -38,7 +38,10 @@ The hot loops are numba kernels (``@njit(cache=True)``); :func:`epoch_reference`
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 import scipy.sparse as sp
 from numba import njit
 
@@ -53,7 +56,7 @@ CD_LOSSES = ("squared", "squared_classification", "logistic")
 GRAM_MAX_FEATURES = 5000
 
 
-def penalty_split(penalty, lam: float) -> tuple[float, float]:
+def penalty_split(penalty: Any, lam: float) -> tuple[float, float]:
     """(lam1, lam2) of lam R(w) = lam1 ||w||_1 + lam2/2 ||w||^2 (l1, elastic_net, l2, none)."""
     name = penalty.name
     if name == "l1":
@@ -146,7 +149,7 @@ def _epoch_gram(G, grad, w, coords, lam1, lam2):
     return worst
 
 
-def epoch_reference(X, h, q, w, coords, hdiag, lam1, lam2, inv_n) -> float:
+def epoch_reference(X: ArrayLike, h: Any, q: Any, w: Any, coords: Any, hdiag: Any, lam1: Any, lam2: Any, inv_n: Any) -> float:
     """Pure-numpy :func:`_epoch_dense` / :func:`_epoch_csc` (X dense or sparse), in place."""
     worst = 0.0
     for j in coords:
@@ -165,7 +168,7 @@ def epoch_reference(X, h, q, w, coords, hdiag, lam1, lam2, inv_n) -> float:
     return worst
 
 
-def gram_epoch_reference(G, grad, w, coords, lam1, lam2) -> float:
+def gram_epoch_reference(G: Any, grad: Any, w: Any, coords: Any, lam1: Any, lam2: Any) -> float:
     """Pure-numpy :func:`_epoch_gram`, in place."""
     worst = 0.0
     for j in coords:
@@ -214,11 +217,11 @@ class _Problem:
         self.squared = loss.name in ("squared", "squared_classification")
 
 
-def coordinate_descent(X, y, loss, penalty, lam: float, intercept: bool = True, *,
+def coordinate_descent(X: ArrayLike, y: ArrayLike, loss: Any, penalty: Any, lam: float, intercept: bool = True, *,
                        w0: np.ndarray | None = None, b0: float = 0.0, tol: float = 1e-12,
                        max_sweeps: int = 10000, polish: bool = True,
                        screen: tuple | None = None, use_numba: bool = True,
-                       cache: dict | None = None):
+                       cache: dict | None = None) -> Any:
     """Minimize F by coordinate descent (see the module docstring); returns (w, b, info).
 
     Parameters
@@ -554,8 +557,8 @@ def _polish_smooth(X, y, loss, w, b, lam1, lam2, intercept, max_iter: int = 30):
 
 
 # ------------------------------------------------------- as an iterative method
-def cd(oracle, x0: np.ndarray | None = None, *, tol: float = 1e-10, max_iter: int = 10000,
-       polish: bool = True):
+def cd(oracle: Any, x0: np.ndarray | None = None, *, tol: float = 1e-10, max_iter: int = 10000,
+       polish: bool = True) -> Any:
     """ERM method "cd": :func:`coordinate_descent` on the oracle's problem; returns a
     Solution (status "converged": the certificate decides "optimal"). ``tol`` is the
     relative per-coordinate decrease of F at which sweeps stop; ``max_iter`` bounds the

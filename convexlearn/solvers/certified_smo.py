@@ -20,6 +20,8 @@ a tolerance 100 times smaller, at most ``retries`` times.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 import numpy as np
 
@@ -36,7 +38,7 @@ __all__ = ["certified_smo", "memory_estimate"]
 _PRODUCT_BYTES = 4 * 2**23
 
 
-def memory_estimate(svm, cache_size: float = 200.0) -> int:
+def memory_estimate(svm: Any, cache_size: float = 200.0) -> int:
     """Bytes :func:`certified_smo` allocates beyond the data: the column cache (bounded
     by ``cache_size`` MB, at most n columns), ~12 vectors of n doubles, the kernel-product
     blocks, and the free-set block of the polish (at most MAX_FREE^2 doubles; estimated
@@ -60,7 +62,7 @@ def _run_smo(svm, spec, alpha0, tol, max_iter, cache_size):
     return smo(cols, svm.y, svm.C, False, tol, max_iter, True, alpha0)
 
 
-def certified_smo(svm, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol: float = 1e-9,
+def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol: float = 1e-9,
                   cache_size: float = 200.0, max_iter: int | None = None,
                   retries: int = 3, polish: bool = True) -> Solution:
     """Solve a (kernel) SVM exactly: SMO, active-set polish, certificate (module docstring).

@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..data import as_binary_labels, as_features, as_targets, check_choice, check_nonnegative
 from ..errors import DataError
@@ -55,7 +56,7 @@ class LinearModel:
     feature_map: object = None
     details: dict = field(default_factory=dict)
 
-    def decision_function(self, X) -> np.ndarray:
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
         """f(X) = phi(X) w + b, with phi the feature map (the identity when None).
 
         Raises DataError when X has (after the map) another number of features than w.
@@ -68,7 +69,7 @@ class LinearModel:
                             f"{self.w.shape[0]}")
         return X @ self.w + self.b
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """Labels (classes[1] where f >= threshold, else classes[0]), or f itself when
         ``classes`` is None (regression).
         """
@@ -85,7 +86,7 @@ def _center(X, y, intercept):
     return X - mx, y - my, mx, my
 
 
-def least_squares(X, y, intercept: bool = True, rcond: float | None = None) -> LinearModel:
+def least_squares(X: ArrayLike, y: ArrayLike, intercept: bool = True, rcond: float | None = None) -> LinearModel:
     """Minimum-norm least squares: w = X_c^+ y_c (pseudo-inverse), b = mean(y) - <mean(x), w>.
 
     ``rcond``: singular values below rcond * s_max count as zero (numpy's default when None).
@@ -101,7 +102,7 @@ def least_squares(X, y, intercept: bool = True, rcond: float | None = None) -> L
                        details={"rank": rank, "rank_deficient": rank < X.shape[1]})
 
 
-def ridge(X, y, alpha: float, intercept: bool = True) -> LinearModel:
+def ridge(X: ArrayLike, y: ArrayLike, alpha: float, intercept: bool = True) -> LinearModel:
     """min ||y - X w - b||^2 + alpha ||w||^2 (alpha >= 0; alpha = 0 falls back to least
     squares when X_c^T X_c is singular)."""
     X = as_features(X)
@@ -118,7 +119,7 @@ def ridge(X, y, alpha: float, intercept: bool = True) -> LinearModel:
     return LinearModel(w, my - float(mx @ w), "ridge (normal equations)")
 
 
-def classify_by_regression(X, y) -> LinearModel:
+def classify_by_regression(X: ArrayLike, y: ArrayLike) -> LinearModel:
     """Least squares on targets {0, 1} (classes[1] -> 1); predict classes[1] when f >= 1/2."""
     X = as_features(X)
     s, label_map = as_binary_labels(y, n=X.shape[0])
@@ -128,7 +129,7 @@ def classify_by_regression(X, y) -> LinearModel:
     return model
 
 
-def lda(X, y, pooled: str = "unbiased") -> LinearModel:
+def lda(X: ArrayLike, y: ArrayLike, pooled: str = "unbiased") -> LinearModel:
     """Gaussian generative classifier with a shared covariance (see the module docstring).
 
     Parameters
@@ -159,7 +160,7 @@ def lda(X, y, pooled: str = "unbiased") -> LinearModel:
                        details={"means": mu, "priors": priors, "covariance": sigma})
 
 
-def polynomial_regression(X, y, degree: int = 2) -> LinearModel:
+def polynomial_regression(X: ArrayLike, y: ArrayLike, degree: int = 2) -> LinearModel:
     """Least squares on the monomials of degree <= ``degree`` (minimum-norm, pseudo-inverse).
 
     phi is :func:`convexlearn.kernels.polynomial_features` with gamma = 1, coef0 = 1 (the

@@ -48,9 +48,12 @@ of 1e3), and centred digits 3/8 with rho = 1 stayed 1.7e-2 above it after 3000.
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from scipy import sparse
 
@@ -96,10 +99,10 @@ def _row_norms(X) -> np.ndarray:
     return np.einsum("ij,ij->i", X, X)
 
 
-def dcd_linear(X, y: np.ndarray, C, loss: str = "hinge", intercept: bool = True,
-               tol: float = 1e-4, max_iter: int = 1000, seed=0, shrinking: bool = True,
-               rho: float | None = None, alpha0: np.ndarray | None = None, callback=None,
-               b0: float = 0.0, gap_tol: float | None = None, center: bool | None = None):
+def dcd_linear(X: ArrayLike, y: np.ndarray, C: float, loss: str = "hinge", intercept: bool = True,
+               tol: float = 1e-4, max_iter: int = 1000, seed: Any = 0, shrinking: bool = True,
+               rho: float | None = None, alpha0: np.ndarray | None = None, callback: Callable[..., Any] | None = None,
+               b0: float = 0.0, gap_tol: float | None = None, center: bool | None = None) -> Any:
     """Dual coordinate descent on arrays (see the module docstring).
 
     Parameters
@@ -278,9 +281,9 @@ def _primal_value(f, y, C, loss, w2) -> float:
     return 0.5 * w2 + float(np.sum(C[hit] * term[hit]))
 
 
-def solve_svm(svm, tol: float = 1e-4, max_iter: int = 1000, loss: str = "hinge", seed=0,
-              shrinking: bool = True, rho: float | None = None, callback=None,
-              warm_start=None, gap_tol: float | None = None) -> Solution:
+def solve_svm(svm: Any, tol: float = 1e-4, max_iter: int = 1000, loss: str = "hinge", seed: Any = 0,
+              shrinking: bool = True, rho: float | None = None, callback: Callable[..., Any] | None = None,
+              warm_start: Any = None, gap_tol: float | None = None) -> Solution:
     """Dual coordinate descent for a linear-kernel ``svm`` (soft margin), b unpenalized.
 
     Parameters

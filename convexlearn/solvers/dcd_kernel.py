@@ -27,9 +27,12 @@ of those four terms on data far from the origin.
 
 from __future__ import annotations
 
+from typing import Any
+
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 from numba import njit
 
 __all__ = ["dcd_epoch", "dcd_epoch_reference", "STATE_FIELDS"]
@@ -39,8 +42,8 @@ STATE_FIELDS = ("s", "mv", "a_sum", "a_sq")
 
 
 @njit(cache=True)
-def dcd_epoch(dense, Xd, indptr, indices, data, y, xm, mm, curv, upper, diag, rho, lam,
-              alpha, v, state, perm, keep, pg_max_old, pg_min_old, shrinking):
+def dcd_epoch(dense: Any, Xd: Any, indptr: Any, indices: Any, data: Any, y: ArrayLike, xm: Any, mm: Any, curv: Any, upper: Any, diag: Any, rho: float, lam: float,
+              alpha: Any, v: Any, state: Any, perm: Any, keep: Any, pg_max_old: Any, pg_min_old: Any, shrinking: Any) -> Any:
     """One epoch over ``perm`` (compiled). Returns (pg_max, pg_min).
 
     ``dense`` selects ``Xd`` (n x d rows) or the CSR arrays (``indptr``, ``indices``,
@@ -99,8 +102,8 @@ def dcd_epoch(dense, Xd, indptr, indices, data, y, xm, mm, curv, upper, diag, rh
     return pg_max, pg_min
 
 
-def dcd_epoch_reference(Z, y, upper, diag, rho, lam, alpha, perm, pg_max_old, pg_min_old,
-                        shrinking):
+def dcd_epoch_reference(Z: Any, y: ArrayLike, upper: Any, diag: Any, rho: float, lam: float, alpha: Any, perm: Any, pg_max_old: Any, pg_min_old: Any,
+                        shrinking: Any) -> Any:
     """The same epoch in numpy on explicitly centred dense rows ``Z`` (the test's oracle).
 
     Keeps w_c = Z^T (y * a) directly. Returns (alpha, w_c, keep, pg_max, pg_min); ``alpha``

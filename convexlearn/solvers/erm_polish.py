@@ -16,14 +16,17 @@ optimum, to reach the exact tolerance.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import NotApplicableError
 
 __all__ = ["penalty_grad_hess", "polish_point"]
 
 
-def penalty_grad_hess(penalty, lam: float, w: np.ndarray):
+def penalty_grad_hess(penalty: Any, lam: float, w: np.ndarray) -> Any:
     """Gradient and Hessian of lam R at w on its smooth piece (signs fixed, zeros held by
     the caller): l2 lam w, lam I; l1 / elastic net lam (r sign(w) + (1 - r) w),
     lam (1 - r) I; lp lam u and lam (p - 1)/N (diag(a^(p-2)) - u u^T) with N = ||w||_p,
@@ -47,8 +50,8 @@ def penalty_grad_hess(penalty, lam: float, w: np.ndarray):
     raise NotApplicableError(f"no smooth piece for penalty {penalty.describe()}")
 
 
-def polish_point(X, y, loss, penalty, lam: float, intercept: bool, w, b, zeros, on_kink,
-                 max_iter: int = 30):
+def polish_point(X: ArrayLike, y: ArrayLike, loss: Any, penalty: Any, lam: float, intercept: bool, w: Any, b: Any, zeros: Any, on_kink: Any,
+                 max_iter: int = 30) -> Any:
     """Newton on the smooth piece through (w, b) (see the module docstring); returns the
     polished (w, b). ``zeros``: penalty coordinates held at 0; ``on_kink``: samples held on
     the loss's kink (ignored for a smooth loss).

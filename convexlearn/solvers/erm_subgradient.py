@@ -16,6 +16,8 @@ strongly convex problems; Polyak is linear on sharp (polyhedral) problems.
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import numpy as np
 
 from ..solution import Timer
@@ -25,9 +27,9 @@ from .steps import make_step_rule, run_subgradient
 __all__ = ["subgradient"]
 
 
-def subgradient(oracle: ERMOracle, x0=None, *, step=None, step_scale: float = 1.0,
+def subgradient(oracle: ERMOracle, x0: Any = None, *, step: float | None = None, step_scale: float = 1.0,
                 f_star: float | None = None, tol: float = 0.0, max_iter: int = 5000,
-                callback=None):
+                callback: Callable[..., Any] | None = None) -> Any:
     """Minimize F by subgradient descent; returns a Solution whose history has columns
     objective, best, step, time (and suboptimality when ``f_star`` is known).
 

@@ -11,7 +11,7 @@ oldest are evicted when the cache would exceed ``cache_size`` megabytes.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -122,7 +122,7 @@ class KernelColumns:
         self._store(i, col)
         return col
 
-    def columns(self, idx) -> np.ndarray:
+    def columns(self, idx: Any) -> np.ndarray:
         """``K[idx, :]`` as an array of shape (len(idx), n); missing columns in one block."""
         idx = np.asarray(idx, dtype=np.intp)
         out = np.empty((idx.size, self.n))

@@ -49,6 +49,8 @@ the caller moves to its next route.
 
 from __future__ import annotations
 
+from typing import Any
+
 import math
 
 import numpy as np
@@ -123,7 +125,7 @@ def _solve_sets(Zy: np.ndarray, C: np.ndarray, intercept: bool, free: np.ndarray
 
 def polish_w(Zy: np.ndarray, C: np.ndarray, alpha: np.ndarray, intercept: bool,
              scale: float, max_rounds: int = _MAX_ROUNDS, threshold: float = 1e-8,
-             margins: np.ndarray | None = None):
+             margins: np.ndarray | None = None) -> Any:
     """Active-set polish from ``alpha`` (see the module docstring).
 
     Parameters
@@ -323,7 +325,7 @@ def _balanced(alpha: np.ndarray, y: np.ndarray, C: np.ndarray) -> np.ndarray | N
     return np.clip(alpha + direction * room * (abs(s) / total), 0.0, C)
 
 
-def certificate(X: np.ndarray, y: np.ndarray, C, intercept: bool, w: np.ndarray, b: float,
+def certificate(X: np.ndarray, y: np.ndarray, C: float, intercept: bool, w: np.ndarray, b: float,
                 alpha: np.ndarray, gap_tol: float = GAP_TOL) -> dict:
     """The duality-gap certificate of (w, b, alpha), recomputed from the data.
 
@@ -368,7 +370,7 @@ def _feasible_hard(X, y, w, b):
     return w * t, b * t
 
 
-def solve_linear_exact(svm, *, tol: float = 1e-2, max_epochs: int = 300, seed=0,
+def solve_linear_exact(svm: Any, *, tol: float = 1e-2, max_epochs: int = 300, seed: Any = 0,
                        gap_tol: float = GAP_TOL) -> Solution:
     """The certified linear SVM: DCD warm start, w-space active-set polish, certificate.
 

@@ -24,7 +24,10 @@ the mean loss each rule descends and the training mistakes).
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import expit
 
 from ..data import as_binary_labels, as_features, check_choice, check_positive
@@ -34,17 +37,17 @@ from .perceptron import perceptron_pass
 __all__ = ["ONLINE_RULES", "online_fit", "lms_rule", "logistic_rule", "sigmoid_rule"]
 
 
-def lms_rule(w, x, y, eta):
+def lms_rule(w: Any, x: Any, y: ArrayLike, eta: float) -> Any:
     """ADALINE / LMS: w + eta (y - <w, x>) x."""
     return w + eta * (y - w @ x) * x
 
 
-def logistic_rule(w, x, y, eta):
+def logistic_rule(w: Any, x: Any, y: ArrayLike, eta: float) -> Any:
     """Logistic SGD: w + eta y sigma(-y <w, x>) x."""
     return w + eta * y * expit(-y * (w @ x)) * x
 
 
-def sigmoid_rule(w, x, y, eta):
+def sigmoid_rule(w: Any, x: Any, y: ArrayLike, eta: float) -> Any:
     """Sigmoid neuron on 1/2 (t - o)^2: w + eta (t - o) o (1 - o) x, o = sigma(<w, x>)."""
     o, t = expit(w @ x), 0.5 * (y + 1.0)
     return w + eta * (t - o) * o * (1.0 - o) * x
@@ -66,8 +69,8 @@ ONLINE_RULES = {"perceptron": None, "lms": lms_rule, "logistic": logistic_rule,
                 "sigmoid": sigmoid_rule}
 
 
-def online_fit(X, y, rule: str = "perceptron", eta: float = 0.1, epochs: int = 100, *,
-               intercept: bool = True, shuffle: bool = True, seed=None, callback=None):
+def online_fit(X: ArrayLike, y: ArrayLike, rule: str = "perceptron", eta: float = 0.1, epochs: int = 100, *,
+               intercept: bool = True, shuffle: bool = True, seed: Any = None, callback: Callable[..., Any] | None = None) -> Any:
     """Run an online rule for ``epochs`` passes over the data.
 
     Parameters

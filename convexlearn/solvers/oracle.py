@@ -13,6 +13,8 @@ NotApplicableError naming the method, the problem and what is missing.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..data import is_sparse
@@ -70,7 +72,7 @@ class ERMOracle:
         """(w, b) from x: w a view of x; b = 0.0 without an intercept."""
         return x[:self.d], (float(x[self.d]) if self.intercept else 0.0)
 
-    def join(self, w, b=0.0) -> np.ndarray:
+    def join(self, w: Any, b: float = 0.0) -> np.ndarray:
         """x = (w, b) as a new float array (w alone without an intercept)."""
         w = np.asarray(w, dtype=float)
         return np.append(w, float(b)) if self.intercept else w.copy()
@@ -104,9 +106,9 @@ class ERMOracle:
         return (f"ERM with the {self.loss.name} loss and the {self.penalty.describe()} penalty "
                 f"(lam={self.lam:g})")
 
-    def require(self, method: str, *, differentiable_loss=False, hessian=False,
-                smooth_penalty=False, twice_smooth_penalty=False, prox=False,
-                subgradient=False) -> None:
+    def require(self, method: str, *, differentiable_loss: bool = False, hessian: bool = False,
+                smooth_penalty: bool = False, twice_smooth_penalty: bool = False, prox: bool = False,
+                subgradient: bool = False) -> None:
         """Raise NotApplicableError when ``method`` needs what this problem lacks."""
         loss, pen = self.loss, self.penalty
         problem = self.describe()
@@ -165,7 +167,7 @@ class ERMOracle:
         """(F(x), g) with g one subgradient of F at x (sum rule, chain rule through A)."""
         return self.value_grad(x)   # derivative() and subgradient() return subgradients
 
-    def hessian(self, x: np.ndarray, dtype=np.float64, stride: int = 1,
+    def hessian(self, x: np.ndarray, dtype: Any = np.float64, stride: int = 1,
                 penalty: bool = True) -> np.ndarray:
         """(1/m) A_S^T diag(l''(f_S)) A_S + lam diag(R''), S = every ``stride``-th sample.
 
@@ -263,8 +265,8 @@ class ERMOracle:
         return out
 
     # ---------------------------------------------------------------- results
-    def solution(self, x: np.ndarray, method: str, status: str, n_iter: int, history,
-                 time_s: float, objective: float | None = None, **provenance):
+    def solution(self, x: np.ndarray, method: str, status: str, n_iter: int, history: Any,
+                 time_s: float, objective: float | None = None, **provenance) -> Any:
         """Wrap an iterate as a :class:`~convexlearn.solution.Solution` (objective = F(x);
         pass ``objective`` when the solver already holds F(x) in float64)."""
         from ..solution import Solution

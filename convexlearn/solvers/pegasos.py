@@ -31,6 +31,8 @@ returned. Same seed, same result.
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import math
 
 import numpy as np
@@ -46,8 +48,8 @@ _PREFETCH = 4096
 
 
 def pegasos(X: np.ndarray, y: np.ndarray, C: float, intercept: bool = True, max_iter: int = 10000,
-            batch_size: int = 1, seed=0, b_scale: float = 1.0, eval_every: int | None = None,
-            f_star: float | None = None, tol: float = 0.0, callback=None, w0=None, b0=0.0):
+            batch_size: int = 1, seed: Any = 0, b_scale: float = 1.0, eval_every: int | None = None,
+            f_star: float | None = None, tol: float = 0.0, callback: Callable[..., Any] | None = None, w0: Any = None, b0: float = 0.0) -> Any:
     """Run Pegasos on arrays; returns (w_best, b_best, f_best, n_iter, status, history).
 
     ``f_best`` and the history's ``objective`` are in the SVM's C-form convention
@@ -112,9 +114,9 @@ def pegasos(X: np.ndarray, y: np.ndarray, C: float, intercept: bool = True, max_
     return w_best, b_best, f_best, t, status, history
 
 
-def solve_svm(svm, tol: float = 0.0, max_iter: int = 10000, batch_size: int = 1, seed=0,
+def solve_svm(svm: Any, tol: float = 0.0, max_iter: int = 10000, batch_size: int = 1, seed: Any = 0,
               b_scale: float = 1.0, eval_every: int | None = None, f_star: float | None = None,
-              callback=None, warm_start=None) -> Solution:
+              callback: Callable[..., Any] | None = None, warm_start: Any = None) -> Solution:
     """Pegasos on a linear-kernel ``svm`` with finite C (see the module docstring).
 
     Parameters

@@ -56,7 +56,7 @@ def _solve_on_active_set(y, C, intercept, kernel_block, free_idx, bound_idx):
     return sol[:k], float(sol[k])
 
 
-def polish_alpha(y: np.ndarray, C, alpha: np.ndarray, intercept: bool,
+def polish_alpha(y: np.ndarray, C: float, alpha: np.ndarray, intercept: bool,
                  kernel_block: Callable[[np.ndarray, np.ndarray], np.ndarray],
                  threshold: float = 1e-6, max_rounds: int = 50, margin_tol: float = 1e-7
                  ) -> tuple[np.ndarray, float | None] | None:
@@ -134,7 +134,7 @@ def polish_alpha(y: np.ndarray, C, alpha: np.ndarray, intercept: bool,
     return None
 
 
-def intercept_from_alpha(y: np.ndarray, C, alpha: np.ndarray, g: np.ndarray,
+def intercept_from_alpha(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray,
                          sv_tol: float = 1e-6) -> tuple[float, str]:
     """The intercept b implied by optimal multipliers.
 
@@ -201,7 +201,7 @@ def _kkt_solve(KFF: np.ndarray, rhs: np.ndarray, total: float | None) -> tuple[n
     return (sol, 0.0) if total is None else (sol[:k], float(sol[k]))
 
 
-def polish_expansion(y: np.ndarray, C, alpha: np.ndarray, g: np.ndarray, intercept: bool,
+def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, intercept: bool,
                      kernel_block: Callable[[np.ndarray, np.ndarray], np.ndarray],
                      products: Callable[[np.ndarray], np.ndarray],
                      threshold: float = 1e-10, max_rounds: int = 30,

@@ -18,6 +18,8 @@ distance of 0 to dF(z) by (1 + t Lip) ||G_t(y)||.
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import math
 
 import numpy as np
@@ -80,14 +82,14 @@ def _run(oracle: ERMOracle, x0, accelerated: bool, tol: float, max_iter: int, ca
     return oracle.solution(x, method, status, k, history, timer(), tol=tol, max_iter=max_iter)
 
 
-def ista(oracle: ERMOracle, x0=None, *, tol: float = 1e-8, max_iter: int = 50000,
-         callback=None):
+def ista(oracle: ERMOracle, x0: Any = None, *, tol: float = 1e-8, max_iter: int = 50000,
+         callback: Callable[..., Any] | None = None) -> Any:
     """Proximal gradient descent (ISTA) with backtracking; returns a Solution."""
     return _run(oracle, x0, False, tol, max_iter, callback)
 
 
-def fista(oracle: ERMOracle, x0=None, *, tol: float = 1e-8, max_iter: int = 20000,
-          callback=None):
+def fista(oracle: ERMOracle, x0: Any = None, *, tol: float = 1e-8, max_iter: int = 20000,
+          callback: Callable[..., Any] | None = None) -> Any:
     """Accelerated proximal gradient (FISTA) with backtracking and restart; returns a
     Solution (history: objective, gradient_mapping, step, time)."""
     return _run(oracle, x0, True, tol, max_iter, callback)

@@ -58,6 +58,8 @@ path for a per-iteration ``callback`` or a problem without intercept), and
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import math
 from dataclasses import dataclass
 
@@ -115,7 +117,7 @@ def _rebuild_v(cols: KernelColumns, y: np.ndarray, alpha: np.ndarray,
 
 def smo(cols: KernelColumns, y: np.ndarray, C: float, intercept: bool = True, tol: float = 1e-3,
         max_iter: int | None = None, shrinking: bool = True, alpha0: np.ndarray | None = None,
-        callback=None, gap_tol: float | None = None) -> SMOResult:
+        callback: Callable[..., Any] | None = None, gap_tol: float | None = None) -> SMOResult:
     """Run SMO on the dual of the SVM with kernel columns ``cols`` (see the module docstring).
 
     Parameters
@@ -318,7 +320,7 @@ def smo(cols: KernelColumns, y: np.ndarray, C: float, intercept: bool = True, to
     return SMOResult(alpha, v, it, status, history, violation, n_shrink, diverged_at, gap_checks)
 
 
-def smo_compiled(spec: "KernelSpec", y: np.ndarray, C, tol: float = 1e-3,
+def smo_compiled(spec: "KernelSpec", y: np.ndarray, C: float, tol: float = 1e-3,
                  max_iter: int | None = None, shrinking: bool = True,
                  alpha0: np.ndarray | None = None, gap_tol: float | None = None,
                  cache_mb: float = 200.0, record: bool = True) -> SMOResult:
@@ -421,7 +423,7 @@ class KernelSpec:
     products: object
 
     @classmethod
-    def of(cls, svm) -> "KernelSpec":
+    def of(cls, svm: Any) -> "KernelSpec":
         """The spec of ``svm``'s kernel. Kernels not PSD by construction (sigmoid,
         callables, precomputed) go through the checked (possibly repaired) Gram matrix:
         SMO must not run on a non-convex problem."""
@@ -508,8 +510,8 @@ def _raise_diverged(svm, res: SMOResult):
         f"certificate")
 
 
-def solve_svm(svm, tol: float = 1e-3, max_iter: int | None = None, shrinking: bool = True,
-              cache_size: float = 200.0, callback=None, warm_start=None,
+def solve_svm(svm: Any, tol: float = 1e-3, max_iter: int | None = None, shrinking: bool = True,
+              cache_size: float = 200.0, callback: Callable[..., Any] | None = None, warm_start: Any = None,
               gap_tol: float | None = None) -> Solution:
     """SMO on ``svm`` (any kernel, hard or soft margin, with or without intercept).
 

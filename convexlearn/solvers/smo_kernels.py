@@ -24,9 +24,12 @@ re-entered with a smaller tolerance (the duality-gap stop of :func:`smo`).
 
 from __future__ import annotations
 
+from typing import Any
+
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 from numba import njit
 
 __all__ = ["KERNEL_CODES", "smo_loop", "ColumnCache", "CONVERGED", "MAX_ITER", "DIVERGED"]
@@ -258,10 +261,10 @@ def _set_status(t, y, Cv, alpha, upn, lowp):
 
 
 @njit(cache=True)
-def smo_loop(code, X, K, gamma, coef0, degree, diag, y, Cv, alpha, v, gbar, tol, it,
-             max_iter, shrinking, tau, hard, divergence, spread, dual, unshrunk_once,
-             cache, slot_of, owner, stamp, partial, counters, XT, bits, scratch, hist_obj,
-             hist_viol):
+def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree: int, diag: Any, y: ArrayLike, Cv: Any, alpha: Any, v: Any, gbar: Any, tol: float, it: Any,
+             max_iter: int, shrinking: Any, tau: Any, hard: Any, divergence: Any, spread: Any, dual: Any, unshrunk_once: Any,
+             cache: Any, slot_of: Any, owner: Any, stamp: Any, partial: Any, counters: Any, XT: Any, bits: Any, scratch: Any, hist_obj: Any,
+             hist_viol: Any) -> Any:
     """SMO iterations from the state given (the whole active set) until the maximal
     violation m - M <= tol on all variables, ``max_iter`` iterations in total, or (hard
     margin) alpha_i * spread > divergence.

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -66,7 +66,7 @@ class StepRule:
         return max(value - self.f_star, 0.0) / grad_norm2
 
 
-def make_step_rule(step="sqrt", scale: float = 1.0, mu: float | None = None,
+def make_step_rule(step: Any = "sqrt", scale: float = 1.0, mu: float | None = None,
                    f_star: float | None = None, offset: float = 0.0) -> StepRule:
     """Build a :class:`StepRule` from a name (or pass a StepRule through).
 

@@ -30,6 +30,8 @@ Rates of the best iterate: O(1/sqrt t) for 1/sqrt(t) and Polyak, O(log t / t) fo
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import numpy as np
 
 from ..data import check_nonnegative
@@ -40,7 +42,7 @@ from .steps import make_step_rule, run_subgradient
 __all__ = ["solve_svm", "svm_oracle"]
 
 
-def svm_oracle(svm):
+def svm_oracle(svm: Any) -> Any:
     """``x -> (F(x), g)`` for the hinge form; x = (w[, b]) or (beta[, b]) for kernels.
 
     Also returns ``sq_norm(g)``, the squared norm of g in feature space (Euclidean for
@@ -73,8 +75,8 @@ def svm_oracle(svm):
     return oracle, sq_norm, p
 
 
-def solve_svm(svm, tol: float = 0.0, max_iter: int = 5000, step=None, step_scale: float = 1.0,
-              f_star: float | None = None, callback=None, warm_start=None) -> Solution:
+def solve_svm(svm: Any, tol: float = 0.0, max_iter: int = 5000, step: float | None = None, step_scale: float = 1.0,
+              f_star: float | None = None, callback: Callable[..., Any] | None = None, warm_start: Any = None) -> Solution:
     """Subgradient descent on the hinge form of ``svm`` (soft margin, any kernel).
 
     Parameters
