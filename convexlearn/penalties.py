@@ -102,40 +102,40 @@ class Penalty(ABC):
 class NoPenalty(Penalty):
     name, formula, differentiable, smoothness = "none", "0", True, 0.0
 
-    def value(self, w: Any) -> Any:
+    def value(self, w: np.ndarray) -> float:
         return 0.0
 
-    def subgradient(self, w: Any) -> Any:
+    def subgradient(self, w: np.ndarray) -> np.ndarray:
         return np.zeros_like(w)
 
-    def hessian_diag(self, w: Any) -> Any:
+    def hessian_diag(self, w: np.ndarray) -> np.ndarray:
         return np.zeros_like(w)
 
-    def prox(self, v: Any, t: float) -> Any:
+    def prox(self, v: np.ndarray, t: float) -> np.ndarray:
         return np.array(v, dtype=float, copy=True)
 
-    def cvxpy(self, w: Any) -> Any:
+    def cvxpy(self, w: Any) -> cp.Expression:
         return cp.Constant(0.0)
 
 
 class L1(Penalty):
     name, formula = "l1", "||w||_1"
 
-    def value(self, w: Any) -> Any:
+    def value(self, w: np.ndarray) -> float:
         return float(np.abs(w).sum())
 
-    def subgradient(self, w: Any) -> Any:
+    def subgradient(self, w: np.ndarray) -> np.ndarray:
         return np.sign(w)
 
-    def prox(self, v: Any, t: float) -> Any:
+    def prox(self, v: np.ndarray, t: float) -> np.ndarray:
         return soft_threshold(v, t)
 
-    def subdifferential(self, w: Any, tol: float = 0.0) -> Any:
+    def subdifferential(self, w: np.ndarray, tol: float = 0.0) -> Any:
         zero = np.abs(w) <= tol
         c = np.where(zero, 0.0, np.sign(w))
         return "box", c, np.where(zero, -1.0, 0.0), np.where(zero, 1.0, 0.0)
 
-    def cvxpy(self, w: Any) -> Any:
+    def cvxpy(self, w: Any) -> cp.Expression:
         return cp.norm1(w)
 
 
@@ -143,19 +143,19 @@ class L2(Penalty):
     name, formula, differentiable = "l2", "1/2 ||w||_2^2", True
     strong_convexity, smoothness = 1.0, 1.0
 
-    def value(self, w: Any) -> Any:
+    def value(self, w: np.ndarray) -> float:
         return 0.5 * float(w @ w)
 
-    def subgradient(self, w: Any) -> Any:
+    def subgradient(self, w: np.ndarray) -> np.ndarray:
         return np.array(w, dtype=float, copy=True)
 
-    def hessian_diag(self, w: Any) -> Any:
+    def hessian_diag(self, w: np.ndarray) -> np.ndarray:
         return np.ones_like(w)
 
-    def prox(self, v: Any, t: float) -> Any:
+    def prox(self, v: np.ndarray, t: float) -> np.ndarray:
         return v / (1.0 + t)
 
-    def cvxpy(self, w: Any) -> Any:
+    def cvxpy(self, w: Any) -> cp.Expression:
         return 0.5 * cp.sum_squares(w)
 
 
@@ -174,22 +174,22 @@ class ElasticNet(Penalty):
         self.params = {"l1_ratio": self.l1_ratio}
         self.strong_convexity = 1.0 - self.l1_ratio
 
-    def value(self, w: Any) -> Any:
+    def value(self, w: np.ndarray) -> float:
         return self.l1_ratio * float(np.abs(w).sum()) + 0.5 * (1.0 - self.l1_ratio) * float(w @ w)
 
-    def subgradient(self, w: Any) -> Any:
+    def subgradient(self, w: np.ndarray) -> np.ndarray:
         return self.l1_ratio * np.sign(w) + (1.0 - self.l1_ratio) * w
 
-    def prox(self, v: Any, t: float) -> Any:
+    def prox(self, v: np.ndarray, t: float) -> np.ndarray:
         return soft_threshold(v, t * self.l1_ratio) / (1.0 + t * (1.0 - self.l1_ratio))
 
-    def subdifferential(self, w: Any, tol: float = 0.0) -> Any:
+    def subdifferential(self, w: np.ndarray, tol: float = 0.0) -> Any:
         zero = np.abs(w) <= tol
         r = self.l1_ratio
         c = np.where(zero, 0.0, r * np.sign(w)) + (1.0 - r) * w
         return "box", c, np.where(zero, -r, 0.0), np.where(zero, r, 0.0)
 
-    def cvxpy(self, w: Any) -> Any:
+    def cvxpy(self, w: Any) -> cp.Expression:
         return self.l1_ratio * cp.norm1(w) + 0.5 * (1.0 - self.l1_ratio) * cp.sum_squares(w)
 
 
@@ -221,10 +221,10 @@ class Lp(Penalty):
     def q(self) -> float:
         return math.inf if self.p == 1.0 else self.p / (self.p - 1.0)
 
-    def value(self, w: Any) -> Any:
+    def value(self, w: np.ndarray) -> float:
         return float(np.linalg.norm(w, ord=self.p))
 
-    def subgradient(self, w: Any) -> Any:
+    def subgradient(self, w: np.ndarray) -> np.ndarray:
         if self.p == 1.0:
             return np.sign(w)
         norm = np.linalg.norm(w, ord=self.p)
@@ -233,14 +233,14 @@ class Lp(Penalty):
         a = np.abs(w) / norm         # scale first: |w_j|^(p-1) may overflow for large p
         return np.sign(w) * a ** (self.p - 1.0)
 
-    def subdifferential(self, w: Any, tol: float = 0.0) -> Any:
+    def subdifferential(self, w: np.ndarray, tol: float = 0.0) -> Any:
         if self.p == 1.0:
             return L1().subdifferential(w, tol)
         if np.linalg.norm(w, ord=self.p) <= tol:
             return ("ball", self.q)
         return super().subdifferential(w, tol)
 
-    def prox(self, v: Any, t: float) -> Any:
+    def prox(self, v: np.ndarray, t: float) -> np.ndarray:
         # Moreau: prox_{t ||.||_p}(v) = v - t P_q(v / t), P_q the projection on the q-ball.
         if self.p == 1.0:
             return soft_threshold(v, t)
@@ -252,7 +252,7 @@ class Lp(Penalty):
         # it (found in review: p = 1.01 gave different, wrong proxes on repeated calls)
         return v - t * u
 
-    def cvxpy(self, w: Any) -> Any:
+    def cvxpy(self, w: Any) -> cp.Expression:
         return cp.pnorm(w, self.p)
 
 
@@ -342,17 +342,17 @@ def _project_lq_ball(a: np.ndarray, q: float, iters: int = 100, mu0: float = 1.0
 class L0(Penalty):
     name, formula, convex, has_prox = "l0", "#{j : w_j != 0}", False, False
 
-    def value(self, w: Any) -> Any:
+    def value(self, w: np.ndarray) -> float:
         return float(np.count_nonzero(w))
 
     def _refuse(self, what):
         raise NotApplicableError(f"the l0 penalty ({self.formula}) is for evaluation only: it is "
                                  f"not convex, so it has no {what}")
 
-    def subgradient(self, w: Any) -> NoReturn:
+    def subgradient(self, w: np.ndarray) -> NoReturn:
         self._refuse("subgradient")
 
-    def subdifferential(self, w: Any, tol: float = 0.0) -> NoReturn:
+    def subdifferential(self, w: np.ndarray, tol: float = 0.0) -> NoReturn:
         self._refuse("subdifferential")
 
     def cvxpy(self, w: Any) -> NoReturn:
