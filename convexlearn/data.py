@@ -247,7 +247,8 @@ def _column(y, n: int | None, name: str) -> np.ndarray:
     return arr
 
 
-def as_binary_labels(y: ArrayLike, n: int | None = None, name: str = "y") -> tuple[np.ndarray, LabelMap]:
+def as_binary_labels(y: ArrayLike, n: int | None = None, name: str = "y") -> tuple[np.ndarray,
+                     LabelMap]:
     """Validate binary class labels and map them to {-1, +1}.
 
     Any two distinct labels are accepted (numbers, strings, booleans). Sorted,

@@ -78,8 +78,9 @@ class ERM:
         # a registered array kind (dask: data.ARRAY_BACKENDS) builds its subclass first
         return super().__new__(backend_class("ERM", X, ERM) if cls is ERM else cls)
 
-    def __init__(self, X: ArrayLike, y: ArrayLike, loss: Any = "logistic", penalty: Any = "l2", lam: float = 0.1,
-                 intercept: bool = True, *, sample_weight: Any = None, **penalty_params):
+    def __init__(self, X: ArrayLike, y: ArrayLike, loss: Any = "logistic", penalty: Any = "l2",
+                 lam: float = 0.1, intercept: bool = True, *, sample_weight: Any = None,
+                 **penalty_params: Any):
         self.loss = make_loss(loss)
         self.penalty = make_penalty(penalty, **penalty_params)
         # scipy.sparse X stays sparse: the iterative methods use products only; the cvxpy
@@ -293,7 +294,8 @@ class ERM:
 
     # ---------------------------------------------------------------- certify
     def certificate(self, solution: Solution, tol: float = 1e-9,
-                    kink_tol: float = 1e-6, scores: Any = None, XTg: Any = None) -> OptimalityReport:
+                    kink_tol: float = 1e-6, scores: Any = None, XTg: Any = None
+                    ) -> OptimalityReport:
         """The relative certificate of a point (no reference optimum; see
         :func:`convexlearn.certify.optimality.certificate`): ``passed`` = relative distance
         of 0 to dF <= tol and relative duality gap <= tol (where a gap is defined).
@@ -325,13 +327,11 @@ class ERM:
         ----------
         solution : Solution
         tol : float
-            ``passed`` = relative distance <= tol and relative gap <= tol; F - F* does not
-            decide it.
+            ``passed`` = relative distance and relative gap <= tol (F - F* does not count).
         kink_tol : float
             Margins within kink_tol of a loss kink, and |w_j| <= kink_tol for l1 terms,
             count as on the kink (see :mod:`convexlearn.certify.optimality`).
-        reference : Solution or float, optional
-            F* (or a solution holding it).
+        reference : Solution or float, optional, F* (or a solution holding it).
         suboptimality : bool
             Compute F - F* against the exact optimum at this lam (the fastest certified
             route, solved once per lam and cached).

@@ -141,7 +141,8 @@ def _scale_variance(X: np.ndarray, sample_weight: np.ndarray | None) -> float:
     return float(s @ ((X - mean) ** 2).sum(axis=1)) / (d * s.sum())
 
 
-def make_kernel(kernel: Any = "linear", X: np.ndarray | None = None, gamma: Any = "scale", degree: int = 3,
+def make_kernel(kernel: Any = "linear", X: np.ndarray | None = None, gamma: Any = "scale",
+                degree: int = 3,
                 coef0: float = 0.0, sample_weight: np.ndarray | None = None) -> Kernel:
     """Validate a kernel specification.
 

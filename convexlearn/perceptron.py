@@ -53,7 +53,8 @@ def _embed(X: np.ndarray, intercept: bool) -> np.ndarray:
     return np.hstack([np.ones((X.shape[0], 1)), X]) if intercept else X
 
 
-def perceptron(X: ArrayLike, y: ArrayLike, max_epochs: int = 1000, *, intercept: bool = True, seed: Any = None,
+def perceptron(X: ArrayLike, y: ArrayLike, max_epochs: int = 1000, *, intercept: bool = True,
+               seed: Any = None,
                shuffle: bool = False, warm_start: Any = None, bound: bool = True,
                callback: Callable[[int, np.ndarray, int], bool | None] | None = None
                ) -> Solution:

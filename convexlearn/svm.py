@@ -185,8 +185,10 @@ class SVM(KernelSamples):
         # a registered array kind (dask: data.ARRAY_BACKENDS) builds its subclass first
         return super().__new__(backend_class("SVM", X, SVM) if cls is SVM else cls)
 
-    def __init__(self, X: ArrayLike, y: ArrayLike, C: float = 1.0, kernel: Any = "linear", intercept: bool = True, *,
-                 gamma: Any = "scale", degree: int = 3, coef0: float = 0.0, sample_weight: Any = None,
+    def __init__(self, X: ArrayLike, y: ArrayLike, C: float = 1.0, kernel: Any = "linear",
+                 intercept: bool = True, *,
+                 gamma: Any = "scale", degree: int = 3, coef0: float = 0.0,
+                 sample_weight: Any = None,
                  repair_psd: bool = False, psd_tol: float = DEFAULT_PSD_TOL):
         precomputed = isinstance(kernel, str) and kernel == "precomputed"
         y_arr = np.asarray(y)

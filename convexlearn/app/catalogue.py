@@ -249,7 +249,8 @@ def load_problem(path: Any) -> Problem:
                    options=run["options"], expect=expect)
 
 
-def load_dataset(path: Any, label: str, classes: Any = None, features: ArrayLike | None = None, standardize: bool = False,
+def load_dataset(path: Any, label: str, classes: Any = None, features: ArrayLike | None = None,
+                 standardize: bool = False,
                  task: str = "classification", delimiter: str = ",") -> Dataset:
     """A user's CSV file as a Dataset (the ``convexlearn separable`` command)."""
     path = Path(path)

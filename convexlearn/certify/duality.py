@@ -109,7 +109,8 @@ def _penalty_conjugate(penalty, v: np.ndarray) -> float | None:
     return float(excess @ excess) / (2.0 * (1.0 - l1_ratio))
 
 
-def feasible_dual_point(X: ArrayLike, loss: Any, penalty: Any, lam: float, intercept: bool, g: np.ndarray,
+def feasible_dual_point(X: ArrayLike, loss: Any, penalty: Any, lam: float, intercept: bool,
+                        g: np.ndarray,
                         XTg: np.ndarray | None = None,
                         col_sums: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``g`` made dual feasible by shrinking toward 0 (see the module docstring), and
@@ -143,7 +144,8 @@ def feasible_dual_point(X: ArrayLike, loss: Any, penalty: Any, lam: float, inter
     return g, XTg
 
 
-def dual_objective(X: ArrayLike, y: ArrayLike, loss: Any, penalty: Any, lam: float, intercept: bool, g: np.ndarray,
+def dual_objective(X: ArrayLike, y: ArrayLike, loss: Any, penalty: Any, lam: float,
+                   intercept: bool, g: np.ndarray,
                    XTg: np.ndarray | None = None,
                    col_sums: np.ndarray | None = None) -> float:
     """D(g) at the feasible point made from ``g`` (nan where no gap is defined here)."""

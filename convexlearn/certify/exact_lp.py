@@ -233,7 +233,8 @@ def _integers(values) -> tuple[list[int], int]:
     return [v.numerator * (L // v.denominator) for v in values], L
 
 
-def verify_hyperplane_rational(X: ArrayLike, y: ArrayLike, w: Any, b: Any = Fraction(0)) -> CertificateCheck:
+def verify_hyperplane_rational(X: ArrayLike, y: ArrayLike, w: Any,
+                               b: Any = Fraction(0)) -> CertificateCheck:
     """Exact check, in integers, that ``y_i (<w, x_i> + b) >= 1`` for every sample, with
     w, b rational (Fractions or floats, taken exactly)."""
     X, y = _data(X, y)
@@ -258,7 +259,8 @@ def verify_hyperplane_rational(X: ArrayLike, y: ArrayLike, w: Any, b: Any = Frac
                             exact=(list(w), Fraction(b)))
 
 
-def verify_certificate_rational(X: ArrayLike, y: ArrayLike, lam: float, *, homogeneous: bool = False) -> CertificateCheck:
+def verify_certificate_rational(X: ArrayLike, y: ArrayLike, lam: float, *,
+                                homogeneous: bool = False) -> CertificateCheck:
     """Exact check, in integers, of a rational lambda: ``lambda >= 0``, class sums 1
     (homogeneous: total 1) and ``sum_i lambda_i y_i x_i = 0``."""
     X, y = _data(X, y)

@@ -26,7 +26,8 @@ from numpy.typing import ArrayLike
 __all__ = ["rational_duality_gap"]
 
 
-def rational_duality_gap(X: ArrayLike, y: ArrayLike, C: float, w: Any, b: Any, alpha: Any, intercept: bool = True) -> Fraction | None:
+def rational_duality_gap(X: ArrayLike, y: ArrayLike, C: float, w: Any, b: Any, alpha: Any,
+                         intercept: bool = True) -> Fraction | None:
     """(P(w, b) - D(a)) / P(w, b) over the rationals (see the module docstring).
 
     Parameters

@@ -122,7 +122,8 @@ def exact_is_cheap(n_terms: int, d: int) -> bool:
 
 
 # --------------------------------------------------------------------------- hyperplane
-def verify_hyperplane(X: ArrayLike, y: ArrayLike, w: Any, b: float = 0.0, *, tol: float = DEFAULT_TOL) -> CertificateCheck:
+def verify_hyperplane(X: ArrayLike, y: ArrayLike, w: Any, b: float = 0.0, *,
+                      tol: float = DEFAULT_TOL) -> CertificateCheck:
     """Float check that ``y_i (<w, x_i> + b) >= 1`` for all i, with scaled tolerance.
 
     The violation ``max(0, 1 - m_i)`` of sample i is divided by
@@ -374,7 +375,8 @@ def verify_certificate_exact(X: ArrayLike, y: ArrayLike, lam: float, *, homogene
                             exact=full)
 
 
-def verify(X: ArrayLike, y: ArrayLike, *, w: Any = None, b: float = 0.0, lam: float | None = None, homogeneous: bool = False,
+def verify(X: ArrayLike, y: ArrayLike, *, w: Any = None, b: float = 0.0, lam: float | None = None,
+           homogeneous: bool = False,
            exact: Any = "auto", tol: float = DEFAULT_TOL) -> list[CertificateCheck]:
     """Check a hyperplane (``w``, ``b``) or a certificate (``lam``): float, then exact.
 
@@ -399,7 +401,8 @@ def verify(X: ArrayLike, y: ArrayLike, *, w: Any = None, b: float = 0.0, lam: fl
     return checks
 
 
-def verify_result(X: ArrayLike, y: ArrayLike, result: Any, *, exact: Any = "auto", tol: float = DEFAULT_TOL) -> list[CertificateCheck]:
+def verify_result(X: ArrayLike, y: ArrayLike, result: Any, *, exact: Any = "auto",
+                  tol: float = DEFAULT_TOL) -> list[CertificateCheck]:
     """Re-check a :class:`~convexlearn.SeparabilityResult` from scratch.
 
     Ignores the result's own ``verified`` flag and checks whichever certificate it

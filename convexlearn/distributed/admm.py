@@ -55,7 +55,8 @@ def _block_local(X, y, offset, x0, target, rho, loss, intercept, n):
 
 
 def admm(oracle: DaskERMOracle, x0: np.ndarray | None = None, *, tol: float = 1e-6,
-         max_iter: int = 500, rho: float | None = None, callback: Callable[..., Any] | None = None) -> Any:
+         max_iter: int = 500, rho: float | None = None,
+         callback: Callable[..., Any] | None = None) -> Any:
     """Consensus ADMM; returns a Solution at z (history: objective, primal_residual,
     dual_residual, rho, time).
 

@@ -72,7 +72,8 @@ class DaskERM(ERM):
         Where the passes run (default: the current default scheduler).
     """
 
-    def __init__(self, X: ArrayLike, y: ArrayLike, loss: Any = "logistic", penalty: Any = "l2", lam: float = 0.1,
+    def __init__(self, X: ArrayLike, y: ArrayLike, loss: Any = "logistic", penalty: Any = "l2",
+                 lam: float = 0.1,
                  intercept: bool = True, *, client: Any = None, **penalty_params):
         self.loss = make_loss(loss)
         self.penalty = make_penalty(penalty, **penalty_params)

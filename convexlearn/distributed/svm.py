@@ -50,8 +50,10 @@ class DaskSVM(SVM):
     client : dask.distributed.Client, optional
     """
 
-    def __init__(self, X: ArrayLike, y: ArrayLike, C: float = 1.0, kernel: Any = "linear", intercept: bool = True, *,
-                 gamma: Any = "scale", degree: int = 3, coef0: float = 0.0, sample_weight: Any = None, client: Any = None,
+    def __init__(self, X: ArrayLike, y: ArrayLike, C: float = 1.0, kernel: Any = "linear",
+                 intercept: bool = True, *,
+                 gamma: Any = "scale", degree: int = 3, coef0: float = 0.0,
+                 sample_weight: Any = None, client: Any = None,
                  **ignored):
         if sample_weight is not None:
             raise NotApplicableError("sample_weight is not supported on a dask array "

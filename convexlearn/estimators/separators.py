@@ -63,7 +63,8 @@ class PerceptronClassifier(_LinearPredictor):
     classes_, n_features_in_, feature_names_in_ : as in scikit-learn
     """
 
-    def __init__(self, *, max_iter: int = 1000, fit_intercept: bool = True, shuffle: bool = False, random_state: Any = None):
+    def __init__(self, *, max_iter: int = 1000, fit_intercept: bool = True, shuffle: bool = False,
+                 random_state: Any = None):
         self.max_iter = max_iter
         self.fit_intercept = fit_intercept
         self.shuffle = shuffle

@@ -95,7 +95,8 @@ class KernelSVMClassifier(SVMClassifierBase):
 
     _methods = ("exact", "smo", "subgradient")
 
-    def __init__(self, C: float | None = 1.0, *, kernel: Any = "rbf", gamma: Any = "scale", degree: float = 3,
+    def __init__(self, C: float | None = 1.0, *, kernel: Any = "rbf", gamma: Any = "scale",
+                 degree: float = 3,
                  coef0: float = 0.0, repair_psd: bool = False, fit_intercept: bool = True,
                  class_weight: dict | str | None = None, multiclass: str = "ovo",
                  decision_function_shape: str = "ovr", probability: bool = False,

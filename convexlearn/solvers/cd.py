@@ -149,7 +149,8 @@ def _epoch_gram(G, grad, w, coords, lam1, lam2):
     return worst
 
 
-def epoch_reference(X: ArrayLike, h: Any, q: Any, w: Any, coords: Any, hdiag: Any, lam1: Any, lam2: Any, inv_n: Any) -> float:
+def epoch_reference(X: ArrayLike, h: Any, q: Any, w: Any, coords: Any, hdiag: Any, lam1: Any,
+                    lam2: Any, inv_n: Any) -> float:
     """Pure-numpy :func:`_epoch_dense` / :func:`_epoch_csc` (X dense or sparse), in place."""
     worst = 0.0
     for j in coords:
@@ -217,7 +218,8 @@ class _Problem:
         self.squared = loss.name in ("squared", "squared_classification")
 
 
-def coordinate_descent(X: ArrayLike, y: ArrayLike, loss: Any, penalty: Any, lam: float, intercept: bool = True, *,
+def coordinate_descent(X: ArrayLike, y: ArrayLike, loss: Any, penalty: Any, lam: float,
+                       intercept: bool = True, *,
                        w0: np.ndarray | None = None, b0: float = 0.0, tol: float = 1e-12,
                        max_sweeps: int = 10000, polish: bool = True,
                        screen: tuple | None = None, use_numba: bool = True,

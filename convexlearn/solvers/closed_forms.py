@@ -86,7 +86,8 @@ def _center(X, y, intercept):
     return X - mx, y - my, mx, my
 
 
-def least_squares(X: ArrayLike, y: ArrayLike, intercept: bool = True, rcond: float | None = None) -> LinearModel:
+def least_squares(X: ArrayLike, y: ArrayLike, intercept: bool = True,
+                  rcond: float | None = None) -> LinearModel:
     """Minimum-norm least squares: w = X_c^+ y_c (pseudo-inverse), b = mean(y) - <mean(x), w>.
 
     ``rcond``: singular values below rcond * s_max count as zero (numpy's default when None).

@@ -101,7 +101,8 @@ def _row_norms(X) -> np.ndarray:
 
 def dcd_linear(X: ArrayLike, y: np.ndarray, C: float, loss: str = "hinge", intercept: bool = True,
                tol: float = 1e-4, max_iter: int = 1000, seed: Any = 0, shrinking: bool = True,
-               rho: float | None = None, alpha0: np.ndarray | None = None, callback: Callable[..., Any] | None = None,
+               rho: float | None = None, alpha0: np.ndarray | None = None,
+               callback: Callable[..., Any] | None = None,
                b0: float = 0.0, gap_tol: float | None = None, center: bool | None = None) -> Any:
     """Dual coordinate descent on arrays (see the module docstring).
 
@@ -282,7 +283,8 @@ def _primal_value(f, y, C, loss, w2) -> float:
 
 
 def solve_svm(svm: Any, tol: float = 1e-4, max_iter: int = 1000, loss: str = "hinge", seed: Any = 0,
-              shrinking: bool = True, rho: float | None = None, callback: Callable[..., Any] | None = None,
+              shrinking: bool = True, rho: float | None = None,
+              callback: Callable[..., Any] | None = None,
               warm_start: Any = None, gap_tol: float | None = None) -> Solution:
     """Dual coordinate descent for a linear-kernel ``svm`` (soft margin), b unpenalized.
 

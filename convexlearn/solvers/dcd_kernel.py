@@ -42,8 +42,10 @@ STATE_FIELDS = ("s", "mv", "a_sum", "a_sq")
 
 
 @njit(cache=True)
-def dcd_epoch(dense: Any, Xd: Any, indptr: Any, indices: Any, data: Any, y: ArrayLike, xm: Any, mm: Any, curv: Any, upper: Any, diag: Any, rho: float, lam: float,
-              alpha: Any, v: Any, state: Any, perm: Any, keep: Any, pg_max_old: Any, pg_min_old: Any, shrinking: Any) -> Any:
+def dcd_epoch(dense: Any, Xd: Any, indptr: Any, indices: Any, data: Any, y: ArrayLike, xm: Any,
+              mm: Any, curv: Any, upper: Any, diag: Any, rho: float, lam: float,
+              alpha: Any, v: Any, state: Any, perm: Any, keep: Any, pg_max_old: Any,
+              pg_min_old: Any, shrinking: Any) -> Any:
     """One epoch over ``perm`` (compiled). Returns (pg_max, pg_min).
 
     ``dense`` selects ``Xd`` (n x d rows) or the CSR arrays (``indptr``, ``indices``,
@@ -102,7 +104,8 @@ def dcd_epoch(dense: Any, Xd: Any, indptr: Any, indices: Any, data: Any, y: Arra
     return pg_max, pg_min
 
 
-def dcd_epoch_reference(Z: Any, y: ArrayLike, upper: Any, diag: Any, rho: float, lam: float, alpha: Any, perm: Any, pg_max_old: Any, pg_min_old: Any,
+def dcd_epoch_reference(Z: Any, y: ArrayLike, upper: Any, diag: Any, rho: float, lam: float,
+                        alpha: Any, perm: Any, pg_max_old: Any, pg_min_old: Any,
                         shrinking: Any) -> Any:
     """The same epoch in numpy on explicitly centred dense rows ``Z`` (the test's oracle).
 

@@ -50,7 +50,8 @@ def penalty_grad_hess(penalty: Any, lam: float, w: np.ndarray) -> Any:
     raise NotApplicableError(f"no smooth piece for penalty {penalty.describe()}")
 
 
-def polish_point(X: ArrayLike, y: ArrayLike, loss: Any, penalty: Any, lam: float, intercept: bool, w: Any, b: Any, zeros: Any, on_kink: Any,
+def polish_point(X: ArrayLike, y: ArrayLike, loss: Any, penalty: Any, lam: float, intercept: bool,
+                 w: Any, b: Any, zeros: Any, on_kink: Any,
                  max_iter: int = 30) -> Any:
     """Newton on the smooth piece through (w, b) (see the module docstring); returns the
     polished (w, b). ``zeros``: penalty coordinates held at 0; ``on_kink``: samples held on

@@ -27,7 +27,8 @@ from .steps import make_step_rule, run_subgradient
 __all__ = ["subgradient"]
 
 
-def subgradient(oracle: ERMOracle, x0: Any = None, *, step: float | None = None, step_scale: float = 1.0,
+def subgradient(oracle: ERMOracle, x0: Any = None, *, step: float | None = None,
+                step_scale: float = 1.0,
                 f_star: float | None = None, tol: float = 0.0, max_iter: int = 5000,
                 callback: Callable[..., Any] | None = None) -> Any:
     """Minimize F by subgradient descent; returns a Solution whose history has columns

@@ -31,7 +31,8 @@ def _roundoff_progress(value, value_new, gnorm2, grad_new) -> bool:
 
 
 def gradient_descent(oracle: ERMOracle, x0: np.ndarray | None = None, *, tol: float = 1e-8,
-                     max_iter: int = 20000, callback: Callable[..., Any] | None = None, max_backtracks: int = 60) -> Any:
+                     max_iter: int = 20000, callback: Callable[..., Any] | None = None,
+                     max_backtracks: int = 60) -> Any:
     """Minimize F by gradient descent; returns a Solution (history: objective, grad_norm,
     step, time)."""
     oracle.require("gd", differentiable_loss=True, smooth_penalty=True)

@@ -71,7 +71,8 @@ def _cg_direction(oracle: ERMOracle, x: np.ndarray, grad: np.ndarray,
 
 
 def newton(oracle: ERMOracle, x0: np.ndarray | None = None, *, tol: float = 1e-8,
-           max_iter: int = 100, callback: Callable[..., Any] | None = None, armijo: float = 1e-4, max_backtracks: int = 60,
+           max_iter: int = 100, callback: Callable[..., Any] | None = None, armijo: float = 1e-4,
+           max_backtracks: int = 60,
            mixed_precision: bool = True, subsample: bool | None = None) -> Any:
     """Minimize F by damped Newton; returns a Solution (history: objective, grad_norm, step,
     precision, hessian_rows, time).

@@ -69,8 +69,10 @@ ONLINE_RULES = {"perceptron": None, "lms": lms_rule, "logistic": logistic_rule,
                 "sigmoid": sigmoid_rule}
 
 
-def online_fit(X: ArrayLike, y: ArrayLike, rule: str = "perceptron", eta: float = 0.1, epochs: int = 100, *,
-               intercept: bool = True, shuffle: bool = True, seed: Any = None, callback: Callable[..., Any] | None = None) -> Any:
+def online_fit(X: ArrayLike, y: ArrayLike, rule: str = "perceptron", eta: float = 0.1,
+               epochs: int = 100, *,
+               intercept: bool = True, shuffle: bool = True, seed: Any = None,
+               callback: Callable[..., Any] | None = None) -> Any:
     """Run an online rule for ``epochs`` passes over the data.
 
     Parameters

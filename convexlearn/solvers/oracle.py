@@ -107,7 +107,8 @@ class ERMOracle:
                 f"(lam={self.lam:g})")
 
     def require(self, method: str, *, differentiable_loss: bool = False, hessian: bool = False,
-                smooth_penalty: bool = False, twice_smooth_penalty: bool = False, prox: bool = False,
+                smooth_penalty: bool = False, twice_smooth_penalty: bool = False,
+                prox: bool = False,
                 subgradient: bool = False) -> None:
         """Raise NotApplicableError when ``method`` needs what this problem lacks."""
         loss, pen = self.loss, self.penalty

@@ -49,7 +49,8 @@ _PREFETCH = 4096
 
 def pegasos(X: np.ndarray, y: np.ndarray, C: float, intercept: bool = True, max_iter: int = 10000,
             batch_size: int = 1, seed: Any = 0, b_scale: float = 1.0, eval_every: int | None = None,
-            f_star: float | None = None, tol: float = 0.0, callback: Callable[..., Any] | None = None, w0: Any = None, b0: float = 0.0) -> Any:
+            f_star: float | None = None, tol: float = 0.0,
+            callback: Callable[..., Any] | None = None, w0: Any = None, b0: float = 0.0) -> Any:
     """Run Pegasos on arrays; returns (w_best, b_best, f_best, n_iter, status, history).
 
     ``f_best`` and the history's ``objective`` are in the SVM's C-form convention

@@ -511,7 +511,8 @@ def _raise_diverged(svm, res: SMOResult):
 
 
 def solve_svm(svm: Any, tol: float = 1e-3, max_iter: int | None = None, shrinking: bool = True,
-              cache_size: float = 200.0, callback: Callable[..., Any] | None = None, warm_start: Any = None,
+              cache_size: float = 200.0, callback: Callable[..., Any] | None = None,
+              warm_start: Any = None,
               gap_tol: float | None = None) -> Solution:
     """SMO on ``svm`` (any kernel, hard or soft margin, with or without intercept).
 

@@ -261,9 +261,12 @@ def _set_status(t, y, Cv, alpha, upn, lowp):
 
 
 @njit(cache=True)
-def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree: int, diag: Any, y: ArrayLike, Cv: Any, alpha: Any, v: Any, gbar: Any, tol: float, it: Any,
-             max_iter: int, shrinking: Any, tau: Any, hard: Any, divergence: Any, spread: Any, dual: Any, unshrunk_once: Any,
-             cache: Any, slot_of: Any, owner: Any, stamp: Any, partial: Any, counters: Any, XT: Any, bits: Any, scratch: Any, hist_obj: Any,
+def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree: int, diag: Any,
+             y: ArrayLike, Cv: Any, alpha: Any, v: Any, gbar: Any, tol: float, it: Any,
+             max_iter: int, shrinking: Any, tau: Any, hard: Any, divergence: Any, spread: Any,
+             dual: Any, unshrunk_once: Any,
+             cache: Any, slot_of: Any, owner: Any, stamp: Any, partial: Any, counters: Any,
+             XT: Any, bits: Any, scratch: Any, hist_obj: Any,
              hist_viol: Any) -> Any:
     """SMO iterations from the state given (the whole active set) until the maximal
     violation m - M <= tol on all variables, ``max_iter`` iterations in total, or (hard

@@ -53,7 +53,8 @@ class StepRule:
     f_star: float | None = None
     offset: float = 0.0
 
-    def __call__(self, t: int, value: float | None = None, grad_norm2: float | None = None) -> float:
+    def __call__(self, t: int, value: float | None = None,
+                 grad_norm2: float | None = None) -> float:
         if self.name == "constant":
             return self.scale
         if self.name == "sqrt":

@@ -75,8 +75,10 @@ def svm_oracle(svm: Any) -> Any:
     return oracle, sq_norm, p
 
 
-def solve_svm(svm: Any, tol: float = 0.0, max_iter: int = 5000, step: float | None = None, step_scale: float = 1.0,
-              f_star: float | None = None, callback: Callable[..., Any] | None = None, warm_start: Any = None) -> Solution:
+def solve_svm(svm: Any, tol: float = 0.0, max_iter: int = 5000, step: float | None = None,
+              step_scale: float = 1.0,
+              f_star: float | None = None, callback: Callable[..., Any] | None = None,
+              warm_start: Any = None) -> Solution:
     """Subgradient descent on the hinge form of ``svm`` (soft margin, any kernel).
 
     Parameters
