@@ -3,17 +3,17 @@
 This is the only module that looks at raw user input.  Everything downstream
 receives float64, finite, C-contiguous arrays and labels in {-1, +1}.
 
-Label convention (DESIGN.md section 1, scikit-learn's rule): the two distinct
+Label convention (docs/conventions.md, scikit-learn's rule): the two distinct
 labels are sorted, ``classes[0] -> -1`` and ``classes[1] -> +1``.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
+import inspect
 import math
 import numbers
 from dataclasses import dataclass
+from typing import Any, Callable
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -463,3 +463,18 @@ def check_solve_options(options: dict) -> dict:
     with the checked values (others are passed through for the method to check)."""
     return {key: (_OPTION_CHECKS[key](key, value) if key in _OPTION_CHECKS else value)
             for key, value in options.items()}
+
+
+def check_method_options(method: str, func: Callable[..., Any], options: dict,
+                         reserved: tuple[str, ...]) -> dict:
+    """``options`` of an iterative ``method`` checked against what ``func`` accepts (its
+    parameters less the ``reserved`` ones the caller passes itself): an unknown one is a
+    ParameterError listing the valid ones; ``max_iter`` must be a positive integer."""
+    accepted = set(inspect.signature(func).parameters) - set(reserved)
+    unknown = sorted(set(options) - accepted)
+    if unknown:
+        raise ParameterError(f"method {method!r} has no option(s) {unknown}; valid: "
+                             f"{', '.join(sorted(accepted))}")
+    if options.get("max_iter") is not None:
+        options["max_iter"] = check_count("max_iter", options["max_iter"])
+    return options

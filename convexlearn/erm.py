@@ -1,6 +1,6 @@
 """Regularized empirical risk minimization: one problem, exact and iterative solutions.
 
-Lambda-form (DESIGN.md section 1)::
+Lambda-form (docs/conventions.md)::
 
     F(w, b) = (1/n) sum_i loss(y_i, <w, x_i> + b) + lam * R(w),    b unpenalized
 

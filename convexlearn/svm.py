@@ -1,6 +1,6 @@
 """The support vector machine: one problem, exact formulations and iterative methods.
 
-C-form (DESIGN.md section 1)::
+C-form (docs/conventions.md)::
 
     min_{w, b}  1/2 ||w||^2 + C sum_i max(0, 1 - y_i (<w, phi(x_i)> + b))
 

@@ -27,13 +27,13 @@ from __future__ import annotations
 from typing import Any, NoReturn
 
 import importlib
-import inspect
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ..certify.optimality import OptimalityReport
-from ..data import check_bool, check_count, check_nonnegative, check_positive
+from ..data import (check_bool, check_method_options, check_nonnegative,
+                    check_positive)
 from ..erm import ERM
 from ..errors import NotApplicableError, ParameterError
 from ..losses import make_loss
@@ -190,13 +190,7 @@ class DaskERM(ERM):
     def _run(self, method, tol, cert_tol, certify, warm_start, **options) -> Solution:
         module, func = DASK_ERM_METHODS[method].split(":")
         run = getattr(importlib.import_module(module), func)
-        accepted = set(inspect.signature(run).parameters) - {"oracle", "x0", "tol"}
-        unknown = sorted(set(options) - accepted)
-        if unknown:
-            raise ParameterError(f"method {method!r} has no option(s) {unknown}; valid: "
-                                 f"{', '.join(sorted(accepted))}")
-        if options.get("max_iter") is not None:
-            options["max_iter"] = check_count("max_iter", options["max_iter"])
+        options = check_method_options(method, run, options, ("oracle", "x0", "tol"))
         timer = Timer()
         oracle = self.oracle()
         x0 = None if warm_start is None else oracle.join(self._checked_w(warm_start.w),

@@ -24,7 +24,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from ..errors import DataError
+from ..errors import DataError, NotApplicableError
 from ..losses import LOSSES, Loss, make_loss
 from ..penalties import Penalty
 from ..solvers.oracle import ERMOracle
@@ -130,7 +130,10 @@ class DaskERMOracle(ERMOracle):
         return out
 
     def scores(self, x: Any) -> NoReturn:
-        raise NotImplementedError("the decision values of chunked data stay on the workers")
+        """Refused: the n decision values of chunked data stay on the workers (the
+        distributed methods use values, gradients and Hessians reduced chunk-wise)."""
+        raise NotApplicableError("the decision values X w + b of a dask array stay on the "
+                                 "workers: use value_grad / hessian (reduced chunk-wise)")
 
     def loss_value(self, x: np.ndarray) -> float:
         """L(x) = (1/n) sum_i loss(y_i, f_i) (one pass)."""

@@ -29,13 +29,12 @@ from __future__ import annotations
 from typing import Any
 
 import importlib
-import inspect
 import math
 
 import numpy as np
 
 from ..certify.optimality import fixed_multipliers
-from ..data import check_count, check_nonnegative
+from ..data import check_method_options, check_nonnegative
 from ..errors import ConvexLearnError, NotApplicableError, ParameterError, SolverError
 from ..formulations.base import solve_formulation
 from ..path import Path
@@ -434,16 +433,10 @@ def solve_iterative(erm: Any, method: str, tol: float, warm_start: Any, options:
     oracle = erm.oracle()
     x0 = (None if warm_start is None
           else oracle.join(erm._checked_w(warm_start.w), warm_start.b))
-    accepted = set(inspect.signature(run).parameters) - {"oracle", "x0", "tol"}
-    unknown = sorted(set(options) - accepted)
-    if unknown:
-        raise ParameterError(f"method {method!r} has no option(s) {unknown}; valid: "
-                             f"{', '.join(sorted(accepted))}")
+    options = check_method_options(method, run, options, ("oracle", "x0", "tol"))
     if method == "subgradient" and options.get("step") == "polyak" \
             and options.get("f_star") is None:
         options["f_star"] = erm.reference().objective
-    if options.get("max_iter") is not None:
-        options["max_iter"] = check_count("max_iter", options["max_iter"])
     if method == "cd":
         _require_cd(erm)
     sol = run(oracle, x0, tol=tol, **options)

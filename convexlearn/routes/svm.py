@@ -22,7 +22,6 @@ with its memory estimate, and place it in :func:`exact_chain`.
 from __future__ import annotations
 
 import importlib
-import inspect
 import math
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -30,7 +29,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..certify.kkt import solution_multipliers
-from ..data import available_memory, check_bool, check_C, check_count, check_positive
+from ..data import (available_memory, check_bool, check_C, check_method_options, check_positive)
 from ..errors import (ConvexLearnError, DataError, InfeasibleError, NotApplicableError,
                       ParameterError, SolverError, UnboundedError)
 from ..formulations.base import solve_formulation
@@ -229,13 +228,7 @@ def _solve_iterative(svm, method: str, tol: float, options: dict) -> Solution:
             f"(per-sample cost C s_i)")
     module_name, func_name = ITERATIVE_METHODS[method].split(":")
     func = getattr(importlib.import_module(f"convexlearn.solvers.{module_name}"), func_name)
-    accepted = set(inspect.signature(func).parameters) - {"svm", "tol"}
-    unknown = sorted(set(options) - accepted)
-    if unknown:
-        raise ParameterError(f"method {method!r} has no option(s) {unknown}; valid: "
-                             f"{', '.join(sorted(accepted))}")
-    if options.get("max_iter") is not None:
-        options["max_iter"] = check_count("max_iter", options["max_iter"])
+    options = check_method_options(method, func, options, ("svm", "tol"))
     solution = func(svm, tol=tol, **options)
     solution.provenance.setdefault("route", method)
     return solution
