@@ -180,71 +180,11 @@ def subgradient_distance(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Pena
     Xf = X[idx_free]
     Xf = Xf.toarray() if hasattr(Xf, "toarray") else np.asarray(Xf)
     A_free = (np.vstack([Xf.T, np.ones(len(idx_free))]) if intercept else Xf.T) / n
-    cols, lower, upper = [A_free], [lo[free]], [hi[free]]
-    ball_q = None
-    zero_coords = np.zeros(0, dtype=int)
-    pen_c, pen_lo, pen_hi = np.zeros(d), np.zeros(d), np.zeros(d)
-    if lam > 0 and penalty.name != "none":
-        sub = penalty.subdifferential(w, kink_tol)
-        if sub[0] == "ball":
-            ball_q = sub[1]
-        else:
-            _, pen_c, pen_lo, pen_hi = sub
-            base[:d] += lam * pen_c
-            box = pen_lo < pen_hi
-            zero_coords = np.flatnonzero(box)
-            E = np.zeros((dim, box.sum()))
-            E[zero_coords, np.arange(box.sum())] = lam
-            cols.append(E)
-            lower.append(pen_lo[box])
-            upper.append(pen_hi[box])
-    M = np.hstack(cols) / units[:, None]
-    base = base / units
-    lb, ub = np.concatenate(lower), np.concatenate(upper)
-    details = {"kink_tol": kink_tol, "on_kink": idx_free,
-               "zero_coordinates": zero_coords,
-               "smooth_gradient_norm": float(np.linalg.norm(base))}
+    distance, details, z, r_pen = _project(base, A_free, lo[free], hi[free], units, penalty,
+                                           lam, w, kink_tol)
+    details["on_kink"] = idx_free
     g = g_fixed.copy()
-    r_pen = pen_c.copy()
-    if ball_q is not None:
-        # min ||base + M z + lam (r, 0)|| over the box and the q-ball. The returned point
-        # is made exactly feasible (z clipped, r scaled into the ball), so the distance
-        # evaluated there is a true upper bound whatever the SOCP solver's tolerance.
-        k = M.shape[1]
-        r = cp.Variable(d)
-        pad = np.vstack([np.eye(d), np.zeros((dim - d, d))]) / units[:, None]
-        expr, cons = base + lam * (pad @ r), [cp.norm(r, ball_q) <= 1]
-        if k:
-            z = cp.Variable(k)
-            expr, cons = expr + M @ z, cons + [z >= lb, z <= ub]
-        cp.Problem(cp.Minimize(cp.norm(expr)), cons).solve(solver="CLARABEL")
-        r_val = r.value / max(1.0, float(np.linalg.norm(r.value, ball_q)))
-        z_val = np.clip(z.value, lb, ub) if k else np.zeros(0)
-        distance = float(np.linalg.norm(base + M @ z_val + lam * (pad @ r_val)))
-        g[free] = z_val[:free.sum()]
-        r_pen = r_val
-        details["method"] = f"cvxpy SOCP (dual-norm ball, q={ball_q:g}, at w = 0)"
-    elif M.shape[1] == 0:
-        distance = float(np.linalg.norm(base))
-        details["method"] = "gradient (no kink, no zero coordinate)"
-    elif not free.any():
-        # only zero coordinates of the penalty: one box variable per coordinate, each in its
-        # own row (lam e_j / U_j): the projection is a clip, coordinate by coordinate
-        z = np.clip(-base[zero_coords] * units[zero_coords] / lam, lb, ub)
-        resid = base.copy()
-        resid[zero_coords] += lam * z / units[zero_coords]
-        distance = float(np.linalg.norm(resid))
-        r_pen = pen_c.copy()
-        r_pen[zero_coords] += z
-        details["method"] = "coordinate-wise clip (no kink; separable penalty box)"
-    else:
-        res = lsq_linear(M, -base, bounds=(lb, ub), method="bvls", tol=1e-14)
-        distance = float(np.linalg.norm(base + M @ res.x))
-        k = int(free.sum())
-        g[free] = res.x[:k]
-        r_pen = pen_c.copy()
-        r_pen[zero_coords] += res.x[k:]
-        details["method"] = "bounded-variable least squares (scipy lsq_linear, bvls)"
+    g[free] = z
     details["multipliers"] = g
     if idx_free.size:       # X^T g at the final multipliers (kink samples moved)
         XTg = XTg + Xf.T @ (g - g_fixed)[idx_free]
@@ -320,8 +260,7 @@ def minimum_norm_subgradient(base: np.ndarray, kink_columns: np.ndarray, lower: 
                              ) -> tuple[float, dict, np.ndarray]:
     """min ||U^{-1} (base + M z + lam (c + r, 0))|| over lower <= z <= upper, r in dR(w) - c.
 
-    The projection step of :func:`subgradient_distance` (which runs its own, fused with
-    the path's batch shortcuts), on data already reduced to
+    The projection step of :func:`subgradient_distance`, on data already reduced to
     vectors of the dimension of x = (w, b): ``base`` = (1/n) A^T g over the samples off
     any kink (g their loss derivatives), ``kink_columns`` M = (1/n) A^T restricted to the
     k samples on a kink (shape (dim, k)) with their derivative intervals [lower, upper],
@@ -336,20 +275,28 @@ def minimum_norm_subgradient(base: np.ndarray, kink_columns: np.ndarray, lower: 
     z : ndarray (k,)
         The minimizing multipliers of the samples on a kink.
     """
+    distance, details, z, _ = _project(base, kink_columns, lower, upper,
+                                       np.where(units > 0, units, 1.0), penalty, lam, w, kink_tol)
+    return distance, details, z
+
+
+def _project(base, kink_columns, lower, upper, units, penalty, lam, w, kink_tol):
+    """:func:`minimum_norm_subgradient`, also returning the penalty's subgradient c + r at
+    the minimizer (its size enters the certificate's scale). ``units`` > 0."""
     dim = base.shape[0]
     d = np.asarray(w).shape[0]
-    units = np.where(units > 0, units, 1.0)
     base = np.array(base, dtype=float, copy=True)
     cols, lows, highs = [kink_columns], [lower], [upper]
     ball_q = None
     zero_coords = np.zeros(0, dtype=int)
+    pen_c = np.zeros(d)
     if lam > 0 and penalty.name != "none":
         sub = penalty.subdifferential(w, kink_tol)
         if sub[0] == "ball":
             ball_q = sub[1]
         else:
-            _, c, r_lo, r_hi = sub
-            base[:d] += lam * c
+            _, pen_c, r_lo, r_hi = sub
+            base[:d] += lam * pen_c
             box = r_lo < r_hi
             zero_coords = np.flatnonzero(box)
             E = np.zeros((dim, box.sum()))
@@ -363,7 +310,7 @@ def minimum_norm_subgradient(base: np.ndarray, kink_columns: np.ndarray, lower: 
     k_kink = kink_columns.shape[1]
     details = {"kink_tol": kink_tol, "zero_coordinates": zero_coords,
                "smooth_gradient_norm": float(np.linalg.norm(base))}
-    z = np.zeros(k_kink)
+    z, r_pen = np.zeros(k_kink), np.array(pen_c, dtype=float)
     if ball_q is not None:
         # min ||base + M z + lam (r, 0)|| over the box and the q-ball. The returned point
         # is made exactly feasible (z clipped, r scaled into the ball), so the distance
@@ -376,20 +323,30 @@ def minimum_norm_subgradient(base: np.ndarray, kink_columns: np.ndarray, lower: 
             zv = cp.Variable(k)
             expr, cons = expr + M @ zv, cons + [zv >= lb, zv <= ub]
         cp.Problem(cp.Minimize(cp.norm(expr)), cons).solve(solver="CLARABEL")
-        r_val = r.value / max(1.0, float(np.linalg.norm(r.value, ball_q)))
+        r_pen = r.value / max(1.0, float(np.linalg.norm(r.value, ball_q)))
         z_val = np.clip(zv.value, lb, ub) if k else np.zeros(0)
-        distance = float(np.linalg.norm(base + M @ z_val + lam * (pad @ r_val)))
+        distance = float(np.linalg.norm(base + M @ z_val + lam * (pad @ r_pen)))
         z = z_val[:k_kink]
         details["method"] = f"cvxpy SOCP (dual-norm ball, q={ball_q:g}, at w = 0)"
     elif M.shape[1] == 0:
         distance = float(np.linalg.norm(base))
         details["method"] = "gradient (no kink, no zero coordinate)"
+    elif k_kink == 0:
+        # only zero coordinates of the penalty: one box variable per coordinate, each in its
+        # own row (lam e_j / U_j): the projection is a clip, coordinate by coordinate
+        zc = np.clip(-base[zero_coords] * units[zero_coords] / lam, lb, ub)
+        resid = base.copy()
+        resid[zero_coords] += lam * zc / units[zero_coords]
+        distance = float(np.linalg.norm(resid))
+        r_pen[zero_coords] += zc
+        details["method"] = "coordinate-wise clip (no kink; separable penalty box)"
     else:
         res = lsq_linear(M, -base, bounds=(lb, ub), method="bvls", tol=1e-14)
         distance = float(np.linalg.norm(base + M @ res.x))
         z = res.x[:k_kink]
+        r_pen[zero_coords] += res.x[k_kink:]
         details["method"] = "bounded-variable least squares (scipy lsq_linear, bvls)"
-    return distance, details, z
+    return distance, details, z, r_pen
 
 
 def recession_direction(X: np.ndarray, y: np.ndarray, intercept: bool = True,
