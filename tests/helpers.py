@@ -91,3 +91,18 @@ def erm_grid_data(n: int = 60, d: int = 5, seed: int = 0):
     y[flip] = 1 - y[flip]
     y_reg = X @ rng.normal(size=d) + 0.5 * rng.normal(size=n)
     return X, y, y_reg
+
+
+def support_is_unique(svm, report):
+    """The optimal alpha is unique when the KKT system on the free SVs is nonsingular.
+
+    Free SVs satisfy Q_FF a_F + y_F b = 1 - Q_FB a_B; alpha_F (and b) are unique iff
+    [[Q_FF, y_F], [y_F^T, 0]] has full rank (without intercept: Q_FF).
+    """
+    F = report.free
+    Q = svm.gram[np.ix_(F, F)] * np.outer(svm.y[F], svm.y[F])
+    if svm.intercept:
+        M = np.block([[Q, svm.y[F][:, None]], [svm.y[F][None, :], np.zeros((1, 1))]])
+    else:
+        M = Q
+    return np.linalg.matrix_rank(M, tol=1e-8 * max(1.0, np.abs(M).max())) == M.shape[0]

@@ -4,7 +4,7 @@ import functools
 
 import numpy as np
 import pytest
-from helpers import binary_dataset, svc_alpha
+from helpers import binary_dataset, support_is_unique, svc_alpha
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -33,21 +33,6 @@ def problem(data, kernel, C, intercept=True):
     params = {"gamma": 1.0, "coef0": 1.0, "degree": 2} if kernel == "poly" else {}
     svm = cl.SVM(X, y, C=C, kernel=kernel, intercept=intercept, **params)
     return svm, svm.solve("exact-dual")      # the cvxpy route, independent of SMO
-
-
-def support_is_unique(svm, report):
-    """The optimal alpha is unique when the KKT system on the free SVs is nonsingular.
-
-    Free SVs satisfy Q_FF a_F + y_F b = 1 - Q_FB a_B; alpha_F (and b) are unique iff
-    [[Q_FF, y_F], [y_F^T, 0]] has full rank (without intercept: Q_FF).
-    """
-    F = report.free
-    Q = svm.gram[np.ix_(F, F)] * np.outer(svm.y[F], svm.y[F])
-    if svm.intercept:
-        M = np.block([[Q, svm.y[F][:, None]], [svm.y[F][None, :], np.zeros((1, 1))]])
-    else:
-        M = Q
-    return np.linalg.matrix_rank(M, tol=1e-8 * max(1.0, np.abs(M).max())) == M.shape[0]
 
 
 def check_against_exact(svm, exact, sol, context):

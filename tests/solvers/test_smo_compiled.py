@@ -3,8 +3,8 @@
 
 import numpy as np
 import pytest
-from helpers import binary_dataset
-from test_smo import support_is_unique, synthetic
+from helpers import binary_dataset, support_is_unique
+from test_smo import synthetic
 
 import convexlearn as cl
 import convexlearn.kernels as kernels_module
