@@ -49,6 +49,7 @@ class MethodRow:
     time_s: float = 0.0
     reference: bool = False
     history: dict = field(default_factory=dict)
+    route: str | None = None            # the route "exact" took, when it is another name
 
 
 @dataclass
@@ -95,6 +96,12 @@ class RunResult:
 
 def _rel_gap(value: float, ref: float) -> float:
     return (value - ref) / max(abs(ref), 2.2250738585072014e-308)
+
+
+def _route(method: str, solution) -> str | None:
+    """The route the exact chain took (e.g. "exact-linear"), None when it is the method."""
+    route = solution.provenance.get("route")
+    return route if route and route != method else None
 
 
 def _history(solution) -> dict:
@@ -262,7 +269,7 @@ class SVMAdapter(Adapter):
                                   violation=rep.max_violation, n_free=rep.free.size,
                                   n_bounded=rep.bounded.size, n_iter=sol.n_iter,
                                   time_s=sol.time_s, reference=method == ref_method,
-                                  history=_history(sol)))
+                                  history=_history(sol), route=_route(method, sol)))
         ref = solutions[ref_method]
         if ref.status != "optimal":
             raise SolverError(f"the exact reference ({ref_method}) is not certified: status "
@@ -389,7 +396,7 @@ class ERMAdapter(Adapter):
             rows.append(MethodRow(method, sol.status, sol.objective,
                                   violation=sol.report.distance, n_iter=sol.n_iter,
                                   time_s=sol.time_s, reference=method == "exact",
-                                  history=_history(sol)))
+                                  history=_history(sol), route=_route(method, sol)))
         ref = solutions["exact"]
         if ref.status != "optimal":
             raise SolverError(f"the exact reference is not certified: status {ref.status!r}; "
