@@ -85,14 +85,27 @@ def _phi_star(name: str, v: np.ndarray) -> np.ndarray | None:
     return out
 
 
-def _loss_conjugate_mean(loss, y: np.ndarray, g: np.ndarray) -> float | None:
-    """(1/n) sum_i l_i^*(g_i), None when the loss has no table entry."""
+def _loss_conjugate_mean(loss, y: np.ndarray, g: np.ndarray,
+                         weights: np.ndarray | None = None) -> float | None:
+    """(1/n) sum_i v_i l_i^*(g_i / v_i) (v = 1 without weights; a sample of weight 0
+    admits only g_i = 0), None when the loss has no table entry."""
+    n = g.shape[0]
+    if weights is not None:
+        held = weights > 0
+        if np.any(g[~held] != 0.0):
+            return math.inf
+        y, g, v = y[held], g[held] / weights[held], weights[held]
+    else:
+        v = None
     if loss.name == "squared":
-        return float(np.mean(g * y + 0.25 * g * g))
-    if not loss.margin_based:
+        values = g * y + 0.25 * g * g
+    elif not loss.margin_based:
         return None
-    values = _phi_star(loss.name, y * g)
-    return None if values is None else float(np.mean(values))
+    else:
+        values = _phi_star(loss.name, y * g)
+        if values is None:
+            return None
+    return float(np.sum(values if v is None else v * values)) / n
 
 
 def _penalty_conjugate(penalty, v: np.ndarray) -> float | None:
@@ -112,10 +125,14 @@ def _penalty_conjugate(penalty, v: np.ndarray) -> float | None:
 def feasible_dual_point(X: ArrayLike, loss: Any, penalty: Any, lam: float, intercept: bool,
                         g: np.ndarray,
                         XTg: np.ndarray | None = None,
-                        col_sums: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                        col_sums: np.ndarray | None = None,
+                        weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``g`` made dual feasible by shrinking toward 0 (see the module docstring), and
     X^T g at it. ``XTg`` (X^T g) and ``col_sums`` (X^T 1) spare passes over X (the
-    certificate has them); rebalancing the classes of a margin loss costs one (X^T g+)."""
+    certificate has them); rebalancing the classes of a margin loss costs one (X^T g+).
+    With ``weights`` v (see :func:`dual_objective`) a regression loss's g is shifted by
+    a multiple of v instead of a constant, so that g_i / v_i moves uniformly and a sample
+    of weight 0 keeps g_i = 0."""
     g = np.array(g, dtype=float)
     if XTg is None:
         XTg = np.asarray(X.T @ g).ravel()
@@ -130,11 +147,15 @@ def feasible_dual_point(X: ArrayLike, loss: Any, penalty: Any, lam: float, inter
                 XTg = s_pos * XT_pos + s_neg * (XTg - XT_pos)
                 g[g > 0] *= s_pos
                 g[g < 0] *= s_neg
-        else:
+        elif weights is None:
             mean = g.mean()
             g -= mean
             sums = np.asarray(X.sum(axis=0)).ravel() if col_sums is None else col_sums
             XTg = XTg - mean * sums
+        else:
+            shift = g.sum() / weights.sum()
+            g -= shift * weights
+            XTg = XTg - shift * np.asarray(X.T @ weights).ravel()
     l1_ratio = 1.0 if penalty.name == "l1" else getattr(penalty, "l1_ratio", None)
     if penalty.name in ("l1", "elastic_net") and l1_ratio == 1.0 and lam > 0:
         top = float(np.max(np.abs(XTg), initial=0.0)) / X.shape[0]
@@ -147,14 +168,26 @@ def feasible_dual_point(X: ArrayLike, loss: Any, penalty: Any, lam: float, inter
 def dual_objective(X: ArrayLike, y: ArrayLike, loss: Any, penalty: Any, lam: float,
                    intercept: bool, g: np.ndarray,
                    XTg: np.ndarray | None = None,
-                   col_sums: np.ndarray | None = None) -> float:
-    """D(g) at the feasible point made from ``g`` (nan where no gap is defined here)."""
+                   col_sums: np.ndarray | None = None,
+                   sample_weight: ArrayLike | None = None) -> float:
+    """D(g) at the feasible point made from ``g`` (nan where no gap is defined here).
+
+    With ``sample_weight`` s the primal's loss term is (1/S) sum_i s_i l_i, S = sum s, i.e.
+    (1/n) sum_i v_i l_i with v_i = n s_i / S; the conjugate of v_i l_i is
+    u -> v_i l_i^*(u / v_i), so D(g) = -(1/n) sum_i v_i l_i^*(g_i / v_i) - lam R^*(-X^T g /
+    (n lam)) - the unweighted formula at v = 1. The certificate's multipliers already lie
+    in v_i dl_i (its intervals are scaled by v_i).
+    """
     if lam <= 0 or penalty.name in ("none", "lp", "l0"):
         return math.nan
     if not loss.margin_based and loss.name != "squared":
         return math.nan
-    g, XTg = feasible_dual_point(X, loss, penalty, lam, intercept, g, XTg, col_sums)
-    conj = _loss_conjugate_mean(loss, y, g)
+    weights = None
+    if sample_weight is not None:
+        s = np.asarray(sample_weight, dtype=float)
+        weights = s * (s.shape[0] / s.sum())
+    g, XTg = feasible_dual_point(X, loss, penalty, lam, intercept, g, XTg, col_sums, weights)
+    conj = _loss_conjugate_mean(loss, y, g, weights)
     pen = _penalty_conjugate(penalty, -XTg / (X.shape[0] * lam))
     if conj is None or pen is None:
         return math.nan

@@ -223,9 +223,8 @@ def certificate(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Penalty, lam:
     ``passed`` = ``relative_distance <= tol`` and ``relative_gap <= tol`` (where a gap is
     defined); see :class:`OptimalityReport` for the scales and floors. No reference
     optimum is computed (``suboptimality`` is nan). With ``sample_weight`` the objective is
-    the weighted mean of the losses and only the stationarity distance is certified (the
-    Fenchel dual of :mod:`convexlearn.certify.duality` is written for the plain mean: the
-    gap is reported as nan, "not defined here").
+    the weighted mean of the losses, and the gap is that of its Fenchel dual
+    (:func:`convexlearn.certify.duality.dual_objective`).
     """
     distance, details = subgradient_distance(X, y, loss, penalty, lam, intercept, w, b,
                                              kink_tol, units, scores, XTg, sample_weight)
@@ -239,9 +238,8 @@ def certificate(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Penalty, lam:
     if lam > 0:
         P += lam * penalty.value(w)
     XTg_final = details.pop("XTg")
-    D = (math.nan if sample_weight is not None else
-         dual_objective(X, y, loss, penalty, lam, intercept, details["multipliers"],
-                        XTg_final, col_sums))
+    D = dual_objective(X, y, loss, penalty, lam, intercept, details["multipliers"],
+                       XTg_final, col_sums, sample_weight)
     del details["scores"]
     gap = P - D
     rel_gap = gap / max(abs(P), abs(D), GAP_FLOOR * s0) if math.isfinite(D) else \

@@ -192,3 +192,33 @@ def test_an_iterative_status_never_computes_the_exact_optimum(monkeypatch):
     rep = erm.optimality(sol, suboptimality=True)
     assert rep.passed and np.isnan(rep.optimal_objective)
     assert "simulated" in rep.details["reference_failed"]
+
+
+GAP_PAIRS = [("logistic", "l2", {}), ("hinge", "l2", {}), ("squared", "l1", {}),
+             ("squared", "elastic_net", {"l1_ratio": 0.5}), ("squared_hinge", "l1", {}),
+             ("exponential", "l2", {})]
+
+
+@pytest.mark.parametrize("loss,penalty,params", GAP_PAIRS,
+                         ids=[f"{a}-{b}" for a, b, _ in GAP_PAIRS])
+def test_weighted_duality_gap_closes_at_the_optimum_and_equals_duplication(
+        loss, penalty, params):
+    # integer weights are duplicated samples: the same objective, the same dual value
+    y = Y_REG if LOSSES[loss].task == "regression" else Y
+    s = np.random.default_rng(2).integers(0, 4, size=X.shape[0]).astype(float)
+    s[0] = 0.0                                   # a sample of weight 0 counts for nothing
+    erm = cl.ERM(X, y, loss=loss, penalty=penalty, lam=0.05, sample_weight=s, **params)
+    sol = erm.solve("exact")
+    rep = erm.certificate(sol)
+    assert np.isfinite(rep.relative_gap), rep.summary()
+    assert rep.passed and abs(rep.relative_gap) <= 1e-9, rep.summary()
+    rows = np.repeat(np.arange(X.shape[0]), s.astype(int))
+    dup = cl.ERM(X[rows], y[rows], loss=loss, penalty=penalty, lam=0.05, **params)
+    rep_dup = dup.certificate(sol)
+    assert rep.objective == pytest.approx(rep_dup.objective, rel=1e-12)
+    assert rep.details["dual_objective"] == pytest.approx(rep_dup.details["dual_objective"],
+                                                          rel=1e-9, abs=1e-12)
+    # a perturbed point has a clearly positive weighted gap
+    bad = cl.Solution(w=sol.w * 1.05 + 1e-2, b=sol.b + 1e-2)
+    rep_bad = erm.certificate(bad)
+    assert not rep_bad.passed and rep_bad.relative_gap > 1e-6, rep_bad.summary()
