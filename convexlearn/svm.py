@@ -80,10 +80,20 @@ class KernelSamples:
         For several problems on subsets of the same samples (one-vs-one, one-vs-rest): one
         Gram matrix of all samples is computed once and each problem takes its block, so
         products, blocks and SMO's columns read K instead of evaluating the kernel again.
-        Only for a kernel PSD by construction (no PSD check is owed to K). K must have
-        shape (n, n) and agree with the kernel on two of its rows (recomputed from X) to
-        1e-9 relative to their largest entry (rounding is ~1e-16 of it), so a block of
-        the wrong samples is refused.
+        Only for a kernel PSD by construction (no PSD check is owed to K).
+
+        Parameters
+        ----------
+        K : ndarray of shape (n, n)
+            kernel(X, X) for this problem's samples, in their order. Kept, not copied.
+
+        Raises
+        ------
+        ParameterError
+            Wrong shape, a kernel not PSD by construction (or a precomputed one), or K
+            differing from the kernel on rows 0 and n - 1 (recomputed from X) by more than
+            1e-9 of their largest entry (rounding is ~1e-16 of it): a block of the wrong
+            samples.
         """
         n = self.n_samples
         K = np.asarray(K, dtype=float)
