@@ -59,11 +59,13 @@ def test_problem_refuses_a_block_of_other_samples():
     assert svm.solve().provenance["route"] == "exact-smo"
 
 
-@pytest.mark.parametrize("multiclass, class_weight", [("ovo", None), ("ovr", None),
-                                                      ("ovo", "balanced")])
-def test_shared_gram_fit_is_the_fit_without_it(monkeypatch, multiclass, class_weight):
+@pytest.mark.parametrize("multiclass, class_weight, kernel", [
+    ("ovo", None, "rbf"), ("ovr", None, "rbf"), ("ovo", "balanced", "rbf"),
+    ("ovo", None, "poly")])
+def test_shared_gram_fit_is_the_fit_without_it(monkeypatch, multiclass, class_weight, kernel):
     X, y = load_iris(return_X_y=True)
-    params = dict(C=10.0, gamma=0.5, multiclass=multiclass, class_weight=class_weight)
+    params = dict(C=10.0, gamma=0.5, multiclass=multiclass, class_weight=class_weight,
+                  kernel=kernel, coef0=1.0)
     shared = KernelSVMClassifier(**params).fit(X, y)
     monkeypatch.setattr(_gram, "SHARED_GRAM_BYTES", 0)
     alone = KernelSVMClassifier(**params).fit(X, y)
@@ -72,7 +74,21 @@ def test_shared_gram_fit_is_the_fit_without_it(monkeypatch, multiclass, class_we
     np.testing.assert_allclose(shared.dual_coef_, alone.dual_coef_, atol=1e-8 * 10.0)
     np.testing.assert_allclose(shared.intercept_, alone.intercept_, atol=1e-8)
     np.testing.assert_array_equal(shared.predict(X), alone.predict(X))
-    if multiclass == "ovo" and class_weight is None:
-        svc = SVC(C=10.0, gamma=0.5, tol=1e-8).fit(X, y)
+    if multiclass == "ovo" and class_weight is None and kernel == "rbf":
+        # (the cubic kernel of 4 features has rank <= 35 < 100 samples a pair: its
+        # multipliers are not unique, so SVC's need not be these)
+        svc = SVC(C=10.0, gamma=0.5, tol=1e-8, kernel=kernel, coef0=1.0).fit(X, y)
         np.testing.assert_array_equal(shared.support_, svc.support_)
         np.testing.assert_allclose(shared.dual_coef_, svc.dual_coef_, atol=1e-5 * 10.0)
+
+
+def test_platt_folds_read_the_shared_gram(monkeypatch):
+    # the cross-validation folds pose subsets of each pair: blocks of the shared matrix
+    X, y = load_iris(return_X_y=True)
+    params = dict(C=1.0, gamma=0.5, probability=True, random_state=0)
+    shared = KernelSVMClassifier(**params).fit(X, y)
+    monkeypatch.setattr(_gram, "SHARED_GRAM_BYTES", 0)
+    alone = KernelSVMClassifier(**params).fit(X, y)
+    np.testing.assert_allclose(shared.probA_, alone.probA_, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(shared.probB_, alone.probB_, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(shared.predict_proba(X), alone.predict_proba(X), atol=1e-8)
