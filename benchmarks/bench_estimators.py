@@ -56,10 +56,10 @@ def main():
         label = f"KernelSVMClassifier {name} {len(classes)} classes"
         theirs = SVC(C=C, kernel=kernel, gamma=g, tol=1e-8,
                      decision_function_shape="ovr")
-        if len(classes) > 2:   # SVC is one-vs-one: compare predictions only
+        if len(classes) > 2:   # one-vs-one on both sides: compare predictions only
             t_ours, a = best_time(lambda: KernelSVMClassifier(C=C, gamma=g).fit(X, y))
             t_theirs, b = best_time(lambda: theirs.fit(X, y))
-            rows.append([label + " (OvR vs SVC OvO)", X.shape[0], X.shape[1], t_ours, t_theirs,
+            rows.append([label + " (one-vs-one, as SVC)", X.shape[0], X.shape[1], t_ours, t_theirs,
                          "n/a", float(np.mean(a.predict(X) == b.predict(X)))])
             continue
         rows.append(row(label, KernelSVMClassifier(C=C, kernel=kernel, gamma=g), theirs, X, y))

@@ -53,7 +53,11 @@ PRODUCT_BLOCK_BYTES = 2**23
 
 def _sq_dists(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     # ||a||^2 + ||b||^2 - 2 a.b, clipped: cancellation can make it slightly negative.
-    d2 = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2.0 * (A @ B.T)
+    # In place (two m x n arrays instead of five); the same roundings as the expression.
+    d2 = np.add.outer((A * A).sum(1), (B * B).sum(1))
+    ab = A @ B.T
+    ab *= -2.0
+    d2 += ab
     return np.maximum(d2, 0.0, out=d2)
 
 
@@ -105,7 +109,9 @@ class Kernel:
         if self.name == "poly":
             return (self.gamma * (A @ B.T) + self.coef0) ** self.degree
         if self.name == "rbf":
-            return np.exp(-self.gamma * _sq_dists(A, B))
+            K = _sq_dists(A, B)
+            K *= -self.gamma
+            return np.exp(K, out=K)
         if self.name == "sigmoid":
             return np.tanh(self.gamma * (A @ B.T) + self.coef0)
         if self.name == "callable":

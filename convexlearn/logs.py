@@ -70,7 +70,8 @@ def logged_solve(func: Any) -> Any:
             route = sol.provenance.get("route") or sol.method
             log.info("%s: status %s, objective %.12g, route %s, %.3f s", sol.method,
                      sol.status, sol.objective, route, time.perf_counter() - start)
-            if sol.report is not None and hasattr(sol.report, "summary"):
+            if (sol.report is not None and hasattr(sol.report, "summary")
+                    and log.isEnabledFor(logging.DEBUG)):     # summary() is not free
                 log.debug("%s", sol.report.summary())
             return sol
     return solve

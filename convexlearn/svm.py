@@ -74,6 +74,41 @@ class KernelSamples:
                                                     name=f"{self.kernel.describe()} Gram matrix")
         return self._K
 
+    def share_gram(self, K: np.ndarray) -> None:
+        """Use K = kernel(X, X), computed by the caller, as this problem's Gram matrix.
+
+        For several problems on subsets of the same samples (one-vs-one, one-vs-rest): one
+        Gram matrix of all samples is computed once and each problem takes its block, so
+        products, blocks and SMO's columns read K instead of evaluating the kernel again.
+        Only for a kernel PSD by construction (no PSD check is owed to K).
+
+        Parameters
+        ----------
+        K : ndarray of shape (n, n)
+            kernel(X, X) for this problem's samples, in their order. Kept, not copied.
+
+        Raises
+        ------
+        ParameterError
+            Wrong shape, a kernel not PSD by construction (or a precomputed one), or K
+            differing from the kernel on rows 0 and n - 1 (recomputed from X) by more than
+            1e-9 of their largest entry (rounding is ~1e-16 of it): a block of the wrong
+            samples.
+        """
+        n = self.n_samples
+        K = np.asarray(K, dtype=float)
+        if self.X is None or not self.kernel.known_psd or K.shape != (n, n):
+            raise ParameterError(f"share_gram takes the ({n}, {n}) Gram matrix of a kernel "
+                                 f"PSD by construction on features; got shape "
+                                 f"{K.shape} for {self.kernel.describe()}")
+        probe = np.unique([0, n - 1])
+        rows = K[probe]
+        scale = max(float(np.max(np.abs(rows))), np.finfo(float).tiny)
+        if np.max(np.abs(self.kernel(self.X[probe], self.X) - rows)) > 1e-9 * scale:
+            raise ParameterError("share_gram: K is not this kernel's Gram matrix of X "
+                                 "(rows 0 and n - 1 differ)")
+        self._K = K
+
     def densify(self, purpose: str) -> None:
         """Replace a sparse X by its dense copy for a method that needs dense rows (only
         below data.DENSIFY_LIMIT_BYTES; beyond, a DataError gives the dense size)."""

@@ -100,8 +100,9 @@ def fit_decomposition(codes: np.ndarray, n_classes: int, scheme: str,
         Ignored for two classes (one problem, classes_[1] as +1).
     fit_binary : callable
         ``fit_binary(rows, y_pm) -> (beta, b, extra)`` for the samples ``rows`` (indices
-        into the training set) with labels y_pm in {-1, +1}; ``extra`` is kept, per
-        problem, in the returned list.
+        into the training set; one-vs-one: class i's, then class j's, increasing within
+        each) with labels y_pm in {-1, +1}; ``extra`` is kept, per problem, in the
+        returned list.
 
     Returns
     -------
@@ -116,10 +117,12 @@ def fit_decomposition(codes: np.ndarray, n_classes: int, scheme: str,
     elif scheme == "ovr":
         tasks = [(np.arange(n), np.where(codes == k, 1.0, -1.0)) for k in range(n_classes)]
     else:
-        tasks = []
-        for i, j in ovo_pairs(n_classes):
-            rows = np.flatnonzero((codes == i) | (codes == j))
-            tasks.append((rows, np.where(codes[rows] == i, 1.0, -1.0)))
+        # class i's samples, then class j's: blocks of a class-grouped Gram matrix are
+        # then contiguous (estimators._gram)
+        members = [np.flatnonzero(codes == c) for c in range(n_classes)]
+        tasks = [(np.concatenate([members[i], members[j]]),
+                  np.repeat([1.0, -1.0], [members[i].size, members[j].size]))
+                 for i, j in ovo_pairs(n_classes)]
     betas = np.zeros((len(tasks), n))
     intercept, extras = np.empty(len(tasks)), []
     for p, (rows, y_pm) in enumerate(tasks):

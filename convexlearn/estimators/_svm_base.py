@@ -26,6 +26,7 @@ from ..data import as_sample_weight, check_bool, check_C, check_choice, check_co
 from ..errors import NotApplicableError
 from ..kernels import check_gram, make_kernel
 from ..svm import ITERATIVE_METHODS, SVM
+from ._gram import shared_gram
 from ._base import (edge_data, fit_weighted_classes, seed_from, validated_X,
                     warn_if_not_optimal)
 from ._multiclass import (argmax_ties_low, fit_decomposition, ovo_pairs, ovr_from_ovo,
@@ -137,13 +138,18 @@ class SVMClassifierBase(ClassifierMixin, BaseEstimator):
         costs = cost[keep]
         self._gamma = self._resolved_gamma(Xk, None if s is None else s[keep], precomputed)
         uniform_all = bool(np.all(costs == 1.0))
+        gram = None if precomputed else shared_gram(self._kernel_spec(), self._gamma, Xk,
+                                                    codes[keep], self._scheme())
         fits = []
 
         def fit_binary(rows, y_pm):
             svm, sol = self._fit_binary(_rows(Xk_solve, rows, precomputed), y_pm,
-                                        None if uniform_all else costs[rows], C)
+                                        None if uniform_all else costs[rows], C,
+                                        None if gram is None else gram.block(rows))
             beta = sol.dual_coef if sol.dual_coef is not None else svm.y * sol.report.alpha
-            fits.append((rows, y_pm, svm, sol))
+            # the kernel, not the problem: its block of the shared Gram matrix is freed
+            # now, and the next pair's block reuses the memory (fresh pages cost more)
+            fits.append((rows, y_pm, svm.kernel, sol))
             return beta, float(sol.b), None
 
         expansion, _ = fit_decomposition(codes[keep], self.classes_.size, self._scheme(),
@@ -151,7 +157,7 @@ class SVMClassifierBase(ClassifierMixin, BaseEstimator):
         self._set_attributes(expansion, fits, X, Xk, keep, precomputed)
         if self.probability:
             self._fit_platt(fits, Xk_solve, costs if not uniform_all else None, C,
-                            precomputed)
+                            precomputed, gram)
         return self
 
     def _resolved_gamma(self, X, s, precomputed):
@@ -165,14 +171,17 @@ class SVMClassifierBase(ClassifierMixin, BaseEstimator):
         return make_kernel(spec["kernel"], X, gamma=spec["gamma"], degree=spec["degree"],
                            coef0=spec["coef0"], sample_weight=s).gamma
 
-    def _fit_binary(self, X, y, s, C):
-        """(problem, solution) of one binary problem with per-sample costs C * s."""
+    def _fit_binary(self, X, y, s, C, gram=None):
+        """(problem, solution) of one binary problem with per-sample costs C * s; ``gram``,
+        when given, is the problem's block of the shared Gram matrix."""
         spec = self._kernel_spec()
         if "gamma" in spec:
             spec["gamma"] = self._gamma
         uniform = s is None or bool(np.all(s == s[0]))
         C_eff = C if s is None or not uniform else C * float(s[0])
         svm = SVM(X, y, C=C_eff, intercept=self.fit_intercept, **spec)
+        if gram is not None:
+            svm.share_gram(gram)
         if uniform or math.isinf(C):
             return svm, svm.solve(method=self.method, tol=self.tol, **self._options())
         if self.method != "exact":
@@ -181,6 +190,8 @@ class SVMClassifierBase(ClassifierMixin, BaseEstimator):
                 f"non-uniform sample_weight or class_weight needs per-sample costs C_i = "
                 f"C * class_weight[y_i] * sample_weight_i, which method='exact' solves")
         weighted = SVM(X, y, C=C, intercept=self.fit_intercept, sample_weight=s, **spec)
+        if gram is not None:
+            weighted.share_gram(gram)
         return weighted, weighted.solve(method="exact", tol=max(self.tol, 1e-6))
 
     def _set_attributes(self, expansion, fits, X, Xk, keep, precomputed) -> None:
@@ -203,18 +214,20 @@ class SVMClassifierBase(ClassifierMixin, BaseEstimator):
         binary = len(solutions) == 1
         self.solution_ = solutions[0] if binary else solutions
         self.kkt_ = solutions[0].report if binary else [sol.report for sol in solutions]
-        self._kernel = fits[0][2].kernel
+        self._kernel = fits[0][2]
 
     # ----------------------------------------------------------- probability
-    def _fit_platt(self, fits, Xk, costs, C, precomputed) -> None:
-        """Platt's (A, B) per problem from 5-fold cross-validated decision values."""
+    def _fit_platt(self, fits, Xk, costs, C, precomputed, gram) -> None:
+        """Platt's (A, B) per problem from 5-fold cross-validated decision values
+        (``gram``: the fit's :class:`~._gram.SharedGram`, or None)."""
         seed = seed_from(self.random_state)
         probA, probB = [], []
         for rows, y_pm, _, _ in fits:
             def fit_predict(train, test, rows=rows, y_pm=y_pm):
                 tr, te = rows[train], rows[test]
                 svm, sol = self._fit_binary(_rows(Xk, tr, precomputed), y_pm[train],
-                                            None if costs is None else costs[tr], C)
+                                            None if costs is None else costs[tr], C,
+                                            None if gram is None else gram.block(tr))
                 new = Xk[np.ix_(te, tr)] if precomputed else Xk[te]
                 return svm.decision_function(sol, new)
             f = cv_decision_values(y_pm, fit_predict, seed=seed)

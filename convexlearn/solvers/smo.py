@@ -426,11 +426,12 @@ class KernelSpec:
     def of(cls, svm: Any) -> "KernelSpec":
         """The spec of ``svm``'s kernel. Kernels not PSD by construction (sigmoid,
         callables, precomputed) go through the checked (possibly repaired) Gram matrix:
-        SMO must not run on a non-convex problem."""
+        SMO must not run on a non-convex problem. A Gram matrix already in memory (e.g.
+        shared by the problems of a multiclass fit) is read rather than recomputed."""
         from .smo_kernels import KERNEL_CODES
         placeholder = np.zeros((1, 1))
         kernel = svm.kernel
-        if svm.X is None or not kernel.known_psd:
+        if svm.X is None or not kernel.known_psd or svm._K is not None:
             K = np.ascontiguousarray(svm.gram)
             return cls(KERNEL_CODES["precomputed"], placeholder, K, 0.0, 0.0, 1.0,
                        np.diag(K).copy(), lambda B: K @ B)

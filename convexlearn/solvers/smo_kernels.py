@@ -261,6 +261,25 @@ def _set_status(t, y, Cv, alpha, upn, lowp):
 
 
 @njit(cache=True)
+def _select_i(act, m, v, upn, lowp):
+    """(position in act of i = argmax of v over I_up, first on ties; m = that max;
+    M = min of v over I_low), over the active set act[:m]."""
+    i_loc = 0
+    m_val = -math.inf
+    M_val = math.inf
+    for k in range(m):
+        t = act[k]
+        x = v[t] + upn[t]
+        if x > m_val:
+            m_val = x
+            i_loc = k
+        z = v[t] + lowp[t]
+        if z < M_val:
+            M_val = z
+    return i_loc, m_val, M_val
+
+
+@njit(cache=True)
 def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree: int, diag: Any,
              y: ArrayLike, Cv: Any, alpha: Any, v: Any, gbar: Any, tol: float, it: Any,
              max_iter: int, shrinking: Any, tau: Any, hard: Any, divergence: Any, spread: Any,
@@ -293,21 +312,18 @@ def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree
     lowp = np.empty(n)
     for t in range(n):
         _set_status(t, y, Cv, alpha, upn, lowp)
+    # the selection of i is made in the gradient update of the previous iteration (one
+    # pass over the active set instead of two); ``selected`` says it is still current
+    selected = False
+    i_loc = 0
+    m_val = -math.inf
+    M_val = math.inf
     while it < max_iter:
         # ------------------------------------------------------------ selection of i
         # (branch-free on the sets: upn = 0 on I_up, -inf off it; lowp = 0 on I_low, +inf)
-        i_loc = 0
-        m_val = -math.inf
-        M_val = math.inf
-        for k in range(m):
-            t = act[k]
-            x = v[t] + upn[t]
-            if x > m_val:
-                m_val = x
-                i_loc = k
-            z = v[t] + lowp[t]
-            if z < M_val:
-                M_val = z
+        if not selected:
+            i_loc, m_val, M_val = _select_i(act, m, v, upn, lowp)
+        selected = False
         violation = m_val - M_val
         if violation <= tol:
             if not full:
@@ -387,12 +403,26 @@ def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree
             alpha[i] = Cv[i] if y[i] > 0 else 0.0
         if step == room_j:
             alpha[j] = 0.0 if y[j] > 0 else Cv[j]
-        for k in range(m):
-            t = act[k]
-            v[t] += step * (Kj[t] - Ki[t])
         dual += step * b_ij - 0.5 * step * step * a_ij
         _set_status(i, y, Cv, alpha, upn, lowp)
         _set_status(j, y, Cv, alpha, upn, lowp)
+        # gradient update, and the next selection of i on the updated gradient (the
+        # same comparisons in the same order as _select_i: the same i)
+        i_loc = 0
+        m_val = -math.inf
+        M_val = math.inf
+        for k in range(m):
+            t = act[k]
+            vt = v[t] + step * (Kj[t] - Ki[t])
+            v[t] = vt
+            x = vt + upn[t]
+            if x > m_val:
+                m_val = x
+                i_loc = k
+            z = vt + lowp[t]
+            if z < M_val:
+                M_val = z
+        selected = True
         # gbar follows the multipliers at their upper bound (never, for the hard margin)
         if not hard:
             if upper_i != (alpha[i] >= Cv[i]):
