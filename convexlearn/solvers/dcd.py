@@ -68,9 +68,10 @@ from numpy.typing import ArrayLike
 
 from scipy import sparse
 
-from ..data import check_choice, check_positive
+from ..data import check_choice, check_count, check_positive
 from ..errors import NotApplicableError, ParameterError
 from ..solution import History, Solution, Timer
+from .dcd_face import face_walk
 from .dcd_kernel import dcd_epoch
 
 __all__ = ["solve_svm", "dcd_linear", "LOSSES"]
@@ -79,6 +80,8 @@ LOSSES = ("hinge", "squared_hinge")
 
 _INNER = 0.1      # inner accuracy after a multiplier step, relative to rho |y^T a|
 _TOL_FLOOR = 1e-14    # the gap test cuts tol no further (projected gradients are O(1))
+_FACE_COUNTS = ("face_steps", "face_tries", "face_pivots", "face_rounds")
+_FACE_MAX = 3000      # face steps while d + 1 + |F| <= this (dense systems of that size)
 
 
 def _objectives(X, y, C, loss, alpha, w, b):
@@ -114,7 +117,8 @@ def dcd_linear(X: ArrayLike, y: np.ndarray, C: float, loss: str = "hinge", inter
                tol: float = 1e-4, max_iter: int = 1000, seed: Any = 0, shrinking: bool = True,
                rho: float | None = None, alpha0: np.ndarray | None = None,
                callback: Callable[..., Any] | None = None,
-               b0: float = 0.0, gap_tol: float | None = None, center: bool | None = None) -> Any:
+               b0: float = 0.0, gap_tol: float | None = None, center: bool | None = None,
+               face_every: int = 0) -> Any:
     """Dual coordinate descent on arrays (see the module docstring).
 
     Parameters
@@ -219,8 +223,17 @@ def dcd_linear(X: ArrayLike, y: np.ndarray, C: float, loss: str = "hinge", inter
     pg_max_old, pg_min_old = math.inf, -math.inf
     status, epoch = "max_iter", 0
     outer_tol = math.inf              # accuracy asked of the inner problem before lam moves
+    face = dict(face_steps=0, face_tries=0, face_pivots=0, face_rounds=0)
+    faces_apply = (face_every > 0 and intercept and hinge and not is_sparse
+                   and bool(np.all(np.isfinite(upper))))
     while epoch < max_iter:
         epoch += 1
+        if faces_apply and epoch % face_every == 0 and _face_fits(alpha, upper, d):
+            accepted = _try_face(Z, yf, upper, C_vec, alpha, v, state, lam, rho, face)
+            if accepted is not None:
+                lam = accepted - rho * state[0]     # b = the face's intercept
+                # the step moved w: shrinking decisions are stale, revisit every coordinate
+                active, pg_max_old, pg_min_old = np.arange(n), math.inf, -math.inf
         perm = rng.permutation(active)
         pg_max, pg_min = dcd_epoch(*rows, yf, xm, mm, curv, upper, diag, rho, lam, alpha, v,
                                    state, perm, keep, pg_max_old, pg_min_old, shrinking)
@@ -239,7 +252,7 @@ def dcd_linear(X: ArrayLike, y: np.ndarray, C: float, loss: str = "hinge", inter
         w2 = float(v @ v) - 2.0 * s * state[1] + s * s * mm       # ||v - s mu||^2
         dual = state[2] - 0.5 * w2 - 0.5 * diag * state[3]
         row = dict(objective=dual, violation=violation, balance=abs(s), active=n_pass,
-                   violation_target=tol)
+                   violation_target=tol, **face)
         if n_pass == n:
             # the primal needs X w, O(nnz): only after full passes, which cost as much
             f = np.asarray(Z @ v, dtype=float).ravel() - s * xm - state[1] + s * mm
@@ -288,6 +301,33 @@ def dcd_linear(X: ArrayLike, y: np.ndarray, C: float, loss: str = "hinge", inter
     return alpha, w, b, epoch, status, history
 
 
+def _face_fits(alpha, upper, d) -> bool:
+    """Face steps only while the dense systems stay small: d + 1 + |F| <= _FACE_MAX."""
+    return d + 1 + int(np.count_nonzero((alpha > 0.0) & (alpha < upper))) <= _FACE_MAX
+
+
+def _try_face(Z, y, upper, C_vec, alpha, v, state, lam, rho, face):
+    """A face step (:mod:`.dcd_face`) from the current multipliers, kept when the primal
+    P(w, b) at its point is <= P at the current one (w = Z^T (y a), b = lam + rho y^T a).
+    Updates ``alpha``, ``v``, ``state``, ``face`` (counts) in place; returns the face's
+    intercept when the step was taken, else None."""
+    face["face_tries"] += 1
+    new, b, info = face_walk(Z, y, upper, alpha)
+    face["face_pivots"] += info["pivots"]
+    face["face_rounds"] += info["rounds"]
+    if b is None:
+        return None
+    w_new = Z.T @ (y * new)
+    now = _primal_value(Z @ v + lam + rho * state[0], y, C_vec, "hinge", float(v @ v))
+    if not _primal_value(Z @ w_new + b, y, C_vec, "hinge", float(w_new @ w_new)) <= now:
+        return None
+    alpha[:] = new
+    v[:] = w_new
+    state[:] = [float(y @ new), 0.0, float(new.sum()), float(new @ new)]
+    face["face_steps"] += 1
+    return b
+
+
 def _multiplier_scale(upper, alpha) -> float:
     """The scale s_a of the multipliers against which the KKT report measures the balance
     |y^T a| / s_a: the largest finite bound, max(1, max a) when every bound is infinite."""
@@ -306,7 +346,8 @@ def _primal_value(f, y, C, loss, w2) -> float:
 def solve_svm(svm: Any, tol: float = 1e-4, max_iter: int = 1000, loss: str = "hinge", seed: Any = 0,
               shrinking: bool = True, rho: float | None = None,
               callback: Callable[..., Any] | None = None,
-              warm_start: Any = None, gap_tol: float | None = None) -> Solution:
+              warm_start: Any = None, gap_tol: float | None = None,
+              face_every: int = 50) -> Solution:
     """Dual coordinate descent for a linear-kernel ``svm`` (soft margin), b unpenalized.
 
     Parameters
@@ -334,6 +375,8 @@ def solve_svm(svm: Any, tol: float = 1e-4, max_iter: int = 1000, loss: str = "hi
     gap_tol : float, optional
         Relative duality gap required as well (default ``tol``, so that "converged" means
         what the KKT report checks; ``math.inf``: LIBLINEAR's rule). See :func:`dcd_linear`.
+    face_every : int
+        Epochs between face steps (0: none); see :func:`dcd_linear`.
 
     Returns
     -------
@@ -363,14 +406,18 @@ def solve_svm(svm: Any, tol: float = 1e-4, max_iter: int = 1000, loss: str = "hi
             raise ParameterError(f"warm_start must carry alpha of shape ({svm.n_samples},)")
     alpha, w, b, epochs, status, history = dcd_linear(
         svm.X, svm.y, svm.C, loss, svm.intercept, tol, max_iter, seed, shrinking, rho,
-        alpha0, callback, b0, gap_tol=None if math.isinf(gap_tol) else gap_tol)
+        alpha0, callback, b0, gap_tol=None if math.isinf(gap_tol) else gap_tol,
+        face_every=face_every if type(face_every) is int and face_every == 0
+        else check_count("face_every", face_every))
     primal, dual = _objectives(svm.X, svm.y, svm.C, loss, alpha, w, b)
     xi = np.maximum(0.0, 1.0 - svm.y * (svm.X @ w + b))
     sol = Solution(w=w, b=float(b), alpha=alpha, xi=xi, objective=primal, status=status,
                    method="dcd", n_iter=epochs, history=history, time_s=timer(),
                    provenance={"solver": "convexlearn.dcd", "tol": tol, "seed": seed,
                                "loss": loss, "intercept": "unpenalized (augmented Lagrangian)"
-                               if svm.intercept else "none"},
+                               if svm.intercept else "none",
+                               **{k: int(history[k][-1]) for k in _FACE_COUNTS
+                                  if len(history) and k in history}},
                    dual_coef=svm.y * alpha)
     sol.extra.update(loss=loss, dual_objective=dual, balance=float(svm.y @ alpha))
     return sol
