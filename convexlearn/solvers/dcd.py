@@ -48,11 +48,12 @@ purification of the free set in the null space of its signed rows y_i (z_i, 1) (
 y^T a fixed, D non-decreasing, until the free rows are independent), then an active-set
 walk on faces whose optimum solves a bordered KKT system. Its point is kept when the walk
 ends on a face that no margin contradicts and the primal P(w, b) there is <= P at the
-current point; b becomes the face's intercept (lam = b -
-rho y^T a); a step not kept doubles the wait before the next one (each costs
-O(pivots |F| d)). The epochs that follow verify it by the same stop rule. On the problem
-above the first step (epoch 300: 2595 pivots, 18 face solves, ~1.2 s) lands on the
-optimum (KKT residuals 3e-12). Sparse data (d = 20 000) keep plain epochs.
+current point; b becomes the face's intercept (lam = b - rho y^T a). A step not kept
+doubles the wait before the next one (each costs O(pivots |F| d)). The epochs that
+follow verify the point by the same stop rule. On the problem above the first step
+(epoch 281: 2801 pivots, 16 face solves, 1.2-1.6 s on a shared machine) lands on the
+optimum (KKT residuals 3e-12): status "optimal" in 281 epochs. Sparse data (d = 20 000)
+keep plain epochs.
 
 The epoch itself is compiled (:mod:`.dcd_kernel`, numba, with a numpy reference held to it
 in the tests) and takes dense rows or scipy.sparse CSR (never densified; the centring is
