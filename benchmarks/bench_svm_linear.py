@@ -83,6 +83,31 @@ def dcd_rows():
     return rows
 
 
+def dcd_default_rows():
+    """Issue 12's case: ``solve(method="dcd")`` at its defaults (tol 1e-6, 1000 epochs)
+    against LinearSVC(dual=True) at its defaults (squared hinge) and with loss="hinge"."""
+    from sklearn.datasets import make_classification
+    from sklearn.svm import LinearSVC
+    n = 5000 if QUICK else 20000
+    X, y = make_classification(n, 100, flip_y=0.1, random_state=0)
+    svm = cl.SVM(X, y, C=1.0)
+    anchors = {"LinearSVC(dual=True) default (squared hinge)": dict(dual=True),
+               "LinearSVC(dual=True, loss='hinge')": dict(dual=True, loss="hinge")}
+    rows, times = [], {}
+    for name, kw in anchors.items():
+        t, est = best_time(lambda: LinearSVC(C=1.0, **kw).fit(X, y), REPEAT)
+        times[name] = t
+        rows.append([name, f"{est.n_iter_} epochs", "converged" if est.n_iter_ < 1000
+                     else "not converged (1000)", "-", "-", t, "1"])
+    t_d, sol = best_time(lambda: svm.solve("dcd"), REPEAT)
+    rep = sol.report
+    ratios = " / ".join(f"{t_d / t:.2f}" for t in times.values())
+    rows.append(["solve(method='dcd') tol 1e-6", f"{sol.n_iter} epochs", sol.status,
+                 f"{rep.max_violation:.1e} (balance {rep.residuals['balance']:.1e})",
+                 f"{rep.relative_gap:.1e}", t_d, ratios])
+    return rows
+
+
 def scale_rows():
     import sklearn
     from sklearn import datasets
@@ -142,6 +167,31 @@ def random_sweep(count: int = 60):
     return tally
 
 
+def dcd_face_sweep(count: int = 60):
+    """solve(method="dcd") with and without face steps on random SVMs: n 40..400, d 2..30,
+    feature scales 1e-3..1e3, C in 1e-3..1e3, every third with a dependent feature."""
+    rng = np.random.default_rng(0)
+    tally = {name: dict(optimal=0, time=0.0, worse=0) for name in ("face steps", "plain")}
+    for k in range(count):
+        n, d = int(rng.integers(40, 400)), int(rng.integers(2, 30))
+        y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+        X = ((rng.normal(size=(n, d)) + rng.uniform(0, 1.5) * y[:, None])
+             * 10.0 ** rng.uniform(-3, 3, size=d))
+        if k % 3 == 0:
+            X[:, -1] = X[:, 0] + X[:, 1]
+        svm = cl.SVM(X, y, C=float(10.0 ** rng.uniform(-3, 3)))
+        runs = {}
+        for name, every in (("face steps", 50), ("plain", 0)):
+            t, runs[name] = best_time(lambda: svm.solve("dcd", face_every=every,
+                                                        max_iter=2000), 1)
+            tally[name]["optimal"] += runs[name].status == "optimal"
+            tally[name]["time"] += t
+        for name, other in (("face steps", "plain"), ("plain", "face steps")):
+            tally[name]["worse"] += runs[name].objective > runs[other].objective * (1 + 1e-6)
+    return [[name, f"{t['optimal']} / {count}", t["worse"], t["time"]]
+            for name, t in tally.items()]
+
+
 def main():
     t0 = time.perf_counter()
     parts = []
@@ -156,6 +206,31 @@ def main():
                  + markdown_table(["n", "tol", "max_iter", "LinearSVC epochs", "LinearSVC s",
                                    "dcd status", "dcd epochs", "rel. gap", "dcd s", "ratio"],
                                   dcd))
+    dflt = dcd_default_rows()
+    parts.append("## DCD at the defaults, n=20000, d=100, flip_y=0.1, C=1 (issue 12: anchors "
+                 "LinearSVC(dual=True) default and loss='hinge')\n\n"
+                 + markdown_table(["call", "epochs", "status", "KKT max violation",
+                                   "rel. gap", "s", "ratio to the anchors"], dflt)
+                 + "\n\nWithout face steps (face_every=0) 1000 epochs end 'max_iter' here: "
+                   "DCD converges like 1/k (||w - w*|| 0.41, 0.19, 0.082, 0.042 after 100, 200, "
+                   "400, 800 epochs; 800 free multipliers after 1000, 99 at the optimum). The "
+                   "face step (solvers/dcd_face.py: purification of the free set, then an "
+                   "active-set walk on faces) runs once the free set fits (d + 1 + |F| <= 3000, "
+                   "epoch ~300 here) and lands on the optimum. Measured and not kept: "
+                   "conjugate-gradient steps on the free face (|F| >> rank 99 of the signed "
+                   "rows: the face problem is unbounded) and faces read off the margins of the "
+                   "DCD point (their free multipliers fell outside [0, C]). The rows have rank "
+                   "99, not 101 (make_classification's 2 redundant features).")
+    sweep = dcd_face_sweep(20 if QUICK else 60)
+    parts.append("## DCD with and without face steps, random SVMs (n 40..400, d 2..30, "
+                 "feature scales 1e-3..1e3, C 1e-3..1e3, every third with a dependent "
+                 "feature; tol 1e-6, 2000 epochs)\n\n"
+                 + markdown_table(["solve(method='dcd')", "optimal (KKT report)",
+                                   "objective > the other's (1 + 1e-6)", "total s"], sweep)
+                 + "\n\nWhere the face-step run is the worse one, both are at the optimum to "
+                   "~1e-5 relative and the face-step run ends 'inaccurate' on the duality gap "
+                   "alone: near-hard-margin problems (objective ~1e-5, features ~1e3) whose "
+                   "margins, evaluated on the uncentred data, miss 1 by ~1e-11.")
     sc = scale_rows()
     parts.append("## Units\n\n" + markdown_table(
         ["case", "exact-linear", "its rel. gap", "solve() status", "route", "objective",

@@ -28,11 +28,32 @@ multiplier moves, lam <- lam + rho y^T a, the next inner problem is asked for 10
 accuracy, and the shrunk coordinates are reactivated (they were judged for the old b; not
 doing so froze y^T a away from 0 and made lam drift - measured). At the solution
 y^T a = 0 and lam = b, the unpenalized intercept. The method stops when the
-projected-gradient spread is <= tol and the multiplier step rho |y^T a| (the change it would
-make to b) is <= tol as well.
+projected-gradient spread is <= tol, the multiplier step rho |y^T a| (the change it would
+make to b) is <= tol, and the balance itself |y^T a| <= tol s_a, s_a = max_i C_i: the
+scale of the multipliers against which the KKT report measures it. The lever alone is
+not enough where rho is small - sparse features (rho ~ 2e-4 on a 50 000 x 20 000 CSR
+problem at density 5e-4) left |y^T a| / C = 6e-5 with a lever below 1e-6 (measured).
 
 Equivalently: LIBLINEAR's penalized-intercept problem is the first inner problem (lam = 0,
 constant feature 1 = sqrt(rho) with rho = 1); the outer loop removes the penalty.
+
+**Face steps** (:mod:`.dcd_face`). With heavy class overlap the coordinate steps
+converge sublinearly and identify the active set late: on make_classification(20000, 100,
+flip_y=0.1), C = 1 (99 free multipliers at the optimum, 9346 at C), ||w - w*|| is 0.41,
+0.19, 0.082, 0.042 after 100, 200, 400, 800 epochs (~1/k), 800 multipliers are still free
+after 1000 epochs, and 1000 plain epochs end "max_iter" (LIBLINEAR does not converge there
+either). From epoch ``face_every`` on, while the free set is small enough for dense
+systems (d + 1 + |F| <= 3000; dense rows, hinge loss, intercept), a face step runs:
+purification of the free set in the null space of its signed rows y_i (z_i, 1) (w and
+y^T a fixed, D non-decreasing, until the free rows are independent), then an active-set
+walk on faces whose optimum solves a bordered KKT system. Its point is kept when the walk
+ends on a face that no margin contradicts and the primal P(w, b) there is <= P at the
+current point; b becomes the face's intercept (lam = b - rho y^T a). A step not kept
+doubles the wait before the next one (each costs O(pivots |F| d)). The epochs that
+follow verify the point by the same stop rule. On the problem above the first step
+(epoch 281: 2801 pivots, 16 face solves, 0.6-0.9 s on a shared machine) lands on the
+optimum (KKT residuals 3e-12): status "optimal" in 281 epochs. Sparse data (d = 20 000)
+keep plain epochs.
 
 The epoch itself is compiled (:mod:`.dcd_kernel`, numba, with a numpy reference held to it
 in the tests) and takes dense rows or scipy.sparse CSR (never densified; the centring is
@@ -57,9 +78,10 @@ from numpy.typing import ArrayLike
 
 from scipy import sparse
 
-from ..data import check_choice, check_positive
+from ..data import check_choice, check_count, check_positive
 from ..errors import NotApplicableError, ParameterError
 from ..solution import History, Solution, Timer
+from .dcd_face import face_walk
 from .dcd_kernel import dcd_epoch
 
 __all__ = ["solve_svm", "dcd_linear", "LOSSES"]
@@ -68,6 +90,8 @@ LOSSES = ("hinge", "squared_hinge")
 
 _INNER = 0.1      # inner accuracy after a multiplier step, relative to rho |y^T a|
 _TOL_FLOOR = 1e-14    # the gap test cuts tol no further (projected gradients are O(1))
+_FACE_COUNTS = ("face_steps", "face_tries", "face_pivots", "face_rounds")
+_FACE_MAX = 3000      # face steps while d + 1 + |F| <= this (dense systems of that size)
 
 
 def _objectives(X, y, C, loss, alpha, w, b):
@@ -103,7 +127,8 @@ def dcd_linear(X: ArrayLike, y: np.ndarray, C: float, loss: str = "hinge", inter
                tol: float = 1e-4, max_iter: int = 1000, seed: Any = 0, shrinking: bool = True,
                rho: float | None = None, alpha0: np.ndarray | None = None,
                callback: Callable[..., Any] | None = None,
-               b0: float = 0.0, gap_tol: float | None = None, center: bool | None = None) -> Any:
+               b0: float = 0.0, gap_tol: float | None = None, center: bool | None = None,
+               face_every: int = 0) -> Any:
     """Dual coordinate descent on arrays (see the module docstring).
 
     Parameters
@@ -119,7 +144,8 @@ def dcd_linear(X: ArrayLike, y: np.ndarray, C: float, loss: str = "hinge", inter
         True: unpenalized b via the augmented Lagrangian on y^T a = 0.
     tol : float
         Accuracy of the projected gradient (its max - min over the coordinates, as in
-        LIBLINEAR; max |PG| without intercept) and of the intercept: margin units.
+        LIBLINEAR; max |PG| without intercept) and of the intercept: margin units; the
+        balance |y^T a| is held to tol max_i C_i (multiplier units, as the KKT report).
     max_iter : int
         Budget of epochs (passes over the active coordinates).
     seed : int or numpy.random.Generator
@@ -148,6 +174,10 @@ def dcd_linear(X: ArrayLike, y: np.ndarray, C: float, loss: str = "hinge", inter
         ones implicitly (:mod:`.dcd_kernel`). The imbalance s = y^T a then shows in the
         decision values on X as s <mu, x_i - mu>, so the stop also needs
         |s| ||mu|| max_i ||x_i - mu|| <= tol.
+    face_every : int
+        Epochs between face steps (module docstring); 0: none, the default of this
+        function (the exact linear route calls it for a warm start); :func:`solve_svm`
+        takes 50.
 
     Returns
     -------
@@ -156,7 +186,9 @@ def dcd_linear(X: ArrayLike, y: np.ndarray, C: float, loss: str = "hinge", inter
         ``objective`` (the dual objective D(a) = e^T a - 1/2 ||w||^2 - a^T D a / 2; a
         lower bound on the optimum only once y^T a = 0), ``violation`` (projected-gradient
         spread on the pass), ``balance`` (|y^T a|), ``active`` (coordinates visited),
-        ``time``; after full passes also ``primal`` (P(w, b)) and ``gap`` (P - D).
+        ``time``; after full passes also ``primal`` (P(w, b)) and ``gap`` (P - D); with
+        face steps the running counts ``face_steps`` (kept), ``face_tries``,
+        ``face_pivots``, ``face_rounds`` (face solves).
     """
     timer = Timer()
     n, d = X.shape
@@ -176,8 +208,10 @@ def dcd_linear(X: ArrayLike, y: np.ndarray, C: float, loss: str = "hinge", inter
     mu = np.asarray(X.mean(axis=0), dtype=float).ravel() if center else np.zeros(d)
     if center and not is_sparse:
         Z, xm, mm = X - mu, np.zeros(n), 0.0       # explicit: no cancellation
+        mu_r = np.zeros(d)                          # the mean the rows still carry
     else:
         Z, xm, mm = X, np.asarray(X @ mu, dtype=float).ravel(), float(mu @ mu)
+        mu_r = mu
     sq = _row_norms(Z) - 2.0 * xm + mm             # ||x_i - mu||^2
     if intercept:
         mean_sq = float(sq.mean()) / d if n and d else 0.0
@@ -197,7 +231,7 @@ def dcd_linear(X: ArrayLike, y: np.ndarray, C: float, loss: str = "hinge", inter
     # the multiplier lam is the intercept of the centred problem minus rho s
     b_c = float(b0) + (float(np.asarray(X.T @ (y * alpha)).ravel() @ mu) if center else 0.0)
     lam = b_c - rho * s if intercept else 0.0
-    state = np.array([s, float(mu @ v), float(alpha.sum()), float(alpha @ alpha)])
+    state = np.array([s, float(mu_r @ v), float(alpha.sum()), float(alpha @ alpha)])
     yf = np.ascontiguousarray(y, dtype=float)
     history = History()
     active = np.arange(n)
@@ -205,8 +239,20 @@ def dcd_linear(X: ArrayLike, y: np.ndarray, C: float, loss: str = "hinge", inter
     pg_max_old, pg_min_old = math.inf, -math.inf
     status, epoch = "max_iter", 0
     outer_tol = math.inf              # accuracy asked of the inner problem before lam moves
+    face = dict(face_steps=0, face_tries=0, face_pivots=0, face_rounds=0)
+    faces_apply = (face_every > 0 and intercept and hinge and not is_sparse
+                   and bool(np.all(np.isfinite(upper))))
+    next_face = face_every
     while epoch < max_iter:
         epoch += 1
+        if faces_apply and epoch >= next_face and _face_fits(alpha, upper, d):
+            accepted = _try_face(Z, yf, upper, C_vec, alpha, v, state, lam, rho, face)
+            # a step not kept doubles the wait for the next (each costs O(pivots |F| d))
+            next_face = epoch + face_every * 2 ** (face["face_tries"] - face["face_steps"])
+            if accepted is not None:
+                lam = accepted - rho * state[0]     # b = the face's intercept
+                # the step moved w: shrinking decisions are stale, revisit every coordinate
+                active, pg_max_old, pg_min_old = np.arange(n), math.inf, -math.inf
         perm = rng.permutation(active)
         pg_max, pg_min = dcd_epoch(*rows, yf, xm, mm, curv, upper, diag, rho, lam, alpha, v,
                                    state, perm, keep, pg_max_old, pg_min_old, shrinking)
@@ -225,7 +271,7 @@ def dcd_linear(X: ArrayLike, y: np.ndarray, C: float, loss: str = "hinge", inter
         w2 = float(v @ v) - 2.0 * s * state[1] + s * s * mm       # ||v - s mu||^2
         dual = state[2] - 0.5 * w2 - 0.5 * diag * state[3]
         row = dict(objective=dual, violation=violation, balance=abs(s), active=n_pass,
-                   violation_target=tol)
+                   violation_target=tol, **face)
         if n_pass == n:
             # the primal needs X w, O(nnz): only after full passes, which cost as much
             f = np.asarray(Z @ v, dtype=float).ravel() - s * xm - state[1] + s * mm
@@ -243,7 +289,7 @@ def dcd_linear(X: ArrayLike, y: np.ndarray, C: float, loss: str = "hinge", inter
         if violation > max(tol, outer_tol):
             continue
         lever = max(rho, shift_norm) * abs(s)
-        if intercept and lever > tol:
+        if intercept and (lever > tol or abs(s) > tol * _multiplier_scale(upper, alpha)):
             # multiplier step; ask the next inner problem for more accuracy
             outer_tol = max(tol, _INNER * lever)
             lam += rho * s
@@ -274,6 +320,43 @@ def dcd_linear(X: ArrayLike, y: np.ndarray, C: float, loss: str = "hinge", inter
     return alpha, w, b, epoch, status, history
 
 
+def _face_fits(alpha, upper, d) -> bool:
+    """Face steps only while the dense systems stay small: d + 1 + |F| <= _FACE_MAX."""
+    return d + 1 + int(np.count_nonzero((alpha > 0.0) & (alpha < upper))) <= _FACE_MAX
+
+
+def _try_face(Z, y, upper, C_vec, alpha, v, state, lam, rho, face):
+    """A face step (:mod:`.dcd_face`) from the current multipliers, kept when the walk
+    ended on a face no margin contradicts and the primal P(w, b) at its point is <= P at
+    the current one (w = Z^T (y a), b = lam + rho y^T a).
+    Updates ``alpha``, ``v``, ``state``, ``face`` (counts) in place; returns the face's
+    intercept when the step was taken, else None."""
+    face["face_tries"] += 1
+    new, b, info = face_walk(Z, y, upper, alpha)
+    face["face_pivots"] += info["pivots"]
+    face["face_rounds"] += info["rounds"]
+    if not info["optimal"]:
+        # a walk cut short leaves a point whose b belongs to an earlier face (measured: badly
+        # scaled features, where the face systems lose digits, drove P up 6000-fold)
+        return None
+    w_new = Z.T @ (y * new)
+    now = _primal_value(Z @ v + lam + rho * state[0], y, C_vec, "hinge", float(v @ v))
+    if not _primal_value(Z @ w_new + b, y, C_vec, "hinge", float(w_new @ w_new)) <= now:
+        return None
+    alpha[:] = new
+    v[:] = w_new
+    state[:] = [float(y @ new), 0.0, float(new.sum()), float(new @ new)]
+    face["face_steps"] += 1
+    return b
+
+
+def _multiplier_scale(upper, alpha) -> float:
+    """The scale s_a of the multipliers against which the KKT report measures the balance
+    |y^T a| / s_a: the largest finite bound, max(1, max a) when every bound is infinite."""
+    finite = upper[np.isfinite(upper)]
+    return float(finite.max()) if finite.size else max(1.0, float(alpha.max()))
+
+
 def _primal_value(f, y, C, loss, w2) -> float:
     slack = np.maximum(0.0, 1.0 - y * f)
     term = slack if loss == "hinge" else slack * slack
@@ -285,7 +368,8 @@ def _primal_value(f, y, C, loss, w2) -> float:
 def solve_svm(svm: Any, tol: float = 1e-4, max_iter: int = 1000, loss: str = "hinge", seed: Any = 0,
               shrinking: bool = True, rho: float | None = None,
               callback: Callable[..., Any] | None = None,
-              warm_start: Any = None, gap_tol: float | None = None) -> Solution:
+              warm_start: Any = None, gap_tol: float | None = None,
+              face_every: int = 50) -> Solution:
     """Dual coordinate descent for a linear-kernel ``svm`` (soft margin), b unpenalized.
 
     Parameters
@@ -313,6 +397,8 @@ def solve_svm(svm: Any, tol: float = 1e-4, max_iter: int = 1000, loss: str = "hi
     gap_tol : float, optional
         Relative duality gap required as well (default ``tol``, so that "converged" means
         what the KKT report checks; ``math.inf``: LIBLINEAR's rule). See :func:`dcd_linear`.
+    face_every : int
+        Epochs between face steps (0: none); see :func:`dcd_linear`.
 
     Returns
     -------
@@ -342,14 +428,18 @@ def solve_svm(svm: Any, tol: float = 1e-4, max_iter: int = 1000, loss: str = "hi
             raise ParameterError(f"warm_start must carry alpha of shape ({svm.n_samples},)")
     alpha, w, b, epochs, status, history = dcd_linear(
         svm.X, svm.y, svm.C, loss, svm.intercept, tol, max_iter, seed, shrinking, rho,
-        alpha0, callback, b0, gap_tol=None if math.isinf(gap_tol) else gap_tol)
+        alpha0, callback, b0, gap_tol=None if math.isinf(gap_tol) else gap_tol,
+        face_every=face_every if type(face_every) is int and face_every == 0
+        else check_count("face_every", face_every))
     primal, dual = _objectives(svm.X, svm.y, svm.C, loss, alpha, w, b)
     xi = np.maximum(0.0, 1.0 - svm.y * (svm.X @ w + b))
     sol = Solution(w=w, b=float(b), alpha=alpha, xi=xi, objective=primal, status=status,
                    method="dcd", n_iter=epochs, history=history, time_s=timer(),
                    provenance={"solver": "convexlearn.dcd", "tol": tol, "seed": seed,
                                "loss": loss, "intercept": "unpenalized (augmented Lagrangian)"
-                               if svm.intercept else "none"},
+                               if svm.intercept else "none",
+                               **{k: int(history[k][-1]) for k in _FACE_COUNTS
+                                  if len(history) and k in history}},
                    dual_coef=svm.y * alpha)
     sol.extra.update(loss=loss, dual_objective=dual, balance=float(svm.y @ alpha))
     return sol
