@@ -65,7 +65,9 @@ import numpy as np
 from ..errors import NotApplicableError
 from ..solution import Solution, Timer
 from .dcd import dcd_linear
-from .linear_active_set import active_set, column_scaling, feasible_start, kkt_step
+from .linear_active_set import (active_set, column_scaling, feasible_start, kkt_step,
+                                one_blas_thread)
+from .linear_ipm import ipm_w
 from .polish import intercept_from_alpha
 
 __all__ = ["solve_linear_exact", "certificate", "polish_w", "GAP_TOL"]
@@ -430,6 +432,11 @@ def solve_linear_exact(svm: Any, *, tol: float = 1e-2, max_epochs: int = 300, se
     if not svm.kernel.is_linear or svm.X is None:
         raise NotApplicableError(f"the linear exact route needs the linear kernel on "
                                  f"features; this problem is {svm.describe()}")
+    with one_blas_thread():
+        return _solve(svm, timer, tol, max_epochs, seed, gap_tol)
+
+
+def _solve(svm, timer, tol, max_epochs, seed, gap_tol) -> Solution:
     X, y = svm.X, svm.y
     n, d = X.shape
     C = np.broadcast_to(np.asarray(svm.C_bounds, dtype=float), (n,))
@@ -463,14 +470,19 @@ def solve_linear_exact(svm: Any, *, tol: float = 1e-2, max_epochs: int = 300, se
     polished = None
     if free.sum() <= Zy.shape[1]:      # more cannot lie on the margin in general position
         polished = polish_w(Zy, Cs, alpha_s, svm.intercept, scale, max_rounds=30)
-    stage = "pdas" if polished is not None else "active set"
-    if polished is None:
-        # the primal active-set method from the DCD point: finite, one crossing per step
-        found = active_set(Zy, Cs, d, np.append(w_s, b_s) if svm.intercept else w_s)
-        if found is not None:
-            u, a_as, iterations = found
-            polished = (a_as, u[:d], float(u[d]) if svm.intercept else 0.0, iterations)
+    stage = "pdas"
+    if polished is None and finite.all():
+        # the sides of an interior point's answer (Newton systems of size d + 1), finished
+        # by the active-set method from its free vectors
+        stage = "interior point, active set"
+        polished = _active_set_from(Zy, Cs, d, svm.intercept, *_ipm_start(Zy, Cs, d))
     dcd_sol = _finish(frame, alpha_s, polished, timer)
+    if dcd_sol.status != "optimal":
+        # the active-set method from the DCD point
+        stage = "active set"
+        polished = _active_set_from(Zy, Cs, d, svm.intercept,
+                                    np.append(w_s, b_s) if svm.intercept else w_s, None)
+        dcd_sol = _finish(frame, alpha_s, polished, timer)
     if dcd_sol.status != "optimal":
         stage = "working set"
         polished = _working_set_polish(Zy, Cs, svm.intercept, alpha_s, w_s, b_s, scale)
@@ -482,6 +494,29 @@ def solve_linear_exact(svm: Any, *, tol: float = 1e-2, max_epochs: int = 300, se
                             >= sol.extra["certificate"]["relative_gap"]):
         return sol
     return dcd_sol
+
+
+def _ipm_start(Zy: np.ndarray, Cs: np.ndarray, d: int):
+    """(u, free vectors) of :func:`~convexlearn.solvers.linear_ipm.ipm_w` at 1e-6: the
+    samples within 1e-3 of their margin, nearest first; (None, None) if it fails."""
+    found = ipm_w(Zy, Cs, d, tol=1e-6)
+    if found is None or not np.all(np.isfinite(found[0])):
+        return None, None
+    g = np.abs(Zy @ found[0] - 1.0)
+    near = np.flatnonzero(g < 1e-3)
+    return found[0], near[np.argsort(g[near])][:Zy.shape[1]]
+
+
+def _active_set_from(Zy, Cs, d, intercept, u0, start_set):
+    """:func:`~convexlearn.solvers.linear_active_set.active_set` from u0 as a polished
+    tuple (alpha, w, b, iterations), or None."""
+    if u0 is None:
+        return None
+    found = active_set(Zy, Cs, d, u0, start_set=start_set)
+    if found is None:
+        return None
+    u, alpha, iterations = found
+    return alpha, u[:d], float(u[d]) if intercept else 0.0, iterations
 
 
 def _finish(frame: tuple, alpha_s: np.ndarray, polished: Any, timer: Timer) -> Solution:

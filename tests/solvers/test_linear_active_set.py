@@ -65,7 +65,8 @@ def test_line_search_minimizes_along_the_ray():
 
         def phi(a):
             return 0.5 * np.sum((w + a * dw) ** 2) + C @ np.maximum(0.0, 1.0 - m - a * Rp)
-        a_star, crossed, joins = _line_search(w, dw, m, Rp, below, inW, C, np.zeros(n))
+        slope = w @ dw - C[below] @ Rp[below]
+        a_star, crossed, joins = _line_search(w, dw, slope, m, Rp, below, inW, C, np.zeros(n))
         grid = np.linspace(0.0, 1.0, 2001)
         best = min(phi(a) for a in grid)
         assert phi(a_star) <= best + 1e-12 * max(1.0, abs(best))
@@ -167,3 +168,25 @@ def test_every_random_svm_across_feature_scales_is_certified():
         gap = rational_duality_gap(X, svm.y, C, sol.w, sol.b, sol.alpha)
         assert gap is not None and gap <= Fraction(1, 10**9), (k, float(gap))
         assert sol.objective <= _svc_objective(svm, X, y, C) * (1 + 1e-9), k
+
+
+@pytest.mark.parametrize("weights", [False, True])
+def test_interior_point_then_crash_start_reach_the_optimum(weights):
+    from convexlearn.solvers.linear_ipm import ipm_w
+    X, y, R = _rows(n=200, d=5, seed=8, sep=0.4)
+    w = np.random.default_rng(9).uniform(0.0, 2.0, size=200) if weights else None
+    if weights:
+        w[:5] = 0.0                                     # absent samples
+    svm = cl.SVM(X, y, C=1.3, sample_weight=w)
+    ref = svm.solve(method="exact-dual")
+    C = np.broadcast_to(np.asarray(svm.C_bounds, dtype=float), (200,))
+    u, a, iterations = ipm_w(R, C, 5, tol=1e-8)
+    assert iterations < 60 and np.all(a >= 0) and np.all(a <= C * (1 + 1e-12))
+    P = svm.primal_objective(cl.Solution(w=u[:5], b=float(u[5])))
+    assert P == pytest.approx(ref.objective, rel=1e-6)  # an interior point: close, not exact
+    g = np.abs(R @ u - 1.0)
+    start = np.flatnonzero(g < 1e-3)
+    u2, alpha, steps = active_set(R, C, 5, u, start_set=start)
+    cert = certificate(X, svm.y, C, True, u2[:5], float(u2[5]), alpha)
+    assert cert["passed"] and cert["primal"] == pytest.approx(ref.objective, rel=1e-9)
+    assert steps <= 20                                  # the crash start leaves few steps
