@@ -32,17 +32,20 @@ Violators change set by the primal-dual active-set rule (Hintermueller, Ito and 
 violator moves per round (the worst one), which cannot cycle on a strictly convex
 problem in w.
 
-**Active set** (when the DCD point's sets do not polish: heavy overlap, or badly scaled
-features where DCD's point is far off): the primal active-set method in w-space from the
-DCD point (:func:`~convexlearn.solvers.linear_active_set.active_set`), finite, with long
-steps across many margins. The hard margin starts there instead, from the consistency
-LP's point (DCD with C = inf on the raw breast cancer data ended at margins of -2).
+**Interior point, active set** (when the DCD point's sets do not polish: heavy overlap,
+where DCD leaves hundreds of multipliers inside the box after its budget, or badly
+scaled features, where its point is far off): a primal-dual interior point in w-space
+(:func:`~convexlearn.solvers.linear_ipm.ipm_w`, Newton systems of size d + 1) gives the
+sides of the samples, and the primal active-set method
+(:func:`~convexlearn.solvers.linear_active_set.active_set`, finite, with long steps
+across many margins) finishes from its free vectors; then the same method from the DCD
+point. The hard margin goes instead to the active-set method from the consistency LP's
+point (DCD with C = inf on the raw breast cancer data ended at margins of -2).
 
 **Working set** (the last resort, when the active set is not certified): the SVM
 restricted to the samples on or inside the margin of the DCD point (chunking) is solved
-by an interior point
-on a diagonal change of variables (every constraint column at scale 1, the objective over
-max C_i), its margins give the sets, and the polish above runs from them; samples outside
+by an interior point on a diagonal change of variables (every constraint column at scale
+1, the objective over max C_i), its margins give the sets, and the polish above runs from them; samples outside
 the working set that violate their margin join it (the last round takes every sample).
 
 **Certificate** (:func:`certificate`): P(w, b) at the returned point; D at the returned
@@ -50,8 +53,10 @@ multipliers made exactly dual feasible (the imbalance y^T a, ~1e-16 relative, mo
 coordinates with room in the box); the relative gap (P - D) / max(|P|, |D|) must be
 <= ``gap_tol`` (1e-9 by default). For the hard margin, (w, b) is first scaled by
 t >= 1 so that every margin is >= 1 including the rounding of its evaluation (so P is
-the value of a feasible point). A point that fails is returned with status "inaccurate":
-the caller moves to its next route.
+the value of a feasible point); for the soft margin, the point scaled so that the
+margins rounded just below 1 reach it is tried too (:func:`_nudged`), and of the w
+solved for and the w recomputed from the multipliers, the smaller gap is kept. A point
+that fails is returned with status "inaccurate": the caller moves to its next route.
 """
 
 from __future__ import annotations
@@ -403,9 +408,11 @@ def solve_linear_exact(svm: Any, *, tol: float = 1e-2, max_epochs: int = 300, se
                        gap_tol: float = GAP_TOL) -> Solution:
     """The certified linear SVM: DCD warm start, w-space active-set polish, certificate.
 
-    The hard margin goes first to the primal active-set method from the consistency LP's
-    point (:func:`~convexlearn.solvers.linear_active_set.hard_margin_active_set`), then,
-    if that is not certified, to the DCD path like the soft margin.
+    Stages (module docstring), each tried when the previous one is not certified: the
+    polish from the DCD point; the hard margin: the active-set method from the
+    consistency LP's point; the soft margin: interior point then active set, the active
+    set from the DCD point; the working-set QP. The first certified answer is returned,
+    else the one with the smallest relative gap; ``provenance["polish"]`` names its stage.
 
     Parameters
     ----------
@@ -449,51 +456,53 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol) -> Solution:
     Cs = C * sigma2                      # X / sigma is the problem with C sigma^2
     Zy = y[:, None] * (np.column_stack([Zs, np.ones(n)]) if svm.intercept else Zs)
     frame = (X, y, C, mu, sigma, svm.intercept, svm.hard_margin, gap_tol)
-    sol = None
-    if svm.hard_margin:
-        start = feasible_start(Zy, column_scaling(Zy))
-        found = None if start is None else active_set(Zy, Cs, d, start)
-        if found is not None:
-            u, alpha_s, iterations = found
-            sol = _finish(frame, alpha_s, (alpha_s, u[:d], float(u[d]) if svm.intercept
-                                           else 0.0, iterations), timer)
-            sol.n_iter = iterations
-            sol.provenance.update(warm_start="consistency LP", polish="active set")
-            if sol.status == "optimal":
-                return sol
     alpha_s, w_s, b_s, epochs, dcd_status, _ = dcd_linear(
         Zs, y, Cs, intercept=svm.intercept, tol=tol, max_iter=max_epochs, seed=seed,
         center=False)
+    u_dcd = np.append(w_s, b_s) if svm.intercept else w_s
     finite = np.isfinite(Cs)
     scale = float(np.max(Cs[finite])) if finite.any() else max(1.0, float(np.max(alpha_s)))
     free = (alpha_s > 1e-8 * scale) & ~(finite & (alpha_s >= Cs * (1 - 1e-8)))
-    polished = None
-    if free.sum() <= Zy.shape[1]:      # more cannot lie on the margin in general position
-        polished = polish_w(Zy, Cs, alpha_s, svm.intercept, scale, max_rounds=30)
-    stage = "pdas"
-    if polished is None and finite.all():
-        # the sides of an interior point's answer (Newton systems of size d + 1), finished
-        # by the active-set method from its free vectors
-        stage = "interior point, active set"
-        polished = _active_set_from(Zy, Cs, d, svm.intercept, *_ipm_start(Zy, Cs, d))
-    dcd_sol = _finish(frame, alpha_s, polished, timer)
-    if dcd_sol.status != "optimal":
-        # the active-set method from the DCD point
-        stage = "active set"
-        polished = _active_set_from(Zy, Cs, d, svm.intercept,
-                                    np.append(w_s, b_s) if svm.intercept else w_s, None)
-        dcd_sol = _finish(frame, alpha_s, polished, timer)
-    if dcd_sol.status != "optimal":
-        stage = "working set"
-        polished = _working_set_polish(Zy, Cs, svm.intercept, alpha_s, w_s, b_s, scale)
-        dcd_sol = _finish(frame, alpha_s, polished, timer)
-    dcd_sol.n_iter = epochs
-    dcd_sol.provenance.update(warm_start="dcd", dcd_status=dcd_status, dcd_tol=tol,
-                              polish=stage)
-    if sol is not None and (dcd_sol.extra["certificate"]["relative_gap"]
-                            >= sol.extra["certificate"]["relative_gap"]):
-        return sol
-    return dcd_sol
+
+    def pdas():
+        if free.sum() > Zy.shape[1]:   # more cannot lie on the margin in general position
+            return None
+        return polish_w(Zy, Cs, alpha_s, svm.intercept, scale, max_rounds=30)
+
+    def lp_active_set():
+        start = feasible_start(Zy, column_scaling(Zy))
+        return _active_set_from(Zy, Cs, d, svm.intercept, start, None)
+
+    # the stages, fastest first; the first certified answer is returned
+    stages = [("pdas", "dcd", pdas)]
+    if svm.hard_margin:
+        # DCD with C = inf on the raw breast cancer data ended at margins of -2
+        stages.append(("active set", "consistency LP", lp_active_set))
+    if finite.all():
+        # the sides of an interior point's answer (Newton systems of size d + 1),
+        # finished by the active-set method from its free vectors
+        stages.append(("interior point, active set", "interior point",
+                       lambda: _active_set_from(Zy, Cs, d, svm.intercept,
+                                                *_ipm_start(Zy, Cs, d))))
+        stages.append(("active set", "dcd",
+                       lambda: _active_set_from(Zy, Cs, d, svm.intercept, u_dcd, None)))
+    stages.append(("working set", "dcd", lambda: _working_set_polish(
+        Zy, Cs, svm.intercept, alpha_s, w_s, b_s, scale)))
+    best = None
+    for stage, start, run in stages:
+        polished = run()
+        if polished is None and best is not None:
+            continue
+        sol = _finish(frame, alpha_s, polished, timer)
+        sol.n_iter = epochs
+        sol.provenance.update(warm_start=start, polish=stage, dcd_status=dcd_status,
+                              dcd_tol=tol)
+        if best is None or (sol.extra["certificate"]["relative_gap"]
+                            < best.extra["certificate"]["relative_gap"]):
+            best = sol
+        if sol.status == "optimal":
+            break
+    return best
 
 
 def _ipm_start(Zy: np.ndarray, Cs: np.ndarray, d: int):
