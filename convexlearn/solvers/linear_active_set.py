@@ -224,7 +224,8 @@ def _independent(rows: np.ndarray, index: np.ndarray) -> list[int]:
 
 
 def active_set(R: np.ndarray, C: np.ndarray, d: int, u0: np.ndarray,
-               max_iter: int | None = None, start_set: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int] | None:
+               max_iter: int | None = None, start_set: np.ndarray | None = None
+               ) -> tuple[np.ndarray, np.ndarray, int] | None:
     """The SVM in w-space, min 1/2 ||w||^2 + sum_i C_i max(0, 1 - <r_i, u>), by the
     active-set method of the module docstring (C_i = inf: the hard margin, from a
     feasible ``u0``).
@@ -292,7 +293,9 @@ def active_set(R: np.ndarray, C: np.ndarray, d: int, u0: np.ndarray,
     c = (Cf * below) @ R                # kept up to date as samples change side
     # sum_j |R_ij x_j| <= rho_i ||x / S|| (Cauchy-Schwarz): the rounding bound of R x
     # without a second pass over R
-    rho = np.sqrt(np.einsum("ij,ij->i", R * S, R * S))
+    RS = R * S
+    rho = np.sqrt(np.einsum("ij,ij->i", RS, RS))
+    del RS
     for it in range(1, max_iter + 1):
         if it % 64 == 0:                # against the drift of the updates
             c, m = (Cf * below) @ R, R @ u

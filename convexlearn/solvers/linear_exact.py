@@ -45,8 +45,9 @@ point (DCD with C = inf on the raw breast cancer data ended at margins of -2).
 **Working set** (the last resort, when the active set is not certified): the SVM
 restricted to the samples on or inside the margin of the DCD point (chunking) is solved
 by an interior point on a diagonal change of variables (every constraint column at scale
-1, the objective over max C_i), its margins give the sets, and the polish above runs from them; samples outside
-the working set that violate their margin join it (the last round takes every sample).
+1, the objective over max C_i), its margins give the sets, and the polish above runs
+from them; samples outside the working set that violate their margin join it (the last
+round takes every sample).
 
 **Certificate** (:func:`certificate`): P(w, b) at the returned point; D at the returned
 multipliers made exactly dual feasible (the imbalance y^T a, ~1e-16 relative, moved onto
