@@ -190,3 +190,17 @@ def test_interior_point_then_crash_start_reach_the_optimum(weights):
     cert = certificate(X, svm.y, C, True, u2[:5], float(u2[5]), alpha)
     assert cert["passed"] and cert["primal"] == pytest.approx(ref.objective, rel=1e-9)
     assert steps <= 20                                  # the crash start leaves few steps
+
+
+def test_heavy_overlap_goes_through_the_interior_point_and_matches_cvxpy():
+    from sklearn.datasets import make_classification
+    X, y = make_classification(300, 5, flip_y=0.2, random_state=1)   # redundant features
+    svm = cl.SVM(X, y, C=1.0)
+    sol = svm.solve()
+    assert sol.provenance["route"] == "exact-linear" and sol.status == "optimal"
+    assert sol.provenance["polish"] == "interior point, active set"
+    assert _gap_from_scratch(X, svm.y, np.ones(300), sol.w, sol.b, sol.alpha) <= 1e-9
+    for method in ("exact-dual", "exact-primal"):
+        ref = svm.solve(method=method)
+        assert sol.objective <= ref.objective * (1 + 1e-9), method
+        assert sol.objective == pytest.approx(ref.objective, rel=1e-9), method
