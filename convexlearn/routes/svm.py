@@ -116,16 +116,18 @@ def _smo_polish(svm, *, solver, polish, kkt_tol, options):
 def _smo_memory(svm) -> int:
     return memory_estimate(svm)
 def _linear_route_memory(svm) -> int:
-    """The linear route holds a centred, scaled copy of X and the signed rows (2 n d), plus
-    the KKT system of size d + 1 + |F| <= 2 (d + 1)."""
+    """The linear route holds a centred, scaled copy of X and the signed rows (2 n d), one
+    n x (d + 1) temporary at a time (the interior point's R^T D R, the active set's row
+    norms), plus the KKT systems of size <= 2 (d + 1)."""
     n, d = svm.X.shape if svm.X is not None else (svm.n_samples, svm.n_samples)
-    return 8 * (3 * n * (d + 1) + 4 * (d + 1) ** 2)
+    return 8 * (5 * n * (d + 1) + 8 * (d + 1) ** 2)
 
 
 def _linear_route(svm, *, solver, polish, kkt_tol, options) -> Solution:
-    """DCD warm start, w-space active-set polish, duality-gap certificate at 1e-9 relative
-    (:func:`convexlearn.solvers.linear_exact.solve_linear_exact`). A point whose own
-    certificate fails is reported as not passed, so the chain moves on."""
+    """DCD warm start, w-space polish (active set; interior point then active set for heavy
+    overlap; consistency LP then active set for the hard margin), duality-gap certificate
+    at 1e-9 relative (:func:`convexlearn.solvers.linear_exact.solve_linear_exact`). A
+    point whose own certificate fails is reported as not passed, so the chain moves on."""
     if not svm.kernel.is_linear or svm.X is None:
         raise NotApplicableError(f"route 'exact-linear' needs the linear kernel on features; "
                                  f"this problem is {svm.describe()}")

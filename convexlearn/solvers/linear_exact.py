@@ -21,9 +21,10 @@ r_i = y_i (x_i, 1) the signed augmented rows and c_B = sum_{i in B} C_i r_i::
     (w, 0) - sum_{i in F} a_i r_i = c_B          (stationarity and balance: d + 1 rows)
     <r_i, (w, b)> = 1,   i in F                   (free vectors on the margin)
 
-a linear system of size d + 1 + |F| (|F| <= d + 1 in general position), solved on a
-two-sided diagonal equilibration of itself (a change of variables: features of 1e10 next
-to 1e-4 do not ruin its pivots) with iterative refinement. Then every
+a linear system of size d + 1 + |F| (|F| <= d + 1 in general position), solved by the
+null-space method on feature-scaled variables
+(:func:`~convexlearn.solvers.linear_active_set.kkt_step`; the dense system, equilibrated,
+only when R_F is rank deficient) with iterative refinement. Then every
 condition is checked: a_F inside [0, C_F], m_i >= 1 at a_i = 0, m_i <= 1 at a_i = C_i.
 Violators change set by the primal-dual active-set rule (Hintermueller, Ito and Kunisch
 2002): i is bounded when a_i - c (m_i - 1) > C_i, at zero when it is < 0, free otherwise
@@ -31,20 +32,32 @@ Violators change set by the primal-dual active-set rule (Hintermueller, Ito and 
 violator moves per round (the worst one), which cannot cycle on a strictly convex
 problem in w.
 
-**Working set** (when the DCD point's sets do not polish, e.g. heavy overlap, where DCD
-leaves hundreds of multipliers inside the box after its budget): the SVM restricted to the
-samples on or inside the margin of the DCD point (chunking) is solved by an interior point
-on a diagonal change of variables (every constraint column at scale 1, the objective over
-max C_i), its margins give the sets, and the polish above runs from them; samples outside
-the working set that violate their margin join it (the last round takes every sample).
+**Interior point, active set** (when the DCD point's sets do not polish: heavy overlap,
+where DCD leaves hundreds of multipliers inside the box after its budget, or badly
+scaled features, where its point is far off): a primal-dual interior point in w-space
+(:func:`~convexlearn.solvers.linear_ipm.ipm_w`, Newton systems of size d + 1) gives the
+sides of the samples, and the primal active-set method
+(:func:`~convexlearn.solvers.linear_active_set.active_set`, finite, with long steps
+across many margins) finishes from its free vectors; then the same method from the DCD
+point. The hard margin goes instead to the active-set method from the consistency LP's
+point (DCD with C = inf on the raw breast cancer data ended at margins of -2).
+
+**Working set** (the last resort, when the active set is not certified): the SVM
+restricted to the samples on or inside the margin of the DCD point (chunking) is solved
+by an interior point on a diagonal change of variables (every constraint column at scale
+1, the objective over max C_i), its margins give the sets, and the polish above runs
+from them; samples outside the working set that violate their margin join it (the last
+round takes every sample).
 
 **Certificate** (:func:`certificate`): P(w, b) at the returned point; D at the returned
 multipliers made exactly dual feasible (the imbalance y^T a, ~1e-16 relative, moved onto
 coordinates with room in the box); the relative gap (P - D) / max(|P|, |D|) must be
 <= ``gap_tol`` (1e-9 by default). For the hard margin, (w, b) is first scaled by
 t >= 1 so that every margin is >= 1 including the rounding of its evaluation (so P is
-the value of a feasible point). A point that fails is returned with status "inaccurate":
-the caller moves to its next route.
+the value of a feasible point); for the soft margin, the point scaled so that the
+margins rounded just below 1 reach it is tried too (:func:`_nudged`), and of the w
+solved for and the w recomputed from the multipliers, the smaller gap is kept. A point
+that fails is returned with status "inaccurate": the caller moves to its next route.
 """
 
 from __future__ import annotations
@@ -58,6 +71,9 @@ import numpy as np
 from ..errors import NotApplicableError
 from ..solution import Solution, Timer
 from .dcd import dcd_linear
+from .linear_active_set import (active_set, column_scaling, feasible_start, kkt_step,
+                                one_blas_thread)
+from .linear_ipm import ipm_w
 from .polish import intercept_from_alpha
 
 __all__ = ["solve_linear_exact", "certificate", "polish_w", "GAP_TOL"]
@@ -104,14 +120,20 @@ def _equilibrated_solve(A: np.ndarray, rhs: np.ndarray) -> np.ndarray:
 
 
 def _solve_sets(Zy: np.ndarray, C: np.ndarray, intercept: bool, free: np.ndarray,
-                bounded: np.ndarray):
+                bounded: np.ndarray, S: np.ndarray | None = None):
     """(w, b, a_F) from the KKT system of the module docstring on rows r_i = Zy[i]
-    (y_i (z_i, 1), or y_i z_i without intercept)."""
+    (y_i (z_i, 1), or y_i z_i without intercept): the null-space method
+    (:func:`~convexlearn.solvers.linear_active_set.kkt_step`), or the equilibrated dense
+    system when R_F is rank deficient (more free vectors than unknowns)."""
     p = Zy.shape[1]
     d = p - 1 if intercept else p
     R_F = Zy[free]
     k = R_F.shape[0]
     cB = Zy[bounded].T @ C[bounded] if bounded.size else np.zeros(p)
+    step = kkt_step(R_F, cB, np.ones(k), d, column_scaling(Zy) if S is None else S)
+    if step is not None:            # the null-space method on the scaled system
+        u, a_F = step
+        return u[:d], float(u[d]) if intercept else 0.0, a_F
     A = np.zeros((p + k, p + k))
     A[:d, :d] = np.eye(d)
     A[:p, p:] = -R_F.T
@@ -170,12 +192,13 @@ def polish_w(Zy: np.ndarray, C: np.ndarray, alpha: np.ndarray, intercept: bool,
         at_zero = g0 >= 0
         at_upper[near] = at_zero[near] = False
     one_at_a_time = False
+    S = column_scaling(Zy)
     for rounds in range(1, max_rounds + 1):
         free_idx = np.flatnonzero(~at_upper & ~at_zero)
         if free_idx.size > _MAX_FREE:
             return None
         bound_idx = np.flatnonzero(at_upper)
-        w, b, a_F = _solve_sets(Zy, C, intercept, free_idx, bound_idx)
+        w, b, a_F = _solve_sets(Zy, C, intercept, free_idx, bound_idx, S)
         u = np.append(w, b) if intercept else w
         m = Zy @ u
         a = np.where(at_upper, np.where(finite, C, 0.0), 0.0)
@@ -370,9 +393,27 @@ def _feasible_hard(X, y, w, b):
     return w * t, b * t
 
 
+def _nudged(X, y, w, b):
+    """(w, b) scaled by t >= 1 so that the margins rounded just below 1 (by <= 1e-9) are
+    >= 1: with a large C_i, C_i (1 - m_i) at m_i = 1 - 1e-15 is the whole duality gap
+    (C sigma^2 = 3.5e9 made it 8e-10 relative); the cost is 2 (t - 1) P."""
+    m = y * (X @ w + b)
+    near = m[(m < 1.0) & (m >= 1.0 - 1e-9)]
+    if near.size == 0:
+        return w, b
+    t = (1.0 + 4 * _EPS) / float(np.min(near))
+    return w * t, b * t
+
+
 def solve_linear_exact(svm: Any, *, tol: float = 1e-2, max_epochs: int = 300, seed: Any = 0,
                        gap_tol: float = GAP_TOL) -> Solution:
     """The certified linear SVM: DCD warm start, w-space active-set polish, certificate.
+
+    Stages (module docstring), each tried when the previous one is not certified: the
+    polish from the DCD point; the hard margin: the active-set method from the
+    consistency LP's point; the soft margin: interior point then active set, the active
+    set from the DCD point; the working-set QP. The first certified answer is returned,
+    else the one with the smallest relative gap; ``provenance["polish"]`` names its stage.
 
     Parameters
     ----------
@@ -399,6 +440,11 @@ def solve_linear_exact(svm: Any, *, tol: float = 1e-2, max_epochs: int = 300, se
     if not svm.kernel.is_linear or svm.X is None:
         raise NotApplicableError(f"the linear exact route needs the linear kernel on "
                                  f"features; this problem is {svm.describe()}")
+    with one_blas_thread():
+        return _solve(svm, timer, tol, max_epochs, seed, gap_tol)
+
+
+def _solve(svm, timer, tol, max_epochs, seed, gap_tol) -> Solution:
     X, y = svm.X, svm.y
     n, d = X.shape
     C = np.broadcast_to(np.asarray(svm.C_bounds, dtype=float), (n,))
@@ -409,49 +455,113 @@ def solve_linear_exact(svm: Any, *, tol: float = 1e-2, max_epochs: int = 300, se
     sigma = math.sqrt(sigma2)
     Zs = Z / sigma
     Cs = C * sigma2                      # X / sigma is the problem with C sigma^2
+    Zy = y[:, None] * (np.column_stack([Zs, np.ones(n)]) if svm.intercept else Zs)
+    frame = (X, y, C, mu, sigma, svm.intercept, svm.hard_margin, gap_tol)
     alpha_s, w_s, b_s, epochs, dcd_status, _ = dcd_linear(
         Zs, y, Cs, intercept=svm.intercept, tol=tol, max_iter=max_epochs, seed=seed,
         center=False)
-    Zy = y[:, None] * (np.column_stack([Zs, np.ones(n)]) if svm.intercept else Zs)
+    u_dcd = np.append(w_s, b_s) if svm.intercept else w_s
     finite = np.isfinite(Cs)
     scale = float(np.max(Cs[finite])) if finite.any() else max(1.0, float(np.max(alpha_s)))
     free = (alpha_s > 1e-8 * scale) & ~(finite & (alpha_s >= Cs * (1 - 1e-8)))
-    polished = None
-    if free.sum() <= Zy.shape[1]:      # more cannot lie on the margin in general position
-        polished = polish_w(Zy, Cs, alpha_s, svm.intercept, scale, max_rounds=30)
-    if polished is None:
-        polished = _working_set_polish(Zy, Cs, svm.intercept, alpha_s, w_s, b_s, scale)
+
+    def pdas():
+        if free.sum() > Zy.shape[1]:   # more cannot lie on the margin in general position
+            return None
+        return polish_w(Zy, Cs, alpha_s, svm.intercept, scale, max_rounds=30)
+
+    def lp_active_set():
+        start = feasible_start(Zy, column_scaling(Zy))
+        return _active_set_from(Zy, Cs, d, svm.intercept, start, None)
+
+    # the stages, fastest first; the first certified answer is returned
+    stages = [("pdas", "dcd", pdas)]
+    if svm.hard_margin:
+        # DCD with C = inf on the raw breast cancer data ended at margins of -2
+        stages.append(("active set", "consistency LP", lp_active_set))
+    if finite.all():
+        # the sides of an interior point's answer (Newton systems of size d + 1),
+        # finished by the active-set method from its free vectors
+        stages.append(("interior point, active set", "interior point",
+                       lambda: _active_set_from(Zy, Cs, d, svm.intercept,
+                                                *_ipm_start(Zy, Cs, d))))
+        stages.append(("active set", "dcd",
+                       lambda: _active_set_from(Zy, Cs, d, svm.intercept, u_dcd, None)))
+    stages.append(("working set", "dcd", lambda: _working_set_polish(
+        Zy, Cs, svm.intercept, alpha_s, w_s, b_s, scale)))
+    best = None
+    for stage, start, run in stages:
+        polished = run()
+        if polished is None and best is not None:
+            continue
+        sol = _finish(frame, alpha_s, polished, timer)
+        sol.n_iter = epochs
+        sol.provenance.update(warm_start=start, polish=stage, dcd_status=dcd_status,
+                              dcd_tol=tol)
+        if best is None or (sol.extra["certificate"]["relative_gap"]
+                            < best.extra["certificate"]["relative_gap"]):
+            best = sol
+        if sol.status == "optimal":
+            break
+    return best
+
+
+def _ipm_start(Zy: np.ndarray, Cs: np.ndarray, d: int):
+    """(u, free vectors) of :func:`~convexlearn.solvers.linear_ipm.ipm_w` at 1e-6: the
+    samples within 1e-3 of their margin, nearest first; (None, None) if it fails."""
+    found = ipm_w(Zy, Cs, d, tol=1e-6)
+    if found is None or not np.all(np.isfinite(found[0])):
+        return None, None
+    g = np.abs(Zy @ found[0] - 1.0)
+    near = np.flatnonzero(g < 1e-3)
+    return found[0], near[np.argsort(g[near])][:Zy.shape[1]]
+
+
+def _active_set_from(Zy, Cs, d, intercept, u0, start_set):
+    """:func:`~convexlearn.solvers.linear_active_set.active_set` from u0 as a polished
+    tuple (alpha, w, b, iterations), or None."""
+    if u0 is None:
+        return None
+    found = active_set(Zy, Cs, d, u0, start_set=start_set)
+    if found is None:
+        return None
+    u, alpha, iterations = found
+    return alpha, u[:d], float(u[d]) if intercept else 0.0, iterations
+
+
+def _finish(frame: tuple, alpha_s: np.ndarray, polished: Any, timer: Timer) -> Solution:
+    """Map a point of the scaled problem back to the user's units and certify it.
+
+    ``polished`` is (alpha, w, b, rounds) in the scaled, centred variables, or None
+    (then w and b are recomputed from ``alpha_s``)."""
+    X, y, C, mu, sigma, intercept, hard_margin, gap_tol = frame
+    sigma2 = sigma * sigma
     rounds = 0
     if polished is not None:
         alpha_s, _, _, rounds = polished
     alpha = alpha_s / sigma2
-    w = X.T @ (y * alpha) if not svm.intercept else Z.T @ (y * alpha)
-    if polished is not None:
-        # the polish's own w (solved with b on the equilibrated system) unless the
-        # recomputation from alpha certifies better: badly scaled features make either
-        # one the more accurate
-        w_p = polished[1] / sigma
-        b_p = float(polished[2]) - float(w_p @ mu) if svm.intercept else 0.0
-        b_r = float(polished[2]) - float(w @ mu) if svm.intercept else 0.0
-        gaps = [certificate(X, y, C, svm.intercept, ww, bb, alpha)["relative_gap"]
-                for ww, bb in ((w, b_r), (w_p, b_p))]
-        if gaps[1] < gaps[0]:
-            w = w_p
-    if not svm.intercept:
-        b = 0.0
-    elif polished is not None:
-        b = float(polished[2]) - float(w @ mu)     # f = <(x - mu) / sigma, w'> + b'
+    w = X.T @ (y * alpha) if not intercept else (X - mu).T @ (y * alpha)
+    if polished is None:
+        candidates = [(w, intercept_from_alpha(y, C, alpha, X @ w)[0] if intercept else 0.0)]
     else:
-        b = intercept_from_alpha(y, C, alpha, X @ w)[0]
-    if svm.hard_margin:
-        w, b = _feasible_hard(X, y, w, b)
-    cert = certificate(X, y, C, svm.intercept, w, b, alpha, gap_tol)
-    xi = None if svm.hard_margin else np.maximum(0.0, 1.0 - y * (X @ w + b))
+        # the polish's own w and w recomputed from alpha (with the polish's b'; f =
+        # <(x - mu) / sigma, w'> + b'): badly scaled features make either one the more
+        # accurate, the certificate decides
+        w_p = polished[1] / sigma
+        candidates = [(ww, float(polished[2]) - float(ww @ mu) if intercept else 0.0)
+                      for ww in (w, w_p)]
+    if hard_margin:
+        candidates = [_feasible_hard(X, y, ww, bb) for ww, bb in candidates]
+    else:
+        candidates += [_nudged(X, y, ww, bb) for ww, bb in candidates]
+    certs = [certificate(X, y, C, intercept, ww, bb, alpha, gap_tol) for ww, bb in candidates]
+    k = min(range(len(certs)), key=lambda i: certs[i]["relative_gap"])
+    (w, b), cert = candidates[k], certs[k]
+    xi = None if hard_margin else np.maximum(0.0, 1.0 - y * (X @ w + b))
     sol = Solution(w=w, b=b, alpha=alpha, xi=xi, objective=cert["primal"],
                    status="optimal" if cert["passed"] else "inaccurate",
-                   method="exact-linear", n_iter=epochs, time_s=timer(),
-                   provenance={"solver": "convexlearn.linear_exact", "warm_start": "dcd",
-                               "dcd_status": dcd_status, "dcd_tol": tol,
+                   method="exact-linear", time_s=timer(),
+                   provenance={"solver": "convexlearn.linear_exact",
                                "polish_rounds": rounds, "polished": polished is not None,
                                "normalization": sigma2, "gap_tol": gap_tol},
                    dual_coef=y * alpha)
