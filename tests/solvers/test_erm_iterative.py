@@ -157,20 +157,62 @@ def _noisy_labels(n, d, seed, scale):
     return X_, np.where(rng.uniform(size=n) < p, 1, -1)
 
 
-def test_newton_subsampled_hessians_double_to_the_full_one():
-    X_big, y_big = _noisy_labels(2000, 5, seed=4, scale=1.0)
+def test_newton_keeps_the_subsample_until_it_limits_the_progress():
+    # Steep logistic model: a nonlinear phase of several steps, then the quadratic one.
+    X_big, y_big = _noisy_labels(2000, 5, seed=4, scale=3.0)
     erm = cl.ERM(X_big, y_big, loss="logistic", penalty="l2", lam=1e-4)
     sub = erm.solve("newton", tol=1e-10, certify=False)
     full = erm.solve("newton", tol=1e-10, subsample=False, certify=False)
-    rows = sub.history["hessian_rows"]
-    # stride min(8, 2000 // 60) = 8, halved at every step: 250, 500, 1000, then all rows.
-    assert list(rows[:4]) == [250, 500, 1000, 2000] and set(rows[3:]) == {2000}
+    g, rows = sub.history["grad_norm"], sub.history["hessian_rows"]
+    e = sub.history["subsample_residual"]
+    # stride min(8, 2000 // 60) = 8: 250 rows while e <= r / 2 (r = the step's
+    # contraction), all rows from the step after the first e > r / 2, for good.
+    k_end = int(np.argmax(rows == 2000))
+    assert k_end >= 2 and set(rows[:k_end]) == {250} and set(rows[k_end:]) == {2000}
+    r = g[1:k_end + 1] / g[:k_end]
+    assert np.all(e[1:k_end] <= r[:-1] / 2) and e[k_end] > r[-1] / 2
     assert set(full.history["hessian_rows"]) == {2000}
     assert sub.status == full.status == "converged"
     # The direction changes, the fixed point does not: the same minimizer.
     np.testing.assert_allclose(sub.w, full.w, atol=1e-9)
     assert abs(sub.b - full.b) <= 1e-9
-    assert sub.n_iter <= full.n_iter + 1
+    assert sub.n_iter <= full.n_iter + 2
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_subsample_residual_is_its_definition(weighted):
+    from convexlearn.solvers.newton import _held_out, subsample_residual
+    X_big, y_big = _noisy_labels(400, 4, seed=8, scale=2.0)
+    sw = np.random.default_rng(2).uniform(0.5, 2.0, size=400) if weighted else None
+    oracle = cl.ERM(X_big, y_big, loss="logistic", penalty="l2", lam=1e-2,
+                    sample_weight=sw).oracle()
+    rng = np.random.default_rng(9)
+    x, p = rng.normal(size=oracle.dim), rng.normal(size=oracle.dim)
+    _, grad = oracle.value_grad(x)
+    A = np.column_stack([oracle.X, np.ones(400)])[4::8]        # held-out rows, stride 8
+    v = oracle.y.astype(float) * 0 + 1 if sw is None else sw * (400 / sw.sum())
+    h = LOSSES["logistic"].hessian(oracle.y, np.column_stack([oracle.X, np.ones(400)]) @ x)
+    hv = (v * h)[4::8]
+    H = A.T @ (hv[:, None] * A) / len(A)
+    H[np.arange(4), np.arange(4)] += 1e-2
+    expected = np.linalg.norm(grad + H @ p) / np.linalg.norm(grad)
+    assert subsample_residual(_held_out(oracle, 8), x, grad, p) == pytest.approx(
+        expected, rel=1e-12)
+
+
+def test_newton_reuses_the_factor_only_after_a_fast_step():
+    from convexlearn.solvers.newton import REUSE_RATIO
+    X_big, y_big = _noisy_labels(2000, 5, seed=7, scale=5.0)
+    erm = cl.ERM(X_big, y_big, loss="logistic", penalty="l2", lam=1e-5)
+    sol = erm.solve("newton", tol=1e-12, certify=False)
+    fresh = erm.solve("newton", tol=1e-12, certify=False, reuse_hessian=False)
+    g, formed = sol.history["grad_norm"], sol.history["hessian_formed"]
+    reused = np.flatnonzero(formed[:-1] == 0)     # the last row is the stopping check
+    assert len(reused) >= 1 and set(fresh.history["hessian_formed"]) == {1}
+    # A reused factor follows a step that shrank the gradient norm by REUSE_RATIO or more.
+    assert np.all(g[reused] <= REUSE_RATIO * g[reused - 1])
+    assert sol.status == fresh.status == "converged"
+    np.testing.assert_allclose(sol.w, fresh.w, atol=1e-10)
 
 
 def test_newton_subsamples_from_cold_starts_only():
