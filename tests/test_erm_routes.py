@@ -220,20 +220,84 @@ def test_digits_iterative_optimal_is_close_in_objective():
 
 
 # ------------------------------------------------------------------------ paths
-def test_lasso_path_is_certified_warm_started_and_screened():
+def _lasso_grid(X, yr, k=12, ratio=1e-3):
+    lam_max = 2 * np.abs((X - X.mean(0)).T @ (yr - yr.mean())).max() / len(yr)
+    return lam_max * np.geomspace(1.0, ratio, k)
+
+
+def test_lasso_path_is_read_off_the_homotopy_and_certified():
     X, _, yr = _data(seed=7, n=100, d=15)
     erm = cl.ERM(X, yr, loss="squared", penalty="l1", lam=1.0)
-    lam_max = 2 * np.abs((X - X.mean(0)).T @ (yr - yr.mean())).max() / len(yr)
-    lams = lam_max * np.geomspace(1.0, 1e-3, 12)
+    lams = _lasso_grid(X, yr)
     path = erm.path(lams)
     assert isinstance(path, cl.Path) and path.certified and len(path) == 12
-    assert "12/12 certified" in repr(path)
+    assert "12/12 certified" in repr(path) and erm.lam == 1.0
+    assert path.provenance["routes"] == ["lasso-homotopy"]
     np.testing.assert_array_equal(path.values, lams)
     assert np.count_nonzero(path[0].w) == 0
-    assert sum(s.provenance["screened"] for s in path) > 0        # the strong rule worked
     for lam, sol in zip(lams[::4], path.solutions[::4]):
+        assert sol.report.relative_distance <= 1e-9 and sol.report.relative_gap <= 1e-9
         fresh = cl.ERM(X, yr, loss="squared", penalty="l1", lam=lam).solve("exact-primal")
         assert sol.objective == pytest.approx(fresh.objective, rel=1e-9)
+        assert sol.objective <= fresh.objective * (1 + 1e-12)
+    # the same points as coordinate descent's (the exact chain at each lam), to 1e-9
+    for lam, sol in zip(lams[1::3], path.solutions[1::3]):
+        cd = cl.ERM(X, yr, loss="squared", penalty="l1", lam=lam).solve()
+        assert cd.provenance["route"] == "cd"
+        np.testing.assert_allclose(sol.w, cd.w, atol=1e-9 * np.abs(cd.w).max())
+        assert sol.objective == pytest.approx(cd.objective, rel=1e-12)
+
+
+def test_lasso_path_point_that_fails_its_certificate_falls_back_to_cd(monkeypatch):
+    from convexlearn.routes import erm_path
+    X, _, yr = _data(seed=7, n=100, d=15)
+    lams = _lasso_grid(X, yr, k=8)
+    exact_points = erm_path._homotopy_points
+
+    def spoiled(erm, grid):
+        raw = exact_points(erm, grid)
+        raw[3].w = raw[3].w * (1 + 1e-6)         # a perturbed answer
+        raw[5] = None                            # a point the homotopy did not reach
+        return raw
+
+    monkeypatch.setattr(erm_path, "_homotopy_points", spoiled)
+    path = cl.ERM(X, yr, loss="squared", penalty="l1", lam=1.0).path(lams)
+    assert path.certified
+    routes = [s.provenance["route"] for s in path]
+    assert routes == ["lasso-homotopy"] * 3 + ["cd", "lasso-homotopy", "cd"] + \
+        ["lasso-homotopy"] * 2
+    assert "certificate failed" in path[3].provenance["fallback_from"]["lasso-homotopy"]
+    assert path[5].provenance["fallback_from"]["lasso-homotopy"] == "route failed"
+    monkeypatch.undo()
+    clean = cl.ERM(X, yr, loss="squared", penalty="l1", lam=1.0).path(lams)
+    for k in (3, 5):
+        assert path[k].objective == pytest.approx(clean[k].objective, rel=1e-12)
+
+
+def test_elastic_net_path_is_warm_started_and_screened():
+    X, _, yr = _data(seed=7, n=100, d=15)
+    erm = cl.ERM(X, yr, loss="squared", penalty="elastic_net", l1_ratio=0.7, lam=1.0)
+    path = erm.path(_lasso_grid(X, yr) / 0.7)
+    assert path.certified and path.provenance["routes"] == ["cd"]
+    assert sum(s.provenance["screened"] for s in path) > 0        # the strong rule worked
+
+
+@pytest.mark.parametrize("loss", ["logistic", "squared_hinge", "hinge"])
+def test_batch_products_are_the_per_point_products(loss):
+    from convexlearn.certify.optimality import fixed_multipliers
+    from convexlearn.routes.erm_path import _batch_products
+    X, yc, _ = _data(seed=3, n=60, d=5)
+    erm = cl.ERM(X, yc, loss=loss, penalty="l1", lam=0.1)
+    rng = np.random.default_rng(0)
+    sols = [cl.Solution(w=rng.normal(size=5) * (rng.uniform(size=5) < 0.5),
+                        b=float(rng.normal())) for _ in range(4)]
+    sols[1].w = np.zeros(5)
+    scores, XTG = _batch_products(erm, sols)
+    for i, sol in enumerate(sols):
+        f = X @ sol.w + sol.b
+        np.testing.assert_allclose(scores[i], f, rtol=1e-13, atol=1e-12 * np.abs(f).max())
+        g = fixed_multipliers(erm.y, erm.loss, f)
+        np.testing.assert_allclose(XTG[i], X.T @ g, rtol=1e-12, atol=1e-12 * np.abs(X).sum())
 
 
 def test_logistic_l2_path_is_warm_started_newton():
