@@ -139,10 +139,10 @@ def _batch_products(erm, sols: list[Solution]) -> tuple[np.ndarray, np.ndarray]:
     B = np.array([sol.b if erm.intercept else 0.0 for sol in sols])
     cols = np.flatnonzero(np.any(W != 0, axis=0))
     if is_sparse(X) or len(cols) > X.shape[1] // 2:
-        scores = np.asarray((X @ W.T).T)
+        scores = np.ascontiguousarray(np.asarray(X @ W.T).T)
     else:
-        scores = W[:, cols] @ X[:, cols].T
-    scores = np.ascontiguousarray(scores) + B[:, None]
+        scores = W[:, cols] @ X[:, cols].T           # (K, n), C order
+    scores += B[:, None]
     if erm.loss.kink is None:
         # no kink: the subdifferential is the derivative, fixed everywhere (what
         # fixed_multipliers returns), elementwise: all points in one call

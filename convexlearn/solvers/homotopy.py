@@ -184,8 +184,9 @@ def lasso_homotopy(X: np.ndarray, y: np.ndarray, intercept: bool = True,
             p = c - Xc.T @ (XA @ a)
             q = Xc.T @ (XA @ dvec)
         else:
-            p = c - gram[:, active] @ a
-            q = gram[:, active] @ dvec
+            GA = gram[:, active]
+            p = c - GA @ a
+            q = GA @ dvec
         ceiling = mu * (1 - _EVENT_RTOL)
         best_mu, event = mu_min, None
         inactive = np.ones(d, dtype=bool)
@@ -258,8 +259,9 @@ def centred_gram(X: np.ndarray, mean: np.ndarray, block: int = 2048) -> np.ndarr
 
 
 def _chol_solve(chol: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    z = solve_triangular(chol, rhs, lower=True)
-    return solve_triangular(chol.T, z, lower=False)
+    # finite by construction (a Cholesky factor of finite data): skip scipy's scans
+    z = solve_triangular(chol, rhs, lower=True, check_finite=False)
+    return solve_triangular(chol.T, z, lower=False, check_finite=False)
 
 
 def _finish(mus, coefs, events, notes, n, x_mean, y_mean, X, y) -> LassoPath:
