@@ -130,10 +130,11 @@ def _homotopy_points(erm, lams: list) -> list[Solution | None]:
 
 def _batch_products(erm, sols: list[Solution]) -> tuple[np.ndarray, np.ndarray]:
     """Scores X w_k + b_k and X^T g_k of K points, as rows (K, n) and (K, d), g_k the fixed
-    loss multipliers (:func:`~convexlearn.certify.optimality.fixed_multipliers`): one
-    matrix product each way. Rows, so that each point's vector is contiguous; the
-    scores use only the columns of X where some w_k is nonzero (the others add exact
-    zeros: a lasso path touches a few of them)."""
+    loss multipliers (:func:`~convexlearn.certify.optimality.fixed_multipliers`) at the
+    scores: one matrix product each way. Rows, so that each point's vector is contiguous;
+    the scores use only the columns of X where some w_k is nonzero (the others add exact
+    zeros: a lasso path touches a few of them); the multipliers are formed row by row in
+    one reused buffer (no K x n temporaries)."""
     X, y = erm.X, erm.y
     W = np.vstack([sol.w for sol in sols])                          # (K, d)
     B = np.array([sol.b if erm.intercept else 0.0 for sol in sols])
@@ -143,12 +144,11 @@ def _batch_products(erm, sols: list[Solution]) -> tuple[np.ndarray, np.ndarray]:
     else:
         scores = W[:, cols] @ X[:, cols].T           # (K, n), C order
     scores += B[:, None]
-    if erm.loss.kink is None:
-        # no kink: the subdifferential is the derivative, fixed everywhere (what
-        # fixed_multipliers returns), elementwise: all points in one call
-        G = erm.loss.derivative(y[None, :], scores)
-    else:
-        G = np.vstack([fixed_multipliers(y, erm.loss, row) for row in scores])
+    G = np.empty_like(scores)
+    for i, row in enumerate(scores):
+        # no kink: the subdifferential is the derivative, fixed everywhere
+        G[i] = (erm.loss.derivative(y, row) if erm.loss.kink is None
+                else fixed_multipliers(y, erm.loss, row))
     XTG = np.asarray(X.T @ G.T).T if is_sparse(X) else G @ X
     return scores, np.ascontiguousarray(XTG)
 

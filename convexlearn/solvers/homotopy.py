@@ -20,6 +20,12 @@ larger mu) and is followed down to ``lam_min``, or until G becomes singular (mor
 features than the rank of the centred X: beyond that the lasso solution is not unique,
 and the path reported ends there, said so in ``notes``).
 
+Each candidate event is linear in mu' on the segment, so it has one root; the event just
+applied (a feature that joined, or left) has its root at the segment's start, and is not
+an event again below it (recomputed through round-off it can land ~1e-12 below mu): a
+feature that just joined cannot leave, nor one that just left rejoin on the same side,
+and an active coefficient leaves only when it shrinks toward 0 (d_j s_j < 0).
+
 Between two breakpoints the solution is the linear interpolation of its ends, exactly
 (in exact arithmetic): :meth:`LassoPath.at` returns it for any lam in the path's range.
 Each breakpoint carries its own KKT residual (:meth:`LassoPath.kkt_residuals`):
