@@ -200,18 +200,24 @@ def test_subsample_residual_is_its_definition(weighted):
         expected, rel=1e-12)
 
 
-def test_newton_reuses_the_factor_only_after_a_fast_step():
-    from convexlearn.solvers.newton import REUSE_RATIO
+def test_newton_reuses_the_factor_only_when_chord_steps_are_predicted_to_finish():
+    from convexlearn.solvers.newton import CHORD_RATE, MAX_CHORDS
     X_big, y_big = _noisy_labels(2000, 5, seed=7, scale=5.0)
     erm = cl.ERM(X_big, y_big, loss="logistic", penalty="l2", lam=1e-5)
-    sol = erm.solve("newton", tol=1e-12, certify=False)
-    fresh = erm.solve("newton", tol=1e-12, certify=False, reuse_hessian=False)
+    tol = 1e-13
+    sol = erm.solve("newton", tol=tol, certify=False)
+    fresh = erm.solve("newton", tol=tol, certify=False, reuse_hessian=False)
     g, formed = sol.history["grad_norm"], sol.history["hessian_formed"]
     reused = np.flatnonzero(formed[:-1] == 0)     # the last row is the stopping check
     assert len(reused) >= 1 and set(fresh.history["hessian_formed"]) == {1}
-    # A reused factor follows a step that shrank the gradient norm by REUSE_RATIO or more.
-    assert np.all(g[reused] <= REUSE_RATIO * g[reused - 1])
+    for k in reused:
+        # the chord rate: 2x the contraction of a fresh-H step, the observed one after a
+        # chord step; the predicted number of chord steps to tol within MAX_CHORDS
+        rho = (1.0 if formed[k - 1] else 2.0) * g[k] / g[k - 1]
+        assert rho <= CHORD_RATE
+        assert np.log(tol / g[k]) / np.log(rho) <= MAX_CHORDS
     assert sol.status == fresh.status == "converged"
+    assert sol.n_iter <= fresh.n_iter + MAX_CHORDS
     np.testing.assert_allclose(sol.w, fresh.w, atol=1e-10)
 
 
