@@ -107,7 +107,8 @@ def _newton_route(erm, warm_start=None, **_):
     # from the optimum, the same for a cold and a warm start); the certificate decides.
     _, g0 = oracle.value_grad(oracle.zeros())
     tol = 1e-13 * max(float(np.linalg.norm(g0)), 1e-300)
-    sol = newton(oracle, x0, tol=tol, max_iter=200)
+    # tol is far below the certificate's need: chord steps (a reused factor) may finish
+    sol = newton(oracle, x0, tol=tol, max_iter=200, reuse_hessian=True)
     return sol
 
 

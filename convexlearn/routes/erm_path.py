@@ -42,6 +42,8 @@ __all__ = ["HOMOTOPY_MAX_DIM", "path", "solve_path"]
 HOMOTOPY_MAX_DIM = 1000
 #: Scores and multipliers of at most this many floats (n x points) per batch product.
 BATCH_FLOATS = 1 << 23
+
+
 def solve_path(erm: Any, lams: Any, *, method: str = "exact", tol: float = EXACT_TOL,
                **options) -> list[Solution]:
     """Exact solutions at each lam of ``lams`` (in order; see the module docstring for the
@@ -133,8 +135,8 @@ def _batch_products(erm, sols: list[Solution]) -> tuple[np.ndarray, np.ndarray]:
     loss multipliers (:func:`~convexlearn.certify.optimality.fixed_multipliers`) at the
     scores: one matrix product each way. Rows, so that each point's vector is contiguous;
     the scores use only the columns of X where some w_k is nonzero (the others add exact
-    zeros: a lasso path touches a few of them); the multipliers are formed row by row in
-    one reused buffer (no K x n temporaries)."""
+    zeros: a lasso path touches a few of them); the multipliers are formed row by row (no
+    K x n temporaries beside the two results)."""
     X, y = erm.X, erm.y
     W = np.vstack([sol.w for sol in sols])                          # (K, d)
     B = np.array([sol.b if erm.intercept else 0.0 for sol in sols])
@@ -192,7 +194,8 @@ def _lam1(erm) -> float:
     return penalty_split(erm.penalty, erm.lam)[0]
 
 
-def path(erm: Any, lams: Any, *, method: str = "exact", exact: bool = False, options: dict) -> Path:
+def path(erm: Any, lams: Any, *, method: str = "exact", exact: bool = False,
+         options: dict) -> Path:
     """``ERM.path``: the certified path over ``lams`` (:func:`solve_path`; the lasso by
     homotopy, else warm-started), or (``exact=True``) the exact lasso path by homotopy with
     certified breakpoints and exact interpolation. ``provenance["routes"]``: the routes

@@ -18,10 +18,12 @@ Forming H (n d^2) is the cost of an iteration, and far from the solution an exac
 little: the step is limited by the loss's nonlinearity, not by H's accuracy. So H climbs
 an accuracy ladder (see :func:`newton`): subsampled rows (Byrd, Chin, Neveitt & Nocedal,
 "On the use of stochastic Hessian information in optimization methods for machine
-learning", SIAM J. Optim. 2011) with the sample doubling at every step, then all rows,
-in float32 while progress is fast, float64 after the first slow step. Gradients, values,
-the line search and the stopping rule are always exact (float64, all samples): the ladder
-changes the direction only, never the fixed point or what "converged" means.
+learning", SIAM J. Optim. 2011) while a second estimate on held-out rows says the
+subsample's error is small beside the progress the step made, then all rows, in float32
+while progress is fast, float64 after the first slow step; near the solution the last
+factored H is reused (chord steps) while they are predicted to finish. Gradients, values,
+the line search and the stopping rule are always exact (float64, all samples): the
+ladder changes the direction only, never the fixed point or what "converged" means.
 """
 
 from __future__ import annotations
@@ -101,7 +103,7 @@ def newton(oracle: ERMOracle, x0: np.ndarray | None = None, *, tol: float = 1e-8
            max_iter: int = 100, callback: Callable[..., Any] | None = None, armijo: float = 1e-4,
            max_backtracks: int = 60,
            mixed_precision: bool = True, subsample: bool | None = None,
-           reuse_hessian: bool = True) -> Any:
+           reuse_hessian: bool = False) -> Any:
     """Minimize F by damped Newton; returns a Solution (history: objective, grad_norm, step,
     precision, hessian_rows, hessian_formed, subsample_residual, time; each row is the
     iterate and the step that led to it, except hessian_rows / hessian_formed / precision:
@@ -116,7 +118,9 @@ def newton(oracle: ERMOracle, x0: np.ndarray | None = None, *, tol: float = 1e-8
     (:func:`subsample_residual`), all rows are used from the next step on as soon as
     e > r / 2. Far from the solution the loss's nonlinearity limits each step (r ~ 0.3-0.4
     at e ~ 0.05 measured on logistic n=50000, d=200), and near it e stays while r would
-    fall: the subsample then ends. Default (None): only from a cold start (no ``x0``); a
+    fall: the subsample then ends. (An oracle without an in-memory X, e.g. the
+    distributed one, has no held-out rows: there k halves at every step.) Default
+    (None): only from a cold start (no ``x0``); a
     warm start (a path's previous point) is usually in the quadratic phase already, where
     a subsampled H costs steps (measured: a 20-point logistic path at n=5000, d=50 took 37
     ms with it, 28 ms without).
@@ -129,7 +133,10 @@ def newton(oracle: ERMOracle, x0: np.ndarray | None = None, *, tol: float = 1e-8
     on logistic n=50000, d=200) and as the observed r after a chord step. The next step
     reuses the factor when rho <= CHORD_RATE (0.1) and log(tol / ||grad_new||) / log(rho)
     <= MAX_CHORDS (4): the chord steps are predicted to finish. Otherwise, or when a
-    reused step's line search finds no decrease, H is formed anew.
+    reused step's line search finds no decrease, H is formed anew. Off by default: chord
+    steps converge linearly, so they stop just below ``tol`` where a Newton step would
+    overshoot it by orders; the exact route (whose ``tol`` is far below what its
+    certificate needs) turns it on.
 
     Both approximations (subsample, float32) end for good (all rows, float64) at the first
     step that fails to halve the gradient norm, or whose line search finds no decrease
@@ -148,7 +155,8 @@ def newton(oracle: ERMOracle, x0: np.ndarray | None = None, *, tol: float = 1e-8
     cg = oracle.sparse or oracle.dim > CG_DIM
     if cg:
         stride, mixed_precision = 1, False
-    held_out = _held_out(oracle, stride) if stride > 1 else None
+    held_out = (_held_out(oracle, stride)
+                if stride > 1 and isinstance(oracle.X, np.ndarray) else None)
     value, grad = oracle.value_grad(x)
     status, k, t = "max_iter", 0, 1.0
     factor, reuse = None, False      # the last Cholesky factor of H, and whether to reuse it
@@ -202,6 +210,8 @@ def newton(oracle: ERMOracle, x0: np.ndarray | None = None, *, tol: float = 1e-8
         ratio, e = float(np.linalg.norm(grad_new)) / gnorm, np.nan
         if ratio > 0.5:
             stride, mixed_precision = 1, False    # slow progress: exact Hessians for good
+        elif stride > 1 and held_out is None:
+            stride //= 2                          # no held-out rows: the doubling ladder
         elif stride > 1 and not reuse:
             e = subsample_residual(held_out, x, grad, p)
             if e > ratio / 2:                     # the subsample limits the progress now
