@@ -274,6 +274,26 @@ def test_lasso_path_point_that_fails_its_certificate_falls_back_to_cd(monkeypatc
         assert path[k].objective == pytest.approx(clean[k].objective, rel=1e-12)
 
 
+@pytest.mark.parametrize("intercept", [True, False])
+def test_lasso_path_in_any_order_with_points_above_lam_max(intercept):
+    X, _, yr = _data(seed=9, n=90, d=12)
+    Xc = X - X.mean(0) if intercept else X
+    yc = yr - yr.mean() if intercept else yr
+    lam_max = 2 * np.abs(Xc.T @ yc).max() / len(yr)
+    grid = lam_max * np.geomspace(1.0, 1e-3, 6)
+    lams = [grid[3], 3 * lam_max, grid[5], grid[3], grid[1], lam_max]
+    erm = cl.ERM(X, yr, loss="squared", penalty="l1", lam=1.0, intercept=intercept)
+    path = erm.path(lams)
+    assert path.certified and path.provenance["routes"] == ["lasso-homotopy"]
+    assert np.count_nonzero(path[1].w) == 0 and np.count_nonzero(path[5].w) == 0
+    np.testing.assert_array_equal(path[0].w, path[3].w)
+    for lam, sol in zip(lams, path):
+        erm.lam = lam
+        ref = erm.solve("exact-primal")
+        assert sol.objective == pytest.approx(ref.objective, rel=1e-9)
+        assert intercept or sol.b == 0.0
+
+
 def test_elastic_net_path_is_warm_started_and_screened():
     X, _, yr = _data(seed=7, n=100, d=15)
     erm = cl.ERM(X, yr, loss="squared", penalty="elastic_net", l1_ratio=0.7, lam=1.0)
