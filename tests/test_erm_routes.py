@@ -305,19 +305,27 @@ def test_elastic_net_path_is_warm_started_and_screened():
 @pytest.mark.parametrize("loss", ["logistic", "squared_hinge", "hinge"])
 def test_batch_products_are_the_per_point_products(loss):
     from convexlearn.certify.optimality import fixed_multipliers
-    from convexlearn.routes.erm_path import _batch_products
+    from convexlearn.routes.erm_path import _batch_products, _support_columns
     X, yc, _ = _data(seed=3, n=60, d=5)
     erm = cl.ERM(X, yc, loss=loss, penalty="l1", lam=0.1)
     rng = np.random.default_rng(0)
     sols = [cl.Solution(w=rng.normal(size=5) * (rng.uniform(size=5) < 0.5),
                         b=float(rng.normal())) for _ in range(4)]
     sols[1].w = np.zeros(5)
-    scores, XTG = _batch_products(erm, sols)
-    for i, sol in enumerate(sols):
-        f = X @ sol.w + sol.b
-        np.testing.assert_allclose(scores[i], f, rtol=1e-13, atol=1e-12 * np.abs(f).max())
-        g = fixed_multipliers(erm.y, erm.loss, f)
-        np.testing.assert_allclose(XTG[i], X.T @ g, rtol=1e-12, atol=1e-12 * np.abs(X).sum())
+    for sparse_support in (False, True):
+        if sparse_support:
+            for sol in sols:
+                sol.w[[1, 3, 4]] = 0.0      # columns no point uses: left out of the scores
+        cols, X_cols = _support_columns(erm, sols)
+        assert (len(cols) <= 2 and X_cols.shape == (60, len(cols))) if sparse_support \
+            else X_cols is erm.X
+        scores, XTG = _batch_products(erm, sols, cols, X_cols)
+        for i, sol in enumerate(sols):
+            f = X @ sol.w + sol.b
+            np.testing.assert_allclose(scores[i], f, rtol=1e-13, atol=1e-12 * np.abs(f).max())
+            g = fixed_multipliers(erm.y, erm.loss, f)
+            np.testing.assert_allclose(XTG[i], X.T @ g, rtol=1e-12,
+                                       atol=1e-12 * np.abs(X).sum())
 
 
 def test_logistic_l2_path_is_warm_started_newton():

@@ -130,21 +130,35 @@ def _homotopy_points(erm, lams: list) -> list[Solution | None]:
     return raw
 
 
-def _batch_products(erm, sols: list[Solution]) -> tuple[np.ndarray, np.ndarray]:
+def _support_columns(erm, sols: list[Solution]) -> tuple[np.ndarray, Any]:
+    """The columns of X where some w_k is nonzero, and X restricted to them (a copy, once
+    for all points) when that saves work: else (all columns, X). A lasso path touches a
+    few columns; the others add exact zeros to the scores."""
+    X = erm.X
+    nonzero = np.zeros(X.shape[1], dtype=bool)
+    for sol in sols:
+        nonzero |= np.asarray(sol.w) != 0
+    cols = np.flatnonzero(nonzero)
+    if is_sparse(X) or len(cols) > X.shape[1] // 2 or X.shape[0] * len(cols) > 8 * BATCH_FLOATS:
+        return np.arange(X.shape[1]), X
+    return cols, X[:, cols]
+
+
+def _batch_products(erm, sols: list[Solution], cols: np.ndarray,
+                    X_cols: Any) -> tuple[np.ndarray, np.ndarray]:
     """Scores X w_k + b_k and X^T g_k of K points, as rows (K, n) and (K, d), g_k the fixed
     loss multipliers (:func:`~convexlearn.certify.optimality.fixed_multipliers`) at the
     scores: one matrix product each way. Rows, so that each point's vector is contiguous;
-    the scores use only the columns of X where some w_k is nonzero (the others add exact
-    zeros: a lasso path touches a few of them); the multipliers are formed row by row (no
-    K x n temporaries beside the two results)."""
+    the scores from ``X_cols``, the columns ``cols`` of X outside which every w_k is 0
+    (:func:`_support_columns`); the multipliers row by row (no K x n temporaries beside
+    the two results)."""
     X, y = erm.X, erm.y
-    W = np.vstack([sol.w for sol in sols])                          # (K, d)
+    W = np.vstack([np.asarray(sol.w)[cols] for sol in sols])        # (K, |cols|)
     B = np.array([sol.b if erm.intercept else 0.0 for sol in sols])
-    cols = np.flatnonzero(np.any(W != 0, axis=0))
-    if is_sparse(X) or len(cols) > X.shape[1] // 2:
-        scores = np.ascontiguousarray(np.asarray(X @ W.T).T)
+    if is_sparse(X_cols):
+        scores = np.ascontiguousarray(np.asarray(X_cols @ W.T).T)
     else:
-        scores = W[:, cols] @ X[:, cols].T           # (K, n), C order
+        scores = W @ X_cols.T                         # (K, n), C order
     scores += B[:, None]
     G = np.empty_like(scores)
     for i, row in enumerate(scores):
@@ -161,9 +175,10 @@ def _certify_batch(erm, lams: list, raw: list, tol: float, route: str) -> list[S
     done = [k for k, sol in enumerate(raw) if sol is not None]
     block = max(1, BATCH_FLOATS // max(1, erm.X.shape[0]))
     products: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    cols, X_cols = _support_columns(erm, [raw[k] for k in done])
     for start in range(0, len(done), block):
         chunk = done[start:start + block]
-        scores, XTG = _batch_products(erm, [raw[k] for k in chunk])
+        scores, XTG = _batch_products(erm, [raw[k] for k in chunk], cols, X_cols)
         products.update({k: (scores[i], XTG[i]) for i, k in enumerate(chunk)})
     out: list[Solution] = []
     for k, lam in enumerate(lams):
