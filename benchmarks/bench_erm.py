@@ -5,7 +5,8 @@
    truth w* (20 nonzeros), y = X w* + noise (regression) or 1[X w* + noise > 0]
    (classification). Every convexlearn answer is ``ERM(...).solve()``: the fastest route
    that certifies at 1e-9 relative (its route is printed), certificate included in the
-   time. Anchors in the same run, single-threaded (threadpoolctl), best of ``REPEATS``:
+   time. Anchors in the same run, single-threaded (threadpoolctl), runs interleaved
+   (ours, anchor, ours, ...), best of ``REPEATS``:
    * logistic + l2, lam = 1e-4, vs ``LogisticRegression(lbfgs, tol=1e-10)`` with
      C = 1/(n lam) (F_ERM = F_LR / (n C));
    * lasso, lam = 2 alpha = 0.04, vs ``Lasso(alpha=0.02, tol=1e-10)`` (F = 2 F_Lasso);
@@ -15,8 +16,10 @@
      alpha, F = 2 F_ElasticNet.
    Objectives are recomputed by ``ERM.objective`` at both answers.
 2. Lasso path on scikit-learn's grid (``lasso_path``'s 100 alphas, eps = 1e-3, on the
-   data of 1.) vs ``lasso_path(tol=1e-8)``; ours ``ERM.path(2 * alphas)`` (warm starts,
-   strong-rule screening, every point certified).
+   data of 1.) vs ``lasso_path(tol=1e-8)``; ours ``ERM.path(2 * alphas)`` (the exact
+   homotopy from lam_max to the grid's end, each grid point interpolated between two
+   breakpoints, every point certified from the data in one batch; a point that fails
+   falls back to coordinate descent).
 3. ``SVM.path`` over 20 C in logspace(-2, 2), rbf kernel, n = 2000 (make_classification,
    standardized) vs 20 ``SVC(C, kernel="rbf")`` fits (LIBSVM's default tol 1e-3).
 4. Logistic + l2 at n = 5000, d = 50: Newton vs lbfgs with the tolerance tightened until
@@ -30,6 +33,7 @@ run, interleaved.
 
 from __future__ import annotations
 
+import os
 import platform
 import statistics
 import sys
@@ -48,6 +52,7 @@ import convexlearn as cl  # noqa: E402
 from _common import best_time  # noqa: E402
 
 REPEATS = 3
+PATH_REPEATS = 5         # the lasso path: half a second each, against a noisy shared machine
 NEWTON_REPEATS = 21      # milliseconds each: repeats against a noisy shared machine
 RESULTS = Path(__file__).parent / "results" / "erm.md"
 
@@ -70,6 +75,18 @@ def _interleaved_times(fns, repeats):
             fn()
             times[key].append(time.perf_counter() - start)
     return {key: (min(t), statistics.median(t)) for key, t in times.items()}
+
+
+def _best_interleaved(fns, repeats):
+    """Best wall-clock time and last result of each function, run in turns (the machine's
+    load then weighs on both sides of a ratio alike)."""
+    best, last = {key: float("inf") for key in fns}, {}
+    for _ in range(repeats):
+        for key, fn in fns.items():
+            start = time.perf_counter()
+            last[key] = fn()
+            best[key] = min(best[key], time.perf_counter() - start)
+    return best, last
 
 
 def _standardize(X):
@@ -104,14 +121,21 @@ def bench_scale():
     with threadpool_limits(limits=1), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for name, y, kw, make, anchor in cases:
-            t_ours, sol = best_time(lambda: cl.ERM(X, y, **kw).solve(), REPEATS)
-            print(f"  {name}: ours {t_ours:.3f} s ({sol.provenance['route']}, {sol.status})",
-                  flush=True)
-            t_sk, model = best_time(lambda: make().fit(X, y), REPEATS)
+            times, last = _best_interleaved({"ours": lambda: cl.ERM(X, y, **kw).solve(),
+                                             "sk": lambda: make().fit(X, y)}, REPEATS)
+            (t_ours, sol), (t_sk, model) = ((times[k], last[k]) for k in ("ours", "sk"))
             erm = cl.ERM(X, y, **kw)
             F_sk = erm.objective(np.ravel(model.coef_), float(np.ravel(model.intercept_)[0]))
             print(f"  {name}: ours {t_ours:.3f} s, sklearn {t_sk:.3f} s", flush=True)
-            rows.append(dict(name=name, route=sol.provenance["route"], status=sol.status,
+            route = sol.provenance["route"]
+            if route == "newton":      # which Hessians the steps formed (the last row: the stop)
+                h = sol.history
+                formed = h["hessian_formed"][:-1] == 1
+                full = int(np.sum(formed & (h["hessian_rows"][:-1] == n)))
+                route += (f" ({sol.n_iter - 1} steps: Hessians on all rows {full}, "
+                          f"subsampled {int(formed.sum()) - full}, factor reused "
+                          f"{int(np.sum(~formed))})")
+            rows.append(dict(name=name, route=route, status=sol.status,
                              rel_dist=sol.report.relative_distance,
                              rel_gap=sol.report.relative_gap, t_ours=t_ours, t_sk=t_sk,
                              F=sol.objective, F_sk=F_sk, anchor=anchor,
@@ -134,8 +158,8 @@ def bench_lasso_path():
             Xc, yc = X - X.mean(axis=0), y - y.mean()
             return lasso_path(Xc, yc, alphas=alphas, tol=1e-8)
 
-        t_ours, path = best_time(ours, 2)
-        t_sk, (_, coefs, _) = best_time(sk, 2)
+        times, last = _best_interleaved({"ours": ours, "sk": sk}, PATH_REPEATS)
+        t_ours, path, t_sk, (_, coefs, _) = times["ours"], last["ours"], times["sk"], last["sk"]
     erm = cl.ERM(X, y, loss="squared", penalty="l1", lam=1.0)
     worse = 0
     for k, alpha in enumerate(alphas):
@@ -143,8 +167,10 @@ def bench_lasso_path():
         w = coefs[:, k]
         F_sk = erm.objective(w, float(y.mean() - X.mean(axis=0) @ w))
         worse += path[k].objective > F_sk * (1 + 1e-12)
+    routes = sorted({s.provenance["route"] for s in path})
     return dict(t_ours=t_ours, t_sk=t_sk, certified=sum(s.ok for s in path), n=len(path),
-                worse=int(worse), screened=sum(s.provenance.get("screened", 0) for s in path))
+                worse=int(worse), routes=routes,
+                breakpoints=max(s.provenance.get("breakpoints", 0) for s in path))
 
 
 def bench_svm_path():
@@ -201,7 +227,8 @@ def bench_newton():
     lbfgs = [(gap, tol, times.get(tol, (float("nan"),) * 2), F, iters)
              for gap, tol, F, iters in lbfgs]
     # A converged run's last history entry is the stopping check: no Hessian formed there.
-    rows = [int(r) for r in sol.history["hessian_rows"]]
+    rows = [int(r) if formed else 0 for r, formed in
+            zip(sol.history["hessian_rows"], sol.history["hessian_formed"])]
     rows = rows[:-1] if sol.status == "converged" else rows
     return dict(n=n, d=d, C=C, t_newton=times["newton"], newton_iter=sol.n_iter,
                 grad_norm=grad_norm, F_newton=F_newton, lbfgs=lbfgs, hessian_rows=rows)
@@ -215,12 +242,14 @@ def main():
     spath = bench_svm_path()
     print("svm path:", spath, flush=True)
     newton = bench_newton()
+    load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
     lines = ["# ERM benchmarks", "",
              f"Machine: {platform.machine()}, 2 cores shared with other jobs (timings are "
              f"noisy: ratios compare times from the same run), Python "
              f"{platform.python_version()}, cvxpy {cp.__version__}, scikit-learn "
              f"{sklearn.__version__}, numpy {np.__version__}; single-threaded "
-             f"(threadpoolctl), best of {REPEATS} run(s). Generated by "
+             f"(threadpoolctl), best of {REPEATS} run(s); load average at the end of the "
+             f"run (1, 5, 15 min) {load} on 2 cores. Generated by "
              f"`benchmarks/bench_erm.py` (data and conversions in its docstring).", "",
              "## Certified exact ERM at scikit-learn scale (n=50000, d=200, correlated "
              "features, rho=0.5)", "",
@@ -237,14 +266,16 @@ def main():
                      f"{r['F'] - r['F_sk']:.1e} | {r['nnz']} / {r['nnz_sk']} | "
                      f"{r['anchor']} |")
     lines += ["", "## Paths", "",
+              f"Lasso path: best of {PATH_REPEATS} runs each; SVM path: best of 1 (ours) "
+              f"and 2 (scikit-learn).", "",
               "| path | ours (s) | scikit-learn (s) | ratio | points certified | note |",
               "|---|---|---|---|---|---|",
               f"| lasso, scikit-learn's 100 alphas (eps=1e-3), lam = 2 alpha | "
               f"{lpath['t_ours']:.3f} | {lpath['t_sk']:.3f} | "
               f"{lpath['t_ours'] / lpath['t_sk']:.2f}x | {lpath['certified']}/{lpath['n']} | "
               f"vs lasso_path(tol=1e-8) on centred data; points where ours has a higher F: "
-              f"{lpath['worse']}; coordinates screened (strong rule), summed: "
-              f"{lpath['screened']} |",
+              f"{lpath['worse']}; routes {', '.join(lpath['routes'])} "
+              f"({lpath['breakpoints']} homotopy breakpoints down to the grid's end) |",
               f"| SVM rbf, n=2000, 20 C in logspace(-2, 2) | {spath['t_ours']:.3f} | "
               f"{spath['t_sk']:.3f} | {spath['t_ours'] / spath['t_sk']:.2f}x | "
               f"{spath['certified']}/{spath['n']} | vs 20 SVC fits (tol=1e-3, not certified); "
@@ -259,7 +290,8 @@ def main():
               f"| convexlearn newton | {newton['t_newton'][0] * 1e3:.2f} | "
               f"{newton['t_newton'][1] * 1e3:.2f} | {newton['newton_iter']} | "
               f"{newton['F_newton']:.12f} | final gradient norm {newton['grad_norm']:.1e}; "
-              f"Hessian rows per step {newton['hessian_rows']} |"]
+              f"Hessian rows per step {newton['hessian_rows']} (0: the last factor "
+              f"reused) |"]
     for gap, tol, t, F, iters in newton["lbfgs"]:
         if tol is None:
             lines.append(f"| sklearn lbfgs | - | - | - | - | never within {gap:g} of "
@@ -279,5 +311,5 @@ def main():
 
 if __name__ == "__main__":
     if "--quick" in sys.argv:       # one timing per entry: for a saturated machine
-        REPEATS, NEWTON_REPEATS = 1, 5
+        REPEATS, PATH_REPEATS, NEWTON_REPEATS = 1, 1, 5
     main()

@@ -41,6 +41,7 @@ from .path import Path
 from .penalties import make_penalty
 from .logs import logged_solve
 from .routes import erm as routes
+from .routes import erm_path
 from .solution import Solution, check_same_problem, data_digest, problem_fingerprint
 from .solvers.oracle import ERMOracle
 
@@ -271,14 +272,14 @@ class ERM:
         """Solutions along ``lams`` (a :class:`~convexlearn.path.Path`, every point
         certified; ``self.lam`` is restored afterwards).
 
-        ``exact=False``: each lam in the order given, warm-started from the previous point;
-        for l1 / elastic net coordinate descent screens with the sequential strong rule.
+        ``exact=False``: each lam in the order given (the lasso: read off its exact homotopy
+        path; else warm-started from the previous point, l1 / elastic net screened).
         ``exact=True`` (squared loss + l1, the lasso): the piecewise-linear path by homotopy
         from lam_max down to min(lams); ``values`` are its breakpoints, each certified, and
-        ``Path.at(lam)`` interpolates exactly between them. See :func:`convexlearn.routes.erm.path`.
+        ``Path.at(lam)`` interpolates exactly. See :mod:`convexlearn.routes.erm_path`.
         """
-        return routes.path(self, lams, method=method, exact=check_bool("exact", exact),
-                           options=options)
+        return erm_path.path(self, lams, method=method, exact=check_bool("exact", exact),
+                             options=options)
 
     def as_svm(self) -> Any:
         """Hinge + l2 as the soft-margin SVM (C = 1/(n lam); F_ERM = F_SVM / (n C)): the

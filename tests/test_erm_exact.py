@@ -45,13 +45,14 @@ def test_path_reuses_the_compiled_problem_and_matches_fresh_solves():
 
 @pytest.mark.parametrize("penalty", ["l1", "elastic_net"])
 def test_cd_path_points_are_certified_and_equal_the_cvxpy_route(penalty):
-    # Squared loss + l1/elastic net: the path runs coordinate descent warm-started and
-    # screened; every point must pass the certificate on its own at 1e-9 and agree with
-    # the cvxpy problem (an independent route), with exact zeros.
+    # Squared loss + l1 (the lasso's homotopy) or elastic net (coordinate descent, warm
+    # started and screened): every point must pass the certificate on its own at 1e-9 and
+    # agree with the cvxpy problem (an independent route), with exact zeros.
     lams = np.geomspace(1.0, 1e-3, 6)
     erm = cl.ERM(X, Y_REG, loss="squared", penalty=penalty, lam=0.3)
     path = erm.path(lams)
-    assert path.certified and {s.provenance["route"] for s in path} == {"cd"}
+    route = "lasso-homotopy" if penalty == "l1" else "cd"
+    assert path.certified and {s.provenance["route"] for s in path} == {route}
     for lam, sol in zip(lams, path):
         assert sol.report.relative_distance <= 1e-9
         erm.lam = lam

@@ -66,6 +66,24 @@ def test_fast_route_agrees_with_cvxpy_and_certifies(loss, penalty, params):
     assert not erm.certificate(bad).passed
 
 
+@pytest.mark.parametrize("loss,intercept", [("logistic", True), ("squared_hinge", False)])
+def test_newton_route_with_subsampled_and_reused_hessians_agrees_with_cvxpy(loss, intercept):
+    # n = 800 >= 20 (d + 1): the route's Newton starts on every 8th row, ends on all rows
+    # and reuses a factor in its last steps; the answer is the cvxpy one all the same.
+    X, yc, _ = _data(seed=11, n=800, d=4)
+    erm = cl.ERM(X, yc, loss=loss, penalty="l2", lam=1e-3, intercept=intercept)
+    sol = erm.solve()
+    rows = sol.history["hessian_rows"]
+    assert sol.provenance["route"] == "newton" and rows[0] == 100 and rows[-1] == 800
+    assert 0 in sol.history["hessian_formed"][:-1]
+    assert sol.ok and sol.report.relative_distance <= 1e-9
+    assert sol.report.relative_gap <= 1e-9
+    ref = erm.solve("exact-primal")
+    assert abs(sol.objective - ref.objective) <= 1e-9 * abs(ref.objective)
+    bad = cl.Solution(w=sol.w * (1 + 1e-6), b=sol.b)
+    assert not erm.certificate(bad).passed
+
+
 def _catalogue_erm():
     from convexlearn.app.catalogue import load_problem
     out = []
@@ -202,20 +220,112 @@ def test_digits_iterative_optimal_is_close_in_objective():
 
 
 # ------------------------------------------------------------------------ paths
-def test_lasso_path_is_certified_warm_started_and_screened():
+def _lasso_grid(X, yr, k=12, ratio=1e-3):
+    lam_max = 2 * np.abs((X - X.mean(0)).T @ (yr - yr.mean())).max() / len(yr)
+    return lam_max * np.geomspace(1.0, ratio, k)
+
+
+def test_lasso_path_is_read_off_the_homotopy_and_certified():
     X, _, yr = _data(seed=7, n=100, d=15)
     erm = cl.ERM(X, yr, loss="squared", penalty="l1", lam=1.0)
-    lam_max = 2 * np.abs((X - X.mean(0)).T @ (yr - yr.mean())).max() / len(yr)
-    lams = lam_max * np.geomspace(1.0, 1e-3, 12)
+    lams = _lasso_grid(X, yr)
     path = erm.path(lams)
     assert isinstance(path, cl.Path) and path.certified and len(path) == 12
-    assert "12/12 certified" in repr(path)
+    assert "12/12 certified" in repr(path) and erm.lam == 1.0
+    assert path.provenance["routes"] == ["lasso-homotopy"]
     np.testing.assert_array_equal(path.values, lams)
     assert np.count_nonzero(path[0].w) == 0
-    assert sum(s.provenance["screened"] for s in path) > 0        # the strong rule worked
     for lam, sol in zip(lams[::4], path.solutions[::4]):
+        assert sol.report.relative_distance <= 1e-9 and sol.report.relative_gap <= 1e-9
         fresh = cl.ERM(X, yr, loss="squared", penalty="l1", lam=lam).solve("exact-primal")
         assert sol.objective == pytest.approx(fresh.objective, rel=1e-9)
+        assert sol.objective <= fresh.objective * (1 + 1e-12)
+    # the same points as coordinate descent's (the exact chain at each lam), to 1e-9
+    for lam, sol in zip(lams[1::3], path.solutions[1::3]):
+        cd = cl.ERM(X, yr, loss="squared", penalty="l1", lam=lam).solve()
+        assert cd.provenance["route"] == "cd"
+        np.testing.assert_allclose(sol.w, cd.w, atol=1e-9 * np.abs(cd.w).max())
+        assert sol.objective == pytest.approx(cd.objective, rel=1e-12)
+
+
+def test_lasso_path_point_that_fails_its_certificate_falls_back_to_cd(monkeypatch):
+    from convexlearn.routes import erm_path
+    X, _, yr = _data(seed=7, n=100, d=15)
+    lams = _lasso_grid(X, yr, k=8)
+    exact_points = erm_path._homotopy_points
+
+    def spoiled(erm, grid):
+        raw = exact_points(erm, grid)
+        raw[3].w = raw[3].w * (1 + 1e-6)         # a perturbed answer
+        raw[5] = None                            # a point the homotopy did not reach
+        return raw
+
+    monkeypatch.setattr(erm_path, "_homotopy_points", spoiled)
+    path = cl.ERM(X, yr, loss="squared", penalty="l1", lam=1.0).path(lams)
+    assert path.certified
+    routes = [s.provenance["route"] for s in path]
+    assert routes == ["lasso-homotopy"] * 3 + ["cd", "lasso-homotopy", "cd"] + \
+        ["lasso-homotopy"] * 2
+    assert "certificate failed" in path[3].provenance["fallback_from"]["lasso-homotopy"]
+    assert path[5].provenance["fallback_from"]["lasso-homotopy"] == "route failed"
+    monkeypatch.undo()
+    clean = cl.ERM(X, yr, loss="squared", penalty="l1", lam=1.0).path(lams)
+    for k in (3, 5):
+        assert path[k].objective == pytest.approx(clean[k].objective, rel=1e-12)
+
+
+@pytest.mark.parametrize("intercept", [True, False])
+def test_lasso_path_in_any_order_with_points_above_lam_max(intercept):
+    X, _, yr = _data(seed=9, n=90, d=12)
+    Xc = X - X.mean(0) if intercept else X
+    yc = yr - yr.mean() if intercept else yr
+    lam_max = 2 * np.abs(Xc.T @ yc).max() / len(yr)
+    grid = lam_max * np.geomspace(1.0, 1e-3, 6)
+    lams = [grid[3], 3 * lam_max, grid[5], grid[3], grid[1], lam_max]
+    erm = cl.ERM(X, yr, loss="squared", penalty="l1", lam=1.0, intercept=intercept)
+    path = erm.path(lams)
+    assert path.certified and path.provenance["routes"] == ["lasso-homotopy"]
+    assert np.count_nonzero(path[1].w) == 0 and np.count_nonzero(path[5].w) == 0
+    np.testing.assert_array_equal(path[0].w, path[3].w)
+    for lam, sol in zip(lams, path):
+        erm.lam = lam
+        ref = erm.solve("exact-primal")
+        assert sol.objective == pytest.approx(ref.objective, rel=1e-9)
+        assert intercept or sol.b == 0.0
+
+
+def test_elastic_net_path_is_warm_started_and_screened():
+    X, _, yr = _data(seed=7, n=100, d=15)
+    erm = cl.ERM(X, yr, loss="squared", penalty="elastic_net", l1_ratio=0.7, lam=1.0)
+    path = erm.path(_lasso_grid(X, yr) / 0.7)
+    assert path.certified and path.provenance["routes"] == ["cd"]
+    assert sum(s.provenance["screened"] for s in path) > 0        # the strong rule worked
+
+
+@pytest.mark.parametrize("loss", ["logistic", "squared_hinge", "hinge"])
+def test_batch_products_are_the_per_point_products(loss):
+    from convexlearn.certify.optimality import fixed_multipliers
+    from convexlearn.routes.erm_path import _batch_products, _support_columns
+    X, yc, _ = _data(seed=3, n=60, d=5)
+    erm = cl.ERM(X, yc, loss=loss, penalty="l1", lam=0.1)
+    rng = np.random.default_rng(0)
+    sols = [cl.Solution(w=rng.normal(size=5) * (rng.uniform(size=5) < 0.5),
+                        b=float(rng.normal())) for _ in range(4)]
+    sols[1].w = np.zeros(5)
+    for sparse_support in (False, True):
+        if sparse_support:
+            for sol in sols:
+                sol.w[[1, 3, 4]] = 0.0      # columns no point uses: left out of the scores
+        cols, X_cols = _support_columns(erm, sols)
+        assert (len(cols) <= 2 and X_cols.shape == (60, len(cols))) if sparse_support \
+            else X_cols is erm.X
+        scores, XTG = _batch_products(erm, sols, cols, X_cols)
+        for i, sol in enumerate(sols):
+            f = X @ sol.w + sol.b
+            np.testing.assert_allclose(scores[i], f, rtol=1e-13, atol=1e-12 * np.abs(f).max())
+            g = fixed_multipliers(erm.y, erm.loss, f)
+            np.testing.assert_allclose(XTG[i], X.T @ g, rtol=1e-12,
+                                       atol=1e-12 * np.abs(X).sum())
 
 
 def test_logistic_l2_path_is_warm_started_newton():

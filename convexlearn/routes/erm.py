@@ -33,17 +33,13 @@ import math
 
 import numpy as np
 
-from ..certify.optimality import fixed_multipliers
-from ..data import check_method_options, check_nonnegative
+from ..data import check_method_options
 from ..errors import ConvexLearnError, NotApplicableError, ParameterError, SolverError
 from ..formulations.base import solve_formulation
-from ..path import Path
 from ..solution import Solution, Timer
-from ..solvers.homotopy import lasso_homotopy
 
 __all__ = ["EXACT_TOL", "ITERATIVE_METHODS", "ITERATIVE_TOL", "METHODS", "ROUTES", "exact_chain",
-           "path", "solve", "solve_closed_form",
-           "solve_exact", "solve_iterative", "solve_path"]
+           "solve", "solve_closed_form", "solve_exact", "solve_iterative"]
 
 #: Iterative methods: name -> "module:function" under convexlearn.solvers. Each function
 #: takes an ERMOracle and the starting point, and returns a Solution.
@@ -111,7 +107,8 @@ def _newton_route(erm, warm_start=None, **_):
     # from the optimum, the same for a cold and a warm start); the certificate decides.
     _, g0 = oracle.value_grad(oracle.zeros())
     tol = 1e-13 * max(float(np.linalg.norm(g0)), 1e-300)
-    sol = newton(oracle, x0, tol=tol, max_iter=200)
+    # tol is far below the certificate's need: chord steps (a reused factor) may finish
+    sol = newton(oracle, x0, tol=tol, max_iter=200, reuse_hessian=True)
     return sol
 
 
@@ -332,98 +329,6 @@ def _finish(erm, sol: Solution, tol: float, failures=None) -> Solution:
     return sol
 
 
-def solve_path(erm: Any, lams: Any, *, method: str = "exact", tol: float = EXACT_TOL,
-               **options) -> list[Solution]:
-    """Exact solutions at each lam of ``lams`` (in order), each warm-started from the
-    previous point; ``erm.lam`` is left at the last value (the caller restores it).
-
-    Where the chain starts with Newton or coordinate descent, the whole path is run by that
-    route first (coordinate descent screening with the sequential strong rule from the
-    previous point), then certified in one batch: the scores X W + b and X^T G of every
-    point come from two matrix products (a pass over X each, for all points together)
-    instead of two passes per point. A point whose certificate fails goes through
-    :func:`solve_exact` (the full chain). Otherwise each point is :func:`solve_exact`.
-    An iterative ``method`` runs at each lam from the previous point (``erm.solve``).
-    """
-    lams = list(lams)
-    if not lams:
-        return []
-    if method != "exact":
-        out, previous = [], None
-        for lam in lams:
-            erm.lam = lam
-            opts = dict(options)
-            if previous is not None:
-                opts.setdefault("warm_start", previous)
-            previous = erm.solve(method, **opts)
-            out.append(previous)
-        return out
-    route = None
-    if not options:
-        chains = []
-        for lam in lams:
-            erm.lam = lam
-            chains.append(exact_chain(erm)[0])
-        route = chains[0] if len(set(chains)) == 1 and chains[0] in ("cd", "newton") else None
-    if route is None:
-        out, previous, screen = [], None, None
-        for lam in lams:
-            erm.lam = lam
-            previous = solve_exact(erm, tol=tol, warm_start=previous, screen=screen, **options)
-            grad = previous.extra.get("loss_grad")
-            screen = None if grad is None else (_lam1(erm), grad)
-            out.append(previous)
-        return out
-    timer = Timer()
-    raw, previous, screen = [], None, None
-    for lam in lams:
-        erm.lam = lam
-        try:
-            previous = ROUTES[route](erm, warm_start=previous, screen=screen)
-        except ConvexLearnError:
-            previous = None
-        raw.append(previous)
-        grad = None if previous is None else previous.extra.get("loss_grad")
-        screen = None if grad is None else (_lam1(erm), grad)
-    done = [k for k, sol in enumerate(raw) if sol is not None]
-    X = erm.X
-    if done:
-        W = np.column_stack([raw[k].w for k in done])
-        B = np.array([raw[k].b if erm.intercept else 0.0 for k in done])
-        scores = X @ W + B                                      # (n, K): one product
-        G = np.column_stack([fixed_multipliers(erm.y, erm.loss, scores[:, i])
-                             for i in range(len(done))])
-        XTG = np.asarray(X.T @ G)                               # (d, K): one product
-    out = []
-    for k, lam in enumerate(lams):
-        erm.lam = lam
-        sol = raw[k]
-        if sol is not None:
-            i = done.index(k)
-            sol.report = erm.certificate(sol, tol=tol, scores=scores[:, i], XTg=XTG[:, i])
-            sol.objective = sol.report.objective
-            sol.status = "optimal" if sol.report.passed else "inaccurate"
-            sol = _snap_zeros(erm, sol, tol)
-        if sol is None or not sol.report.passed:
-            failed = {route: "route failed" if sol is None else
-                      f"certificate failed: relative distance "
-                      f"{sol.report.relative_distance:.2e}"}
-            warm = out[-1] if out else None
-            sol = solve_exact(erm, tol=tol, warm_start=warm)
-            sol.provenance.setdefault("fallback_from", {}).update(failed)
-            out.append(sol)
-            continue
-        out.append(_finish(erm, sol, tol))
-    for sol in out:
-        sol.provenance["path_time_s"] = timer()
-    return out
-
-
-def _lam1(erm) -> float:
-    from ..solvers.cd import penalty_split
-    return penalty_split(erm.penalty, erm.lam)[0]
-
-
 # ----------------------------------------------------------- iterative methods
 def solve_iterative(erm: Any, method: str, tol: float, warm_start: Any, options: dict) -> Solution:
     """An iterative method of :data:`ITERATIVE_METHODS` on ``erm`` (status: the caller's
@@ -510,69 +415,3 @@ def solve(erm: Any, method: str, *, tol: float, certify: bool, cert_tol: float |
         sol.status = "converged"        # the solver's word only: "optimal" needs the check
     sol.provenance["fingerprint"] = erm.fingerprint()
     return sol
-
-
-def path(erm: Any, lams: Any, *, method: str = "exact", exact: bool = False, options: dict) -> Path:
-    """``ERM.path``: the warm-started path over ``lams``, or (``exact=True``) the exact
-    lasso path by homotopy with certified breakpoints and exact interpolation."""
-    lams = [check_nonnegative("lam", v) for v in np.atleast_1d(lams).tolist()]
-    if not lams:
-        raise ParameterError("lams is empty: a path needs at least one value")
-    timer = Timer()
-    saved = erm.lam
-    try:
-        if exact:
-            return _exact_lasso_path(erm, min(lams), options, timer)
-        if method == "exact":
-            erm._require_convex("exact")
-            erm._require_finite_minimizer()
-        out = solve_path(erm, lams, method=method, **options)
-    finally:
-        erm.lam = saved
-    if method == "exact":
-        for value, sol in zip(lams, out):
-            erm._references.setdefault(value, sol)
-    return Path("lam", np.asarray(lams, dtype=float), out, time_s=timer(),
-                provenance={"method": method, "warm_start": True,
-                            "screening": "sequential strong rule (cd route)"})
-
-
-def _exact_lasso_path(erm, lam_min: float, options: dict, timer: Timer) -> Path:
-    """The lasso's breakpoints from lam_max down to ``lam_min``
-    (:func:`convexlearn.solvers.homotopy.lasso_homotopy`), each certified by the problem's
-    own certificate at :data:`EXACT_TOL`; between two breakpoints the path is linear."""
-    if (erm.loss.name, erm.penalty.name) != ("squared", "l1"):
-        raise NotApplicableError(
-            f"path(exact=True) follows the piecewise-linear lasso path (squared loss, l1 "
-            f"penalty); {erm.describe()} has no such path: use exact=False")
-    if erm.sample_weight is not None:
-        raise NotApplicableError("path(exact=True) follows the unweighted lasso path")
-    if options:
-        raise ParameterError(f"path(exact=True) takes no options; got {sorted(options)}")
-    homotopy = lasso_homotopy(erm._dense("the lasso homotopy"), erm.y, erm.intercept,
-                              lam_min=lam_min)
-
-    def solution_at(lam: float, w: np.ndarray, b: float, event: str) -> Solution:
-        erm.lam = lam
-        sol = Solution(w=w, b=b, objective=erm.objective(w, b), method="exact-path",
-                       provenance={"route": "lasso-homotopy", "event": event,
-                                   "fingerprint": erm.fingerprint()})
-        sol.report = erm.certificate(sol, tol=EXACT_TOL)
-        sol.status = "optimal" if sol.report.passed else "inaccurate"
-        sol.extra["lam"] = lam
-        return sol
-
-    solutions = [solution_at(lam, w, b, ev) for lam, w, b, ev in
-                 zip(homotopy.lams, homotopy.coefs, homotopy.intercepts, homotopy.events)]
-
-    def interpolate(lam: float) -> Solution:
-        w, b = homotopy.at(lam)
-        saved = erm.lam
-        try:
-            return solution_at(lam, w, b, "interpolated")
-        finally:
-            erm.lam = saved
-
-    return Path("lam", homotopy.lams, solutions, time_s=timer(),
-                provenance={"route": "lasso-homotopy", "events": homotopy.events,
-                            "notes": homotopy.notes}, interpolate=interpolate)

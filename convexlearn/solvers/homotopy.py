@@ -20,6 +20,12 @@ larger mu) and is followed down to ``lam_min``, or until G becomes singular (mor
 features than the rank of the centred X: beyond that the lasso solution is not unique,
 and the path reported ends there, said so in ``notes``).
 
+Each candidate event is linear in mu' on the segment, so it has one root; the event just
+applied (a feature that joined, or left) has its root at the segment's start, and is not
+an event again below it (recomputed through round-off it can land ~1e-12 below mu): a
+feature that just joined cannot leave, nor one that just left rejoin on the same side,
+and an active coefficient leaves only when it shrinks toward 0 (d_j s_j < 0).
+
 Between two breakpoints the solution is the linear interpolation of its ends, exactly
 (in exact arithmetic): :meth:`LassoPath.at` returns it for any lam in the path's range.
 Each breakpoint carries its own KKT residual (:meth:`LassoPath.kkt_residuals`):
@@ -35,7 +41,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg import solve_triangular
 
-__all__ = ["LassoPath", "lasso_homotopy"]
+__all__ = ["LassoPath", "centred_gram", "lasso_homotopy"]
 
 #: Relative slack when comparing candidate breakpoints with the current mu: an event at
 #: mu (1 - _EVENT_RTOL) or above is the one just applied, seen again through round-off.
@@ -140,18 +146,22 @@ def lasso_homotopy(X: np.ndarray, y: np.ndarray, intercept: bool = True,
     n, d = X.shape
     if intercept:
         x_mean, y_mean = X.mean(axis=0), float(y.mean())
-        Xc, yc = X - x_mean, y - y_mean
     else:
         x_mean, y_mean = np.zeros(d), 0.0
-        Xc, yc = X, y
-    c = Xc.T @ yc
+    yc = y - y_mean
+    # n > d: every product goes through the d x d Gram matrix of the centred X, computed
+    # once (n d^2) by row blocks (no n x d centred copy), and a breakpoint costs O(d |A|)
+    # instead of O(n d). Else the centred X itself.
+    if n > d:
+        gram, Xc = (centred_gram(X, x_mean) if intercept else X.T @ X), None
+        c = X.T @ yc - x_mean * yc.sum()            # Xc^T yc
+    else:
+        gram, Xc = None, X - x_mean
+        c = Xc.T @ yc
     j0 = int(np.argmax(np.abs(c)))
     mu = float(abs(c[j0]))
     mu_min = n * float(lam_min) / 2
     floor = max(mu_min, mu * _FLOOR_RTOL)
-    # n > d: every product goes through the d x d Gram matrix, computed once (n d^2), and
-    # a breakpoint costs O(d |A|) instead of O(n d).
-    gram = Xc.T @ Xc if n > d else None
     w = np.zeros(d)
     mus, coefs, events, notes = [mu], [w.copy()], ["start"], []
     if mu == 0.0:
@@ -159,6 +169,8 @@ def lasso_homotopy(X: np.ndarray, y: np.ndarray, intercept: bool = True,
                      "every lam")
         return _finish(mus, coefs, events, notes, n, x_mean, y_mean, X, y)
     active, signs = [j0], [float(np.sign(c[j0]))]
+    # the last event (kind, feature, sign): its root at mu is not an event below mu
+    last = ("join", j0, signs[0])
     while mu > mu_min and len(mus) < max_breakpoints:
         if gram is None:
             XA = Xc[:, active]
@@ -178,8 +190,9 @@ def lasso_homotopy(X: np.ndarray, y: np.ndarray, intercept: bool = True,
             p = c - Xc.T @ (XA @ a)
             q = Xc.T @ (XA @ dvec)
         else:
-            p = c - gram[:, active] @ a
-            q = gram[:, active] @ dvec
+            GA = gram[:, active]
+            p = c - GA @ a
+            q = GA @ dvec
         ceiling = mu * (1 - _EVENT_RTOL)
         best_mu, event = mu_min, None
         inactive = np.ones(d, dtype=bool)
@@ -188,12 +201,24 @@ def lasso_homotopy(X: np.ndarray, y: np.ndarray, intercept: bool = True,
             with np.errstate(divide="ignore", invalid="ignore"):
                 cand = p / (sign - q)
             ok = inactive & np.isfinite(cand) & (cand > max(best_mu, floor)) & (cand < ceiling)
+            if last[0] == "leave" and last[2] == sign:
+                # c_j = p_j + mu' q_j meets sign * mu' once: at mu, where j just left (a
+                # rejoin below mu is on the other side, -sign)
+                ok[last[1]] = False
             if ok.any():
                 j = int(np.flatnonzero(ok)[np.argmax(cand[ok])])
                 best_mu, event = float(cand[j]), ("join", j, sign)
         with np.errstate(divide="ignore", invalid="ignore"):
             leave = a / dvec
-        ok = np.isfinite(leave) & (leave > max(best_mu, floor)) & (leave < ceiling)
+        # w_j = a_j - mu' dvec_j reaches 0 below mu only if it shrinks as mu' decreases:
+        # dvec_j s_j < 0. A feature that just joined (w_j = 0 at mu up to round-off) grows
+        # (dvec_j s_j > 0); without this test its zero, seen again through round-off ~1e-12
+        # below mu, passed for a leave (found on n=50000, d=200: the path went wrong there).
+        toward_zero = dvec * np.asarray(signs) < 0
+        if last[0] == "join":           # w_j = a_j - mu' dvec_j is 0 once: at mu, the join
+            toward_zero[-1] = False
+        ok = toward_zero & np.isfinite(leave) & (leave > max(best_mu, floor)) & \
+            (leave < ceiling)
         if ok.any():
             k = int(np.flatnonzero(ok)[np.argmax(leave[ok])])
             best_mu, event = float(leave[k]), ("leave", k, 0.0)
@@ -211,8 +236,10 @@ def lasso_homotopy(X: np.ndarray, y: np.ndarray, intercept: bool = True,
             active.append(event[1])
             signs.append(event[2])
             events.append(f"join {event[1]}")
+            last = event
         else:
-            events.append(f"leave {active[event[1]]}")
+            last = ("leave", active[event[1]], signs[event[1]])
+            events.append(f"leave {last[1]}")
             del active[event[1]], signs[event[1]]
         mu = best_mu
     if len(mus) >= max_breakpoints and mu > mu_min:
@@ -221,9 +248,26 @@ def lasso_homotopy(X: np.ndarray, y: np.ndarray, intercept: bool = True,
     return _finish(mus, coefs, events, notes, n, x_mean, y_mean, X, y)
 
 
+def centred_gram(X: np.ndarray, mean: np.ndarray, block: int = 2048) -> np.ndarray:
+    """Xc^T Xc for Xc = X - 1 mean^T, accumulated over blocks of ``block`` rows: each block
+    is centred in a small buffer (no n x d copy of X), its symmetric product added. The
+    same sums as forming Xc (centring before multiplying: no cancellation of
+    n mean mean^T against X^T X)."""
+    n, d = X.shape
+    gram = np.zeros((d, d))
+    buf = np.empty((min(block, n), d))
+    for start in range(0, n, block):
+        rows = X[start:start + block]
+        Z = buf[:rows.shape[0]]
+        np.subtract(rows, mean, out=Z)
+        gram += Z.T @ Z
+    return gram
+
+
 def _chol_solve(chol: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    z = solve_triangular(chol, rhs, lower=True)
-    return solve_triangular(chol.T, z, lower=False)
+    # finite by construction (a Cholesky factor of finite data): skip scipy's scans
+    z = solve_triangular(chol, rhs, lower=True, check_finite=False)
+    return solve_triangular(chol.T, z, lower=False, check_finite=False)
 
 
 def _finish(mus, coefs, events, notes, n, x_mean, y_mean, X, y) -> LassoPath:

@@ -157,20 +157,70 @@ def _noisy_labels(n, d, seed, scale):
     return X_, np.where(rng.uniform(size=n) < p, 1, -1)
 
 
-def test_newton_subsampled_hessians_double_to_the_full_one():
-    X_big, y_big = _noisy_labels(2000, 5, seed=4, scale=1.0)
+def test_newton_keeps_the_subsample_until_it_limits_the_progress():
+    # Steep logistic model: a nonlinear phase of several steps, then the quadratic one.
+    X_big, y_big = _noisy_labels(2000, 5, seed=4, scale=3.0)
     erm = cl.ERM(X_big, y_big, loss="logistic", penalty="l2", lam=1e-4)
     sub = erm.solve("newton", tol=1e-10, certify=False)
     full = erm.solve("newton", tol=1e-10, subsample=False, certify=False)
-    rows = sub.history["hessian_rows"]
-    # stride min(8, 2000 // 60) = 8, halved at every step: 250, 500, 1000, then all rows.
-    assert list(rows[:4]) == [250, 500, 1000, 2000] and set(rows[3:]) == {2000}
+    g, rows = sub.history["grad_norm"], sub.history["hessian_rows"]
+    e = sub.history["subsample_residual"]
+    # stride min(8, 2000 // 60) = 8 (250 rows), kept while e <= r / 2 (r = the step's
+    # contraction, e = its direction's residual on held-out rows), halved when e > r / 2.
+    stride = (2000 // rows).astype(int)
+    assert stride[0] == 8 and stride[-1] == 1 and stride[1] == 8     # kept at first
+    for k in np.flatnonzero(stride[:-1] > 1):
+        r = g[k + 1] / g[k]
+        expected = stride[k] // 2 if e[k + 1] > r / 2 else stride[k]
+        assert stride[k + 1] == (1 if r > 0.5 else expected), (k, stride, e, g)
     assert set(full.history["hessian_rows"]) == {2000}
     assert sub.status == full.status == "converged"
     # The direction changes, the fixed point does not: the same minimizer.
     np.testing.assert_allclose(sub.w, full.w, atol=1e-9)
     assert abs(sub.b - full.b) <= 1e-9
-    assert sub.n_iter <= full.n_iter + 1
+    assert sub.n_iter <= full.n_iter + 2
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_subsample_residual_is_its_definition(weighted):
+    from convexlearn.solvers.newton import _held_out, subsample_residual
+    X_big, y_big = _noisy_labels(400, 4, seed=8, scale=2.0)
+    sw = np.random.default_rng(2).uniform(0.5, 2.0, size=400) if weighted else None
+    oracle = cl.ERM(X_big, y_big, loss="logistic", penalty="l2", lam=1e-2,
+                    sample_weight=sw).oracle()
+    rng = np.random.default_rng(9)
+    x, p = rng.normal(size=oracle.dim), rng.normal(size=oracle.dim)
+    _, grad = oracle.value_grad(x)
+    A = np.column_stack([oracle.X, np.ones(400)])[4::8]        # held-out rows, stride 8
+    v = oracle.y.astype(float) * 0 + 1 if sw is None else sw * (400 / sw.sum())
+    h = LOSSES["logistic"].hessian(oracle.y, np.column_stack([oracle.X, np.ones(400)]) @ x)
+    hv = (v * h)[4::8]
+    H = A.T @ (hv[:, None] * A) / len(A)
+    H[np.arange(4), np.arange(4)] += 1e-2
+    expected = np.linalg.norm(grad + H @ p) / np.linalg.norm(grad)
+    assert subsample_residual(_held_out(oracle, 8), x, grad, p) == pytest.approx(
+        expected, rel=1e-12)
+
+
+def test_newton_reuses_the_factor_only_when_chord_steps_are_predicted_to_finish():
+    from convexlearn.solvers.newton import CHORD_RATE, MAX_CHORDS
+    X_big, y_big = _noisy_labels(2000, 5, seed=7, scale=5.0)
+    erm = cl.ERM(X_big, y_big, loss="logistic", penalty="l2", lam=1e-5)
+    tol = 1e-13
+    sol = erm.solve("newton", tol=tol, certify=False, reuse_hessian=True)
+    fresh = erm.solve("newton", tol=tol, certify=False)          # off by default
+    g, formed = sol.history["grad_norm"], sol.history["hessian_formed"]
+    reused = np.flatnonzero(formed[:-1] == 0)     # the last row is the stopping check
+    assert len(reused) >= 1 and set(fresh.history["hessian_formed"]) == {1}
+    for k in reused:
+        # the chord rate: 2x the contraction of a fresh-H step, the observed one after a
+        # chord step; the predicted number of chord steps to tol within MAX_CHORDS
+        rho = (1.0 if formed[k - 1] else 2.0) * g[k] / g[k - 1]
+        assert rho <= CHORD_RATE
+        assert np.log(tol / g[k]) / np.log(rho) <= MAX_CHORDS
+    assert sol.status == fresh.status == "converged"
+    assert sol.n_iter <= fresh.n_iter + MAX_CHORDS
+    np.testing.assert_allclose(sol.w, fresh.w, atol=1e-10)
 
 
 def test_newton_subsamples_from_cold_starts_only():

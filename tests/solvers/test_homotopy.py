@@ -97,3 +97,38 @@ def test_erm_path_exact_through_the_public_api():
     assert abs(between.objective - fresh.objective) <= 1e-9 * abs(fresh.objective)
     with pytest.raises(cl.NotApplicableError, match="lasso"):
         cl.ERM(X, y, loss="squared", penalty="l2", lam=1.0).path([0.1, 1.0], exact=True)
+
+
+def _correlated(seed, n=300, d=40):
+    rng = np.random.default_rng(seed)
+    X = np.sqrt(0.5) * rng.standard_normal((n, d)) + np.sqrt(0.5) * rng.standard_normal((n, 1))
+    w = np.zeros(d)
+    w[:5] = rng.standard_normal(5)
+    return X, X @ w + rng.standard_normal(n)
+
+
+@pytest.mark.parametrize("seed", [22, 73])
+def test_a_feature_that_just_joined_does_not_leave_through_round_off(seed):
+    # Found on n=50000, d=200 (and these seeds): the zero of a feature that just joined,
+    # recomputed ~1e-12 below mu, passed for a leave; the path went on with a wrong active
+    # set (KKT residual ~1e-5 at every later breakpoint).
+    X, y = _correlated(seed)
+    Xc, yc = X - X.mean(0), y - y.mean()
+    lam_min = 1e-4 * 2 * np.abs(Xc.T @ yc).max() / len(y)
+    path = lasso_homotopy(X, y, lam_min=lam_min)
+    assert path.kkt_residuals().max() <= 1e-12
+    for before, after in zip(path.events, path.events[1:]):
+        assert not (before.startswith("join") and after == before.replace("join", "leave"))
+    alphas, _, coefs = lars_path(Xc, yc, method="lasso", alpha_min=lam_min / 2)
+    assert len(path.lams) == len(alphas)
+    np.testing.assert_allclose(path.lams / 2, alphas, rtol=1e-9, atol=1e-13 * alphas[0])
+    np.testing.assert_allclose(path.coefs, coefs.T, rtol=0, atol=1e-9 * np.abs(coefs).max())
+
+
+def test_centred_gram_is_the_product_of_the_centred_matrix():
+    from convexlearn.solvers.homotopy import centred_gram
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1000, 7)) * [1, 10, 1e-3, 1, 1, 5, 2] + 100.0   # large means
+    Xc = X - X.mean(0)
+    np.testing.assert_allclose(centred_gram(X, X.mean(0), block=96), Xc.T @ Xc, rtol=1e-12,
+                               atol=1e-12 * np.abs(Xc.T @ Xc).max())
