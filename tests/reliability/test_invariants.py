@@ -13,7 +13,7 @@ import tempfile
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import convexlearn as cl
@@ -173,6 +173,10 @@ def test_9_compare_with_itself_is_zero_and_save_load_round_trips(seed):
 
 @EXAMPLES
 @given(SEEDS, st.floats(-6, 6))
+# found by hypothesis: before its null-space KKT step the exact linear route did not certify
+# this shifted problem (data 1e4 from the origin, 5 samples, 2 features) and the chain fell
+# back to the cvxpy dual, whose answer failed this test
+@example(seed=2984, log_shift=4.0)
 def test_10_translation_moves_only_the_intercept(seed, log_shift):
     rng, X, y, C = data(seed)
     c = rng.normal(size=X.shape[1]) * 10.0 ** log_shift
