@@ -32,6 +32,7 @@ import scipy.linalg
 
 from .data import as_features, check_bool, check_choice
 from .errors import ParameterError, SolverError
+from .formulations.base import silence_highs_banner
 
 __all__ = ["shatters", "unrealizable_labeling", "vc_dimension", "vc_witness", "MAX_LP_POINTS"]
 
@@ -58,6 +59,8 @@ def _lp_witness(P: np.ndarray, homogeneous: bool, solver: str) -> np.ndarray | N
             f"method='lp' solves 2^(m-1) = {2 ** (m - 1)} LPs for m={m} points; it accepts at "
             f"most {MAX_LP_POINTS} points. Use method='algebra' (rank test), which has no limit")
     problem, y = _labeling_problem(P, homogeneous)
+    if solver.upper() == "HIGHS":
+        silence_highs_banner()
     for tail in itertools.product((1.0, -1.0), repeat=m - 1):
         labels = np.array((1.0,) + tail)
         y.value = labels

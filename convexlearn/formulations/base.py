@@ -9,6 +9,8 @@ verdict by itself: callers run the matching optimality check afterwards.
 from __future__ import annotations
 
 import functools
+import os
+import sys
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -18,7 +20,8 @@ import cvxpy as cp
 
 from ..errors import InfeasibleError, ParameterError, SolverError, UnboundedError
 
-__all__ = ["Formulation", "SolveInfo", "solve_formulation", "default_solver", "solver_version"]
+__all__ = ["Formulation", "SolveInfo", "solve_formulation", "default_solver", "solver_version",
+           "silence_highs_banner"]
 
 #: cvxpy statuses after which a point is available.
 _WITH_POINT = {cp.OPTIMAL, cp.OPTIMAL_INACCURATE}
@@ -95,6 +98,31 @@ def solver_version(solver: str) -> str:
         return "unknown"
 
 
+@functools.lru_cache(maxsize=None)
+def silence_highs_banner() -> None:
+    """Construct the process's first ``highspy.Highs`` with standard output sent to /dev/null.
+
+    highspy 1.16 prints a copyright banner on standard output (from C++, file descriptor 1)
+    the first time a Highs object is made in a process, before ``output_flag`` can be set;
+    later objects are silent. Every HiGHS solve here (direct or through cvxpy) calls this
+    first, so that a report printed to standard output holds only the report. Runs once
+    (cached); a write of another thread during that construction would be lost too.
+    """
+    try:
+        import highspy
+    except ImportError:
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 def default_solver(kind: str) -> str:
     """The solver used when none is named: HiGHS for LPs, Clarabel otherwise."""
     return "HIGHS" if kind == "lp" and "HIGHS" in _installed() else "CLARABEL"
@@ -121,6 +149,8 @@ def solve_formulation(form: Formulation, solver: str | None = None, *,
     user_options = sorted(options)
     if solver == "CLARABEL":
         options = {**CLARABEL_OPTIONS, **options}
+    elif solver == "HIGHS":
+        silence_highs_banner()
     start = time.perf_counter()
     try:
         with warnings.catch_warnings():

@@ -49,7 +49,7 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 from ..errors import SolverError
-from .base import Formulation
+from .base import Formulation, silence_highs_banner
 
 __all__ = ["consistency_lp", "certificate_lp", "min_slack_lp", "lp_data", "solve_lp_data",
            "solve_consistency_highspy", "highspy_provenance", "LP_BUILDERS"]
@@ -242,6 +242,7 @@ def solve_consistency_highspy(X: np.ndarray, y: np.ndarray,
     """
     import highspy
 
+    silence_highs_banner()
     n, d = X.shape
     A = y[:, None] * (X if homogeneous else np.hstack([X, np.ones((n, 1))]))
     p = A.shape[1]

@@ -35,7 +35,7 @@ import numpy as np
 
 from ..data import check_method_options
 from ..errors import ConvexLearnError, NotApplicableError, ParameterError, SolverError
-from ..formulations.base import solve_formulation
+from ..formulations.base import silence_highs_banner, solve_formulation
 from ..solution import Solution, Timer
 
 __all__ = ["EXACT_TOL", "ITERATIVE_METHODS", "ITERATIVE_TOL", "METHODS", "ROUTES", "exact_chain",
@@ -161,6 +161,7 @@ def _lp_route(erm, **_):
     lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
     lp.a_matrix_.start_, lp.a_matrix_.index_ = A.indptr, A.indices
     lp.a_matrix_.value_ = A.data
+    silence_highs_banner()
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     for key in ("primal_feasibility_tolerance", "dual_feasibility_tolerance"):
