@@ -113,7 +113,11 @@ def silence_highs_banner() -> None:
     except ImportError:
         return
     sys.stdout.flush()
-    saved = os.dup(1)
+    try:
+        saved = os.dup(1)
+    except OSError:         # no standard output to protect (fd 1 closed)
+        highspy.Highs()
+        return
     try:
         with open(os.devnull, "w") as null:
             os.dup2(null.fileno(), 1)

@@ -175,9 +175,11 @@ def _certify_batch(erm, lams: list, raw: list, tol: float, route: str) -> list[S
     done = [k for k, sol in enumerate(raw) if sol is not None]
     block = max(1, BATCH_FLOATS // max(1, erm.X.shape[0]))
     products: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    cols, X_cols = _support_columns(erm, [raw[k] for k in done])
-    for start in range(0, len(done), block):
-        chunk = done[start:start + block]
+    # ERM.certificate recomputes its own products under sample weights: none to batch
+    batched = done if erm.sample_weight is None else []
+    cols, X_cols = _support_columns(erm, [raw[k] for k in batched])
+    for start in range(0, len(batched), block):
+        chunk = batched[start:start + block]
         scores, XTG = _batch_products(erm, [raw[k] for k in chunk], cols, X_cols)
         products.update({k: (scores[i], XTG[i]) for i, k in enumerate(chunk)})
     out: list[Solution] = []
@@ -185,7 +187,7 @@ def _certify_batch(erm, lams: list, raw: list, tol: float, route: str) -> list[S
         erm.lam = lam
         sol = raw[k]
         if sol is not None:
-            scores, XTg = products.pop(k)
+            scores, XTg = products.pop(k, (None, None))
             sol.report = erm.certificate(sol, tol=tol, scores=scores, XTg=XTg)
             sol.objective = sol.report.objective
             sol.status = "optimal" if sol.report.passed else "inaccurate"

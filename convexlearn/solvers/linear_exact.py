@@ -49,14 +49,16 @@ by an interior point on a diagonal change of variables (every constraint column 
 from them; samples outside the working set that violate their margin join it (the last
 round takes every sample).
 
-**Certificate** (:func:`certificate`): P(w, b) at the returned point; D at the returned
-multipliers made exactly dual feasible (the imbalance y^T a, ~1e-16 relative, moved onto
-coordinates with room in the box); the relative gap (P - D) / max(|P|, |D|) must be
-<= ``gap_tol`` (1e-9 by default). For the hard margin, (w, b) is first scaled by
+**Certificate** (:mod:`.linear_certificate`): P(w, b) at the returned point; D at the
+returned multipliers made dual feasible (the imbalance y^T a, ~1e-16 relative, moved onto
+coordinates with room in the box; what rounding leaves of it is charged as |b| |y^T a|);
+margins and sums accumulated in extended precision; the relative gap
+(P - D) / max(|P|, |D|) must lie in [-gap_tol, gap_tol] (1e-9 by default). For the hard margin, (w, b) is first scaled by
 t >= 1 so that every margin is >= 1 including the rounding of its evaluation (so P is
 the value of a feasible point); for the soft margin, the point scaled so that the
 margins rounded just below 1 reach it is tried too (:func:`_nudged`), and of the w
-solved for and the w recomputed from the multipliers, the smaller gap is kept. A point
+solved for and the w recomputed from the multipliers, a certified one is kept, else the
+smallest |gap|. A point
 that fails is returned with status "inaccurate": the caller moves to its next route.
 """
 
@@ -68,18 +70,17 @@ import math
 
 import numpy as np
 
-from ..errors import NotApplicableError
+from ..errors import ConvexLearnError, NotApplicableError
 from ..solution import Solution, Timer
 from .dcd import dcd_linear
 from .linear_active_set import (active_set, column_scaling, feasible_start, kkt_step,
                                 one_blas_thread)
+from .linear_certificate import GAP_TOL, certificate
 from .linear_ipm import ipm_w
 from .polish import intercept_from_alpha
 
 __all__ = ["solve_linear_exact", "certificate", "polish_w", "GAP_TOL"]
 
-#: Relative duality gap at which an answer is certified.
-GAP_TOL = 1e-9
 _PDAS_ROUNDS = 20          # all-at-once set changes before one-at-a-time
 _MAX_ROUNDS = 400
 _MAX_FREE = 3000           # a dense KKT system beyond this is not worth it here
@@ -332,56 +333,6 @@ def _working_set_polish(Zy, C, intercept, alpha, w, b, scale, rounds=8):
     return None
 
 
-def _balanced(alpha: np.ndarray, y: np.ndarray, C: np.ndarray) -> np.ndarray | None:
-    """alpha moved onto y^T a = 0 within the box: the imbalance spread over the
-    coordinates with room in the needed direction, in proportion to their room."""
-    s = float(y @ alpha)
-    if s == 0.0:
-        return alpha
-    # s > 0: lower a_i with y_i = +1 or raise a_i with y_i = -1 (and the reverse)
-    direction = -np.sign(s) * y
-    room = np.where(direction > 0, C - alpha, alpha)
-    room = np.where(np.isfinite(room), room, np.where(alpha > 0, alpha, 0.0) + 1.0)
-    total = float(np.sum(room))
-    if not total > abs(s):
-        return None
-    return np.clip(alpha + direction * room * (abs(s) / total), 0.0, C)
-
-
-def certificate(X: np.ndarray, y: np.ndarray, C: float, intercept: bool, w: np.ndarray, b: float,
-                alpha: np.ndarray, gap_tol: float = GAP_TOL) -> dict:
-    """The duality-gap certificate of (w, b, alpha), recomputed from the data.
-
-    P(w, b) as in the module docstring (the hard margin requires every m_i >= 1, else P
-    is inf); D at the multipliers clipped to the box and balanced (:func:`_balanced`);
-    ``relative_gap`` = (P - D) / max(|P|, |D|) (P > 0 for every feasible point except
-    w = 0; then the floor is the smallest positive float). ``passed`` when the relative
-    gap is <= ``gap_tol`` and D is the value of a dual-feasible point.
-    """
-    n = y.shape[0]
-    C = np.broadcast_to(np.asarray(C, dtype=float), (n,))
-    a = np.clip(np.asarray(alpha, dtype=float), 0.0, C)
-    if intercept:
-        a = _balanced(a, y, C)
-    m = y * (X @ w + b)
-    hard = bool(np.all(np.isinf(C)))
-    ww = float(w @ w)
-    if hard:
-        primal = 0.5 * ww if float(np.min(m)) >= 1.0 else math.inf
-    else:
-        primal = 0.5 * ww + float(C @ np.maximum(0.0, 1.0 - m))
-    if a is None:
-        return dict(passed=False, primal=primal, dual=-math.inf, gap=math.inf,
-                    relative_gap=math.inf, balance=float(y @ alpha))
-    v = X.T @ (y * a)
-    dual = float(a.sum()) - 0.5 * float(v @ v)
-    gap = primal - dual
-    rel = gap / max(abs(primal), abs(dual), np.finfo(float).tiny) if math.isfinite(gap) \
-        else math.inf
-    return dict(passed=bool(rel <= gap_tol), primal=primal, dual=dual, gap=gap,
-                relative_gap=rel, balance=float(y @ alpha), min_margin=float(np.min(m)))
-
-
 def _feasible_hard(X, y, w, b):
     """(w, b) scaled by t >= 1 so that every margin is >= 1 with its rounding bound."""
     m = y * (X @ w + b)
@@ -491,15 +442,20 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol) -> Solution:
         Zy, Cs, svm.intercept, alpha_s, w_s, b_s, scale)))
     best = None
     for stage, start, run in stages:
-        polished = run()
+        try:
+            polished = run()
+        except (ConvexLearnError, np.linalg.LinAlgError):
+            # a stage that fails (an LP status HiGHS cannot resolve, a singular
+            # factorization) hands over to the next one, as a stage that finds no point
+            polished = None
         if polished is None and best is not None:
             continue
         sol = _finish(frame, alpha_s, polished, timer)
         sol.n_iter = epochs
         sol.provenance.update(warm_start=start, polish=stage, dcd_status=dcd_status,
                               dcd_tol=tol)
-        if best is None or (sol.extra["certificate"]["relative_gap"]
-                            < best.extra["certificate"]["relative_gap"]):
+        if best is None or (abs(sol.extra["certificate"]["relative_gap"])
+                            < abs(best.extra["certificate"]["relative_gap"])):
             best = sol
         if sol.status == "optimal":
             break
@@ -555,7 +511,10 @@ def _finish(frame: tuple, alpha_s: np.ndarray, polished: Any, timer: Timer) -> S
     else:
         candidates += [_nudged(X, y, ww, bb) for ww, bb in candidates]
     certs = [certificate(X, y, C, intercept, ww, bb, alpha, gap_tol) for ww, bb in candidates]
-    k = min(range(len(certs)), key=lambda i: certs[i]["relative_gap"])
+    # a certified candidate first, then the smallest |gap| (a gap below -gap_tol is a
+    # failed evaluation, not a better point)
+    k = min(range(len(certs)), key=lambda i: (not certs[i]["passed"],
+                                              abs(certs[i]["relative_gap"])))
     (w, b), cert = candidates[k], certs[k]
     xi = None if hard_margin else np.maximum(0.0, 1.0 - y * (X @ w + b))
     sol = Solution(w=w, b=b, alpha=alpha, xi=xi, objective=cert["primal"],

@@ -147,3 +147,22 @@ def test_optimal_holds_in_exact_rational_arithmetic_across_units():
         assert gap is not None and gap <= Fraction(1, 10**9), (float(gap), C)
     # not vacuous: most of them certify (the rest are left to the next route of the chain)
     assert certified >= 10
+
+
+@pytest.mark.parametrize("shift", [1e6, 1e7, 1e8])
+def test_no_false_optimal_far_from_the_origin(shift):
+    # <x_i, w> and b cancel: in float64 the recomputed gap of a point whose exact gap was
+    # 5e-9 came out -2e-10 ("optimal"); the certificate accumulates in extended precision
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=30) > 0, 1.0, -1.0)
+    for C in (1.0, 100.0):
+        Xs = X + shift
+        sol = solve_linear_exact(cl.SVM(Xs, y, C=C))
+        gap = rational_duality_gap(Xs, y, C, sol.w, sol.b, sol.alpha)
+        exact_ok = gap is not None and gap <= Fraction(1, 10**9)
+        if sol.status == "optimal":
+            assert exact_ok, (shift, C, float(gap))
+        # the recomputed figure is the exact one to a few percent (charged balance aside)
+        rel = sol.extra["certificate"]["relative_gap"]
+        assert gap is not None and rel >= float(gap) * 0.9 - 1e-15, (shift, C, rel, float(gap))
