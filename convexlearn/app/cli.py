@@ -25,6 +25,7 @@ import signal
 import sys
 import threading
 import traceback
+from typing import NoReturn
 
 from ..errors import ConvexLearnError
 
@@ -32,7 +33,7 @@ from .commands import (EXIT_EXPECTATION, EXIT_INFEASIBLE, EXIT_OK, EXIT_SOLVER, 
                        cmd_check, cmd_diff, cmd_list, cmd_separable, cmd_solve, exit_code)
 from .progress import Progress, configure_logging
 
-__all__ = ["main", "build_parser", "exit_code", "Progress", "EXIT_OK", "EXIT_EXPECTATION",
+__all__ = ["main", "run", "build_parser", "exit_code", "Progress", "EXIT_OK", "EXIT_EXPECTATION",
            "EXIT_USAGE", "EXIT_INFEASIBLE", "EXIT_SOLVER"]
 
 
@@ -180,6 +181,25 @@ def main(argv: list[str] | None = None) -> int:
             signal.signal(signal.SIGTERM, previous)
 
 
+def run() -> NoReturn:
+    """The ``convexlearn`` command and ``python -m convexlearn``: :func:`main`, then exit.
+
+    An interrupted run leaves at once with 130 (``os._exit`` after flushing the streams):
+    a normal interpreter exit after a caught Ctrl-C could still end as "killed by SIGINT"
+    (-2 to the parent) when the signal's exit status leaked past the handler or a second
+    one arrived during the interpreter's shutdown, which the exit-code contract forbids.
+    """
+    code = main()
+    if code == 130:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(130)
+    sys.exit(code)
+
+
 def _run(args) -> int:
     try:
         return args.func(args)
@@ -206,4 +226,4 @@ def _run(args) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

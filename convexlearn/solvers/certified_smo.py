@@ -62,6 +62,14 @@ def _run_smo(svm, spec, alpha0, tol, max_iter, cache_size):
     return smo(cols, svm.y, svm.C, False, tol, max_iter, True, alpha0)
 
 
+def _feasible(svm, alpha: np.ndarray) -> bool:
+    """0 <= alpha <= C_i and, with an intercept, |y^T alpha| <= 1e-12 n max C_i."""
+    C = svm.C_bounds
+    scale = float(np.max(C)) if np.all(np.isfinite(C)) else max(1.0, float(np.max(alpha)))
+    in_box = bool(np.all(alpha >= 0.0) and np.all(alpha <= C))
+    return in_box and (not svm.intercept or abs(float(svm.y @ alpha)) <= 1e-12 * alpha.size * scale)
+
+
 def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol: float = 1e-9,
                   cache_size: float = 200.0, max_iter: int | None = None,
                   retries: int = 3, polish: bool = True) -> Solution:
@@ -134,7 +142,10 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
             best = sol
         if certified or res.status == "max_iter":
             break
-        alpha0, tol = alpha, max(tol / 100.0, 1e-15)
+        # resume from the polished point only when it is feasible (in the box and
+        # balanced); SMO's own point always is
+        alpha0 = alpha if polished and _feasible(svm, alpha) else res.alpha
+        tol = max(tol / 100.0, 1e-15)
     report = best.report
     best.status = ("optimal" if report.passed and report.relative_gap <= gap_tol
                    else "inaccurate")

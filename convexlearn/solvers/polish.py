@@ -204,7 +204,7 @@ def _kkt_solve(KFF: np.ndarray, rhs: np.ndarray, total: float | None) -> tuple[n
 def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, intercept: bool,
                      kernel_block: Callable[[np.ndarray, np.ndarray], np.ndarray],
                      products: Callable[[np.ndarray], np.ndarray],
-                     threshold: float = 1e-10, max_rounds: int = 30,
+                     threshold: float = 1e-10, max_rounds: int = 100,
                      margin_tol: float = 1e-9) -> tuple[np.ndarray, float | None, np.ndarray] | None:
     """:func:`polish_alpha` without the Gram matrix, for a large kernel problem.
 
@@ -217,10 +217,11 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
     starting point (e.g. SMO's gradient), is kept up to date by ``products(delta)`` =
     K @ delta, which touches only the columns where delta is not zero (the free set and
     the samples that changed set), by blocks of rows. Each round: solve for the free set;
-    a free multiplier that leaves its box goes to the bound it crossed (all of them at
-    once: the next rounds bring back any that belonged); otherwise, the samples whose
-    margin contradicts their set (alpha = 0 with m_i < 1 - margin_tol, alpha = C_i with
-    m_i > 1 + margin_tol) join the free set. Margins are unitless; ``threshold`` is
+    when that solution leaves the box, step from the current point towards it until the
+    first free multiplier reaches its bound, and fix it there (a primal active-set step:
+    the point stays feasible and balanced); otherwise, the samples whose margin
+    contradicts their set (alpha = 0 with m_i < 1 - margin_tol, alpha = C_i with
+    m_i > 1 + margin_tol) join the free set, the worst max(64, |F|) of them per round. Margins are unitless; ``threshold`` is
     relative to max C_i (max alpha for the hard margin).
 
     Returns
@@ -244,6 +245,9 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
         if F.size > MAX_FREE:
             return None
         if F.size == 0:
+            # No free multiplier: the point is only a candidate when it still balances.
+            if intercept and abs(float(beta.sum())) > 1e-12 * scale * y.size:
+                return None
             return y * beta, None, g
         if block_of is None or not np.array_equal(block_of, F):
             KFF, block_of = kernel_block(F, F), F
@@ -251,16 +255,21 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
         rest = g[F] - KFF @ beta[F]
         total = -float(beta.sum() - beta[F].sum()) if intercept else None
         u, b = _kkt_solve(KFF, y[F] - rest, total)
-        a_F = y[F] * u
-        out = (a_F < 0.0) | (a_F > C[F])
-        if np.any(out):
-            moved = F[out]
-            new = np.where(a_F[out] > C[moved], C[moved], 0.0)
+        step = _ratio_step(y[F] * beta[F], y[F] * u, C[F])
+        if step is not None:
+            # The face's optimum leaves the box: walk towards it until the first free
+            # multiplier reaches its bound (the dual objective does not decrease on the
+            # way, and the balance stays), fix that one and solve again. Snapping every
+            # violator at once instead broke the balance on ill-conditioned free sets.
+            t, blocking = step
             delta = np.zeros_like(beta)
-            delta[moved] = y[moved] * new - beta[moved]
-            beta[moved] = y[moved] * new
+            delta[F] = t * (u - beta[F])
+            hit = F[blocking]                # snapped onto the bound each approached
+            towards_upper = y[hit] * u[blocking] > y[hit] * beta[hit]
+            delta[hit] = y[hit] * np.where(towards_upper, C[hit], 0.0) - beta[hit]
+            beta += delta
             g += products(delta)
-            free[moved] = False
+            free[hit] = False
             continue
         delta = np.zeros_like(beta)
         delta[F] = u - beta[F]
@@ -272,8 +281,29 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
         wrong = np.where(a >= C, np.maximum(m - 1.0, 0.0), wrong)
         wrong[F] = 0.0
         wrong[C <= 0.0] = 0.0           # weight-0 samples are absent from the problem
-        join = wrong > margin_tol
-        if not np.any(join):
+        join = np.flatnonzero(wrong > margin_tol)
+        if join.size == 0:
             return y * beta, b, g
-        free |= join
+        # the worst violators first, at most as many as are free already (or 64): a
+        # wholesale join of a misread set makes K_FF large and singular
+        cap = max(64, F.size)
+        if join.size > cap:
+            join = join[np.argpartition(wrong[join], -cap)[-cap:]]
+        free[join] = True
     return None
+
+
+def _ratio_step(a: np.ndarray, target: np.ndarray, upper: np.ndarray
+                ) -> tuple[float, np.ndarray] | None:
+    """The longest step t in [0, 1) of a + t (target - a) that stays in [0, upper], and
+    the multipliers that reach their bound at it; None when ``target`` is in the box."""
+    out = (target < 0.0) | (target > upper)
+    if not np.any(out):
+        return None
+    d = target - a
+    with np.errstate(divide="ignore", invalid="ignore"):
+        room = np.where(d < 0.0, a / -d, np.where(d > 0.0, (upper - a) / d, np.inf))
+    room = np.where(out, np.clip(room, 0.0, 1.0), np.where(np.isfinite(room), room, np.inf))
+    t = float(np.min(room))
+    blocking = np.flatnonzero(room <= t + 1e-15)
+    return t, blocking

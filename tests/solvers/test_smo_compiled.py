@@ -166,3 +166,32 @@ def test_one_vs_one_matches_svc_pairwise():
                for sol in est.solution_)
     ovr = KernelSVMClassifier(C=1.0, gamma=0.5, multiclass="ovr").fit(X, y)
     assert ovr.dual_coef_.shape[0] == 3 and ovr.score(X, y) > 0.9
+
+
+@pytest.mark.parametrize("n, seed", [(300, 2), (300, 4), (600, 2), (1000, 3)])
+def test_polish_of_an_ill_conditioned_free_set_stays_feasible_and_certifies(n, seed):
+    """Overlapping 2-D blobs under the rbf kernel: the free set K_FF of SMO's point at
+    tol 1e-3 has a condition number ~1e8 and its face optimum leaves the box. Snapping
+    every violator to its bound at once broke sum y_i alpha_i = 0 (the old polish
+    returned a point with violation 2.4 .. 60 here, and solve() fell back to cvxpy);
+    the ratio step keeps the point feasible and the polish certifies."""
+    from convexlearn.app.generators import blobs
+
+    X, y = blobs(n, seed, d=2, separation=1.0)[:2]
+    svm = cl.SVM(X, y, C=1.0, kernel="rbf")
+    res = smo_compiled(KernelSpec.of(svm), y, svm.C_bounds, 1e-3, None, True, None, None,
+                       200.0, record=False)
+    out = polish_expansion(y, svm.C_bounds, res.alpha, y - res.v, True, svm.kernel_block,
+                           svm.gram_products)
+    assert out is not None
+    alpha, b, g = out
+    assert np.all(alpha >= 0.0) and np.all(alpha <= svm.C)
+    assert abs(y @ alpha) <= 1e-12 * n
+    report = svm.kkt(svm.from_alpha(alpha, b=b), tol=1e-9)
+    assert report.passed and report.relative_gap <= 1e-9, report.summary()
+    solution = svm.solve()
+    assert solution.provenance["route"] == "exact-smo" and solution.status == "optimal"
+    assert "fallback_from" not in solution.provenance
+    if n <= 300:                                      # the cvxpy dual as the oracle
+        reference = svm.solve(method="exact-dual")
+        assert solution.objective == pytest.approx(reference.objective, rel=1e-9)
