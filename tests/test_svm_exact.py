@@ -347,3 +347,16 @@ def test_exact_tries_the_other_formulation_when_the_kkt_check_fails():
     assert sol.objective == pytest.approx(ref.objective * 1e8, rel=1e-6)
     if sol.provenance["route"] == "exact-primal":
         assert "exact-dual" in sol.provenance["fallback_from"]
+
+
+def test_kernel_hard_margin_without_a_certified_point_is_never_an_answer():
+    """Two concentric circles under the homogeneous cubic kernel (coef0 = 0: f - b is
+    odd, so two antipodal points of one circle force b >= 1 and b <= -1 at once): no
+    hard-margin solution exists. SMO's alpha only grows (to ~1e5 at its budget); that
+    point used to come back as status "inaccurate". Now the error names the verdict."""
+    from sklearn.datasets import make_circles
+
+    X, y = make_circles(200, noise=0.05, factor=0.5, random_state=0)
+    with pytest.raises((cl.InfeasibleError, cl.SolverError),
+                       match="exact-smo: route 'exact-smo' found no certified"):
+        cl.SVM(X, y, C=None, kernel="poly", degree=3).solve()

@@ -110,7 +110,16 @@ def _smo_polish(svm, *, solver, polish, kkt_tol, options):
     """SMO + active-set polish + certificate (:mod:`convexlearn.solvers.certified_smo`);
     ``options`` may set its ``cache_size`` (MB)."""
     cache = options.get("cache_size", 200.0)
-    return certified_smo(svm, kkt_tol=kkt_tol, cache_size=cache, polish=polish)
+    solution = certified_smo(svm, kkt_tol=kkt_tol, cache_size=cache, polish=polish)
+    if svm.hard_margin and solution.status != "optimal":
+        # An uncertified hard-margin point may not even be feasible (on data that are
+        # not separable in feature space alpha only grows): never the answer. Whether
+        # the data are separable is for the cvxpy routes and the separability LP.
+        raise SolverError(f"route 'exact-smo' found no certified hard-margin point (KKT "
+                          f"violation {solution.report.max_violation:.3g}, relative gap "
+                          f"{solution.report.relative_gap:.3g}, alpha up to "
+                          f"{float(np.max(solution.alpha)):.3g})")
+    return solution
 
 
 def _smo_memory(svm) -> int:
@@ -473,8 +482,8 @@ def _solve_formulation(svm, method: str, solver: str | None, **options) -> Solut
 def _exact_failure(svm, failures) -> Exception:
     """The error to raise when every exact formulation failed."""
     detail = "; ".join(f"{m}: {e}" for m, e in failures)
-    # the linear route never claims infeasibility: the formulations' claims decide
-    claimed = [e for m, e in failures if m != "exact-linear"]
+    # the fast routes never claim infeasibility: the formulations' claims decide
+    claimed = [e for m, e in failures if m not in ("exact-linear", "exact-smo")]
     claims = bool(claimed) and all(isinstance(e, (InfeasibleError, UnboundedError))
                                    for e in claimed)
     if not (svm.hard_margin and claims):
