@@ -36,7 +36,8 @@ same data with the same numeric gamma. The "dual vs SVC" column is (D_ours - D_s
 |D_ours| with D = sum alpha - 1/2 beta^T K beta recomputed with scikit-learn's kernels:
 it is >= 0 up to round-off when ours is the optimum (SVC stops at tol 1e-3).
 
-Run: python benchmarks/sweep_exact_kernel.py [--only SUBSTRING] [--no-write] [--json PATH]
+Run: python benchmarks/sweep_exact_kernel.py [--only SUBSTRING] [--ids FILE] [--no-write]
+[--json PATH]
 """
 
 from __future__ import annotations
@@ -281,11 +282,16 @@ def main() -> None:
     parser.add_argument("--only", default="")
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--json", default="")
+    parser.add_argument("--ids", default="", help="a file of case ids, one a line")
     args = parser.parse_args()
     if args.worker:
         worker()
         return
     todo = [c for c in cases() if args.only in c["id"]]
+    if args.ids:
+        with open(args.ids) as fh:
+            wanted = set(fh.read().split())
+        todo = [c for c in todo if c["id"] in wanted]
     rows, worker_proc, start = [], None, time.perf_counter()
     for case in todo:
         worker_proc = worker_proc or Worker()
@@ -308,7 +314,7 @@ def main() -> None:
             json.dump(rows, fh, indent=1, default=float)
     body = _summary(rows, total) + "\n\n" + _table(rows)
     print(body.split("\n\n")[0])
-    if not args.no_write and not args.only:
+    if not args.no_write and not args.only and not args.ids:
         print(write_result("sweep_exact_kernel", "Reliability sweep of the exact kernel SVM route",
                            __doc__.split("Run:")[0].strip() + "\n\n" + body))
 
