@@ -168,6 +168,15 @@ def test_one_vs_one_matches_svc_pairwise():
     assert ovr.dual_coef_.shape[0] == 3 and ovr.score(X, y) > 0.9
 
 
+def _smo_then_polish(svm, budget):
+    """SMO at tol 1e-3 (``budget`` iterations at most), then polish_expansion of its point."""
+    y = svm.y
+    res = smo_compiled(KernelSpec.of(svm), y, svm.C_bounds, 1e-3, budget, True, None, None,
+                       200.0, record=False)
+    return polish_expansion(y, svm.C_bounds, res.alpha, y - res.v, True, svm.kernel_block,
+                            svm.gram_products)
+
+
 @pytest.mark.parametrize("n, seed", [(300, 2), (300, 4), (600, 2), (1000, 3)])
 def test_polish_of_an_ill_conditioned_free_set_stays_feasible_and_certifies(n, seed):
     """Overlapping 2-D blobs under the rbf kernel: the free set K_FF of SMO's point at
@@ -179,10 +188,7 @@ def test_polish_of_an_ill_conditioned_free_set_stays_feasible_and_certifies(n, s
 
     X, y = blobs(n, seed, d=2, separation=1.0)[:2]
     svm = cl.SVM(X, y, C=1.0, kernel="rbf")
-    res = smo_compiled(KernelSpec.of(svm), y, svm.C_bounds, 1e-3, None, True, None, None,
-                       200.0, record=False)
-    out = polish_expansion(y, svm.C_bounds, res.alpha, y - res.v, True, svm.kernel_block,
-                           svm.gram_products)
+    out = _smo_then_polish(svm, None)
     assert out is not None
     alpha, b, g = out
     assert np.all(alpha >= 0.0) and np.all(alpha <= svm.C)
@@ -220,10 +226,7 @@ def test_polish_of_a_singular_free_set_certifies(make):
     1e-13). The minimum-norm step and the null-space ray certify both."""
     svm, budget = make()
     y = svm.y
-    res = smo_compiled(KernelSpec.of(svm), y, svm.C_bounds, 1e-3, budget, True, None, None,
-                       200.0, record=False)
-    out = polish_expansion(y, svm.C_bounds, res.alpha, y - res.v, True, svm.kernel_block,
-                           svm.gram_products)
+    out = _smo_then_polish(svm, budget)
     assert out is not None
     alpha, b, g = out
     assert np.all(alpha >= 0.0) and np.all(alpha <= svm.C) and abs(y @ alpha) <= 1e-12 * y.size
@@ -245,5 +248,18 @@ def test_smo_that_runs_out_of_its_budget_is_resumed_and_certifies():
     sol = certified_smo(svm)
     assert sol.status == "optimal" and sol.n_iter > 100_000
     assert sol.provenance["relative_gap"] <= 1e-9
-    capped = certified_smo(svm, max_iter=100_000)        # a given budget is the cap
-    assert capped.status == "inaccurate" and capped.n_iter == 100_000
+    assert certified_smo(svm, max_iter=100_000).n_iter == 100_000   # a given budget caps
+
+
+def test_polish_after_the_last_smo_run_gets_more_rounds():
+    """Without intercept (SMO's reference loop, one run) at C = 1e4, SMO's point after
+    3000 iterations has a relative gap of 1: the polish's 100 rounds ran out (None) and
+    the route gave up. After SMO's last run the polish gets 1000 rounds and certifies;
+    the cvxpy dual agrees."""
+    from convexlearn.app.generators import blobs
+    X, y = blobs(200, 0, d=2, separation=1.0)[:2]
+    svm = cl.SVM(X, y, C=1e4, kernel="rbf", intercept=False)
+    sol = certified_smo(svm, max_iter=3000)
+    assert sol.status == "optimal" and sol.provenance["relative_gap"] <= 1e-9
+    reference = svm.solve(method="exact-dual")
+    assert sol.objective == pytest.approx(reference.objective, rel=1e-8)
