@@ -276,7 +276,9 @@ class Worker:
         self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                      cwd=ROOT, env=env, bufsize=1)
-        self.read(300.0)
+        if self.read(300.0) is None:
+            self.stop()
+            raise RuntimeError("the sweep's worker process did not start (its error above)")
 
     def read(self, timeout: float):
         ready, _, _ = select.select([self.proc.stdout], [], [], timeout)

@@ -250,13 +250,18 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
     the |F| x |F| block of K is formed (``kernel_block``); g = K beta, given for the
     starting point (e.g. SMO's gradient), is kept up to date by ``products(delta)`` =
     K @ delta, which touches only the columns where delta is not zero (the free set and
-    the samples that changed set), by blocks of rows. Each round: solve for the free set;
-    when that solution leaves the box, step from the current point towards it until the
-    first free multiplier reaches its bound, and fix it there (a primal active-set step:
-    the point stays feasible and balanced); otherwise, the samples whose margin
-    contradicts their set (alpha = 0 with m_i < 1 - margin_tol, alpha = C_i with
-    m_i > 1 + margin_tol) join the free set, the worst max(64, |F|) of them per round. Margins are unitless; ``threshold`` is
-    relative to max C_i (max alpha for the hard margin).
+    the samples that changed set), by blocks of rows. Each round: solve for the free set
+    (the solution nearest the current point when K_FF is singular; when the singular
+    system has no solution the face is unbounded and its null-space ray is the
+    direction: :func:`_kkt_solve`); when that solution leaves the box (or along the
+    ray), step from the current point towards it until the first free multiplier
+    reaches its bound, and fix it there (a primal active-set step: the point stays
+    feasible and balanced); otherwise, the samples whose margin contradicts their set
+    (alpha = 0 with m_i < 1 - margin_tol, alpha = C_i with m_i > 1 + margin_tol) join
+    the free set, the worst max(64, |F|) of them per round. Margins are unitless;
+    ``threshold`` is relative to max C_i (max alpha for the hard margin); a free
+    sample's margin error at a least-squares solution above ``margin_tol`` marks the
+    system as having none.
 
     Returns
     -------
