@@ -114,10 +114,18 @@ rounds ran out, or the polish returned a point whose free margins were off (rela
 ~1e-6) - fixed by solving for the minimum-norm step from the current point and following
 the null-space ray of an inconsistent system to the first bound; (2) SMO's budget of
 max(10^5, 100 n) iterations ran out at large C (10^5..6*10^6 needed at n = 400; LIBSVM
-also needs up to 10^6 there) and the route stopped - fixed by resuming SMO with twice the
+needs up to 1.5*10^6 there) and the route stopped - fixed by resuming SMO with twice the
 budget up to LIBSVM's 10^7, polishing in between; (3) without intercept (SMO's Python
 reference loop, one run of 10^5 iterations) at C = 1e4, the polish's 100 rounds ran out
 from SMO's unconverged point - after SMO's last run the polish now gets 1000 rounds.
+
+Left open. Without intercept the route runs SMO's Python reference loop (no compiled
+homogeneous loop): 16x SVC's time at the median over those cases (SVC solves the problem
+with an intercept there, so that ratio is only indicative). Sigmoid: the Gram is
+eigendecomposed and repaired (repair_psd=True), 5x at the median. On low-rank kernels at
+large C our SMO (compiled and reference loops alike) takes more iterations than LIBSVM on
+the same precomputed Gram without shrinking (poly-2 on 2-D blobs, C = 100: 197607 against
+13575; not a matter of float32 kernel values or of the curvature floor tau) - not found.
 """
 
 
