@@ -125,7 +125,9 @@ with an intercept there, so that ratio is only indicative). Sigmoid: the Gram is
 eigendecomposed and repaired (repair_psd=True), 5x at the median. On low-rank kernels at
 large C our SMO (compiled and reference loops alike) takes more iterations than LIBSVM on
 the same precomputed Gram without shrinking (poly-2 on 2-D blobs, C = 100: 197607 against
-13575; not a matter of float32 kernel values or of the curvature floor tau) - not found.
+13575; not a matter of float32 kernel values, of the curvature floor tau or of the sample
+order; a plain WSS-2 loop written from the published algorithm for the check also takes
+197058) - what LIBSVM does differently was not found.
 """
 
 
