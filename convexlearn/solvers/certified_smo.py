@@ -15,7 +15,10 @@
 The answer is "optimal" only when the report passes at ``kkt_tol`` and the relative
 duality gap |P - D| / max(|P|, |D|) is at most ``gap_tol`` (default 1e-9). When it is not
 (an active set misread at a loose SMO tolerance), SMO resumes from the polished point at
-a tolerance 100 times smaller, at most ``retries`` times.
+a tolerance 100 times smaller, at most ``retries`` times; an SMO run that ends at its
+iteration budget (large C on a low-rank kernel: 10^5..10^6 iterations at n = 400) is
+polished and certified as it stands, then resumed with twice the budget; after the
+last such run the polish gets ten times its rounds (1000).
 """
 
 from __future__ import annotations
@@ -62,6 +65,23 @@ def _run_smo(svm, spec, alpha0, tol, max_iter, cache_size):
     return smo(cols, svm.y, svm.C, False, tol, max_iter, True, alpha0)
 
 
+#: Rounds of the active-set polish after an SMO run, and after SMO's last run when it
+#: spent its whole budget (the polish is then the route's only chance to certify).
+_ROUNDS, _LAST_ROUNDS = 100, 1000
+
+
+def _budgets(svm, max_iter: int | None) -> tuple[int, int]:
+    """(iterations of SMO's first run, total iterations). A given ``max_iter`` is both.
+    Default: runs of max(10^5, 100 n) iterations, doubled after each that ends at its
+    budget, up to LIBSVM's total max(10^7, 100 n); the reference loop (no intercept, a
+    Python loop) keeps one run of max(10^5, 100 n)."""
+    n = svm.n_samples
+    if max_iter is not None:
+        return int(max_iter), int(max_iter)
+    first = max(100_000, 100 * n)
+    return first, (max(10**7, 100 * n) if svm.intercept else first)
+
+
 def _feasible(svm, alpha: np.ndarray) -> bool:
     """0 <= alpha <= C_i and, with an intercept, |y^T alpha| <= 1e-12 n max C_i."""
     C = svm.C_bounds
@@ -90,7 +110,11 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
     cache_size : float
         Kernel column cache of SMO, in MB (LIBSVM's ``-m``, default 200).
     max_iter : int, optional
-        SMO's iteration budget per run.
+        SMO's iteration budget (per run and in total). Default: a first run of
+        max(10^5, 100 n) iterations; a run that ends at its budget is polished and
+        certified, then resumed with twice the budget, up to max(10^7, 100 n) iterations
+        in all (LIBSVM's cap); without intercept (the reference loop) one run of
+        max(10^5, 100 n).
     retries : int
         SMO restarts (tolerance / 100 each) when the certificate fails.
     polish : bool
@@ -113,15 +137,21 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
     spec = KernelSpec.of(svm)
     alpha0, best = None, None
     iterations, tols, polished_any = 0, [], False
-    for attempt in range(retries + 1):
-        res = _run_smo(svm, spec, alpha0, tol, max_iter, cache_size)
+    chunk, budget = _budgets(svm, max_iter)
+    attempt = 0
+    while True:
+        res = _run_smo(svm, spec, alpha0, tol, chunk, cache_size)
         if res.status == "diverged":
             _raise_diverged(svm, res)
         iterations += res.n_iter
         tols.append(tol)
         g = y - res.v
+        # SMO's last word (its budget spent): the polish, an active-set method that
+        # converges from any feasible point given rounds, gets ten times as many
+        last = res.status == "max_iter" and iterations >= budget
         refined = (polish_expansion(y, C, res.alpha, g, svm.intercept, svm.kernel_block,
-                                    svm.gram_products) if polish else None)
+                                    svm.gram_products, max_rounds=_LAST_ROUNDS if last
+                                    else _ROUNDS) if polish else None)
         polished = refined is not None
         polished_any |= polished
         alpha, b, g = refined if polished else (res.alpha, None, g)
@@ -140,11 +170,22 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
         certified = report.passed and report.relative_gap <= gap_tol
         if best is None or report.max_violation < best.report.max_violation or certified:
             best = sol
-        if certified or res.status == "max_iter":
+        if certified:
             break
         # resume from the polished point only when it is feasible (in the box and
         # balanced); SMO's own point always is
         alpha0 = alpha if polished and _feasible(svm, alpha) else res.alpha
+        if res.status == "max_iter":
+            # SMO ran out of its chunk at this tolerance (large C on a low-rank kernel
+            # needs 10^5..10^6 iterations at n = 400): resume it with twice the chunk,
+            # polishing in between, within the total budget
+            if iterations >= budget:
+                break
+            chunk = min(2 * chunk, budget - iterations)
+            continue
+        attempt += 1
+        if attempt > retries:
+            break
         tol = max(tol / 100.0, 1e-15)
     report = best.report
     best.status = ("optimal" if report.passed and report.relative_gap <= gap_tol

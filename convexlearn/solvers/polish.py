@@ -26,6 +26,8 @@ import math
 from typing import Callable
 
 import numpy as np
+import scipy.linalg
+from scipy.linalg import lapack
 
 __all__ = ["polish_alpha", "polish_expansion", "intercept_from_alpha", "MAX_FREE"]
 
@@ -180,25 +182,57 @@ def intercept_from_alpha(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarr
     return 0.5 * (lo_v + hi_v), "midpoint of the feasible interval"
 
 
-def _kkt_solve(KFF: np.ndarray, rhs: np.ndarray, total: float | None) -> tuple[np.ndarray, float]:
+def _kkt_solve(KFF: np.ndarray, rhs: np.ndarray, total: float | None, start: np.ndarray,
+               margin_tol: float) -> tuple[np.ndarray, float, np.ndarray | None]:
     """Solve [K_FF 1; 1^T 0] [u; b] = [rhs; total] (K_FF u = rhs without intercept,
-    ``total`` None); least squares when the matrix is singular (a degenerate free set)."""
+    ``total`` None) for the solution u nearest ``start``, or find the face unbounded.
+
+    The unknown is the step d = u - start: [K_FF 1; 1^T 0] [d; b] = [rhs - K_FF start;
+    total - 1^T start] =: r. A nonsingular system has one solution (LU). A singular one (a
+    kernel of rank below |F| + 1: a low-rank or precomputed Gram, duplicated samples,
+    large C) is solved by least squares (QR with column pivoting, singular values below
+    k eps of the largest dropped, k the order), for the minimum-norm step: any solution
+    is optimal on the face, and one far from ``start`` (what LU returns there) sent the
+    ratio step round after round along the null space, fixing one multiplier at a time
+    with t ~ 1e-13 until the rounds ran out. Singular means a reciprocal condition number
+    (LAPACK's 1-norm estimate from the LU factors) below k eps.
+
+    When the singular system has no solution - a free sample misses the margin by more
+    than ``margin_tol`` at the least-squares point (the first k residuals are margin
+    errors: row i is y_i f_i - 1 up to the sign y_i) - the dual is unbounded on the face:
+    the residual [p; c] = r - A [d; b] lies in the null space of A (K_FF p + c 1 = 0,
+    1^T p = 0), and along p the dual objective grows linearly (slope p^T r = ||r - A [d;
+    b]||^2 at a balanced start) while every free margin moves by the same amount. That
+    direction is returned as ``ray`` (the caller steps along it to the first bound).
+
+    Returns
+    -------
+    u, b, ray
+        ``ray`` None when the system is solved; else u is ``start`` and b is 0.
+    """
     k = rhs.size
     if total is None:
-        A, r = KFF, rhs
+        A, r = KFF, rhs - KFF @ start
     else:
         A = np.empty((k + 1, k + 1))
         A[:k, :k] = KFF
         A[:k, k] = A[k, :k] = 1.0
         A[k, k] = 0.0
-        r = np.append(rhs, total)
-    try:
-        sol = np.linalg.solve(A, r)
-        if not np.all(np.isfinite(sol)):
-            raise np.linalg.LinAlgError
-    except np.linalg.LinAlgError:
-        sol = np.linalg.lstsq(A, r, rcond=None)[0]
-    return (sol, 0.0) if total is None else (sol[:k], float(sol[k]))
+        r = np.append(rhs - KFF @ start, total - float(start.sum()))
+    cut = A.shape[0] * np.finfo(float).eps
+    lu, piv, info = lapack.dgetrf(A)
+    sol = None
+    if info == 0:
+        rcond, _ = lapack.dgecon(lu, np.linalg.norm(A, 1), norm="1")
+        if rcond > cut:
+            sol, _ = lapack.dgetrs(lu, piv, r)
+    if sol is None or not np.all(np.isfinite(sol)):
+        sol = scipy.linalg.lstsq(A, r, cond=cut, lapack_driver="gelsy")[0]
+        residual = r - A @ sol
+        if np.max(np.abs(residual[:k])) > margin_tol:
+            ray = residual[:k]
+            return start, 0.0, (ray if ray @ r[:k] >= 0.0 else -ray)
+    return (start + sol[:k], 0.0 if total is None else float(sol[k]), None)
 
 
 def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, intercept: bool,
@@ -216,13 +250,18 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
     the |F| x |F| block of K is formed (``kernel_block``); g = K beta, given for the
     starting point (e.g. SMO's gradient), is kept up to date by ``products(delta)`` =
     K @ delta, which touches only the columns where delta is not zero (the free set and
-    the samples that changed set), by blocks of rows. Each round: solve for the free set;
-    when that solution leaves the box, step from the current point towards it until the
-    first free multiplier reaches its bound, and fix it there (a primal active-set step:
-    the point stays feasible and balanced); otherwise, the samples whose margin
-    contradicts their set (alpha = 0 with m_i < 1 - margin_tol, alpha = C_i with
-    m_i > 1 + margin_tol) join the free set, the worst max(64, |F|) of them per round. Margins are unitless; ``threshold`` is
-    relative to max C_i (max alpha for the hard margin).
+    the samples that changed set), by blocks of rows. Each round: solve for the free set
+    (the solution nearest the current point when K_FF is singular; when the singular
+    system has no solution the face is unbounded and its null-space ray is the
+    direction: :func:`_kkt_solve`); when that solution leaves the box (or along the
+    ray), step from the current point towards it until the first free multiplier
+    reaches its bound, and fix it there (a primal active-set step: the point stays
+    feasible and balanced); otherwise, the samples whose margin contradicts their set
+    (alpha = 0 with m_i < 1 - margin_tol, alpha = C_i with m_i > 1 + margin_tol) join
+    the free set, the worst max(64, |F|) of them per round. Margins are unitless;
+    ``threshold`` is relative to max C_i (max alpha for the hard margin); a free
+    sample's margin error at a least-squares solution above ``margin_tol`` marks the
+    system as having none.
 
     Returns
     -------
@@ -254,18 +293,23 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
         # K_{F,R} beta_R = g_F - K_FF beta_F at the current point
         rest = g[F] - KFF @ beta[F]
         total = -float(beta.sum() - beta[F].sum()) if intercept else None
-        u, b = _kkt_solve(KFF, y[F] - rest, total)
-        step = _ratio_step(y[F] * beta[F], y[F] * u, C[F])
+        u, b, ray = _kkt_solve(KFF, y[F] - rest, total, beta[F], margin_tol)
+        direction = u - beta[F] if ray is None else ray
+        step = _ratio_step(y[F] * beta[F], y[F] * direction, C[F],
+                           1.0 if ray is None else math.inf)
+        if step is None and ray is not None:
+            return None                  # unbounded on the face: no bound to stop at
         if step is not None:
             # The face's optimum leaves the box: walk towards it until the first free
             # multiplier reaches its bound (the dual objective does not decrease on the
             # way, and the balance stays), fix that one and solve again. Snapping every
             # violator at once instead broke the balance on ill-conditioned free sets.
+            # (Along a ray of an unbounded face, the same up to the first bound.)
             t, blocking = step
             delta = np.zeros_like(beta)
-            delta[F] = t * (u - beta[F])
+            delta[F] = t * direction
             hit = F[blocking]                # snapped onto the bound each approached
-            towards_upper = y[hit] * u[blocking] > y[hit] * beta[hit]
+            towards_upper = y[hit] * direction[blocking] > 0.0
             delta[hit] = y[hit] * np.where(towards_upper, C[hit], 0.0) - beta[hit]
             beta += delta
             g += products(delta)
@@ -293,17 +337,16 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
     return None
 
 
-def _ratio_step(a: np.ndarray, target: np.ndarray, upper: np.ndarray
+def _ratio_step(a: np.ndarray, d: np.ndarray, upper: np.ndarray, t_max: float = 1.0
                 ) -> tuple[float, np.ndarray] | None:
-    """The longest step t in [0, 1) of a + t (target - a) that stays in [0, upper], and
-    the multipliers that reach their bound at it; None when ``target`` is in the box."""
-    out = (target < 0.0) | (target > upper)
-    if not np.any(out):
-        return None
-    d = target - a
+    """The longest step t in [0, t_max) of a + t d that stays in [0, upper], and the
+    multipliers that reach their bound at it; None when a + t_max d is in the box
+    (``t_max`` = inf: a ray, None when no bound stops it)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         room = np.where(d < 0.0, a / -d, np.where(d > 0.0, (upper - a) / d, np.inf))
-    room = np.where(out, np.clip(room, 0.0, 1.0), np.where(np.isfinite(room), room, np.inf))
-    t = float(np.min(room))
+    room = np.maximum(room, 0.0)
+    t = float(np.min(room)) if room.size else math.inf
+    if not t < t_max:
+        return None
     blocking = np.flatnonzero(room <= t + 1e-15)
     return t, blocking

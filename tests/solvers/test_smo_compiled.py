@@ -168,6 +168,15 @@ def test_one_vs_one_matches_svc_pairwise():
     assert ovr.dual_coef_.shape[0] == 3 and ovr.score(X, y) > 0.9
 
 
+def _smo_then_polish(svm, budget):
+    """SMO at tol 1e-3 (``budget`` iterations at most), then polish_expansion of its point."""
+    y = svm.y
+    res = smo_compiled(KernelSpec.of(svm), y, svm.C_bounds, 1e-3, budget, True, None, None,
+                       200.0, record=False)
+    return polish_expansion(y, svm.C_bounds, res.alpha, y - res.v, True, svm.kernel_block,
+                            svm.gram_products)
+
+
 @pytest.mark.parametrize("n, seed", [(300, 2), (300, 4), (600, 2), (1000, 3)])
 def test_polish_of_an_ill_conditioned_free_set_stays_feasible_and_certifies(n, seed):
     """Overlapping 2-D blobs under the rbf kernel: the free set K_FF of SMO's point at
@@ -179,10 +188,7 @@ def test_polish_of_an_ill_conditioned_free_set_stays_feasible_and_certifies(n, s
 
     X, y = blobs(n, seed, d=2, separation=1.0)[:2]
     svm = cl.SVM(X, y, C=1.0, kernel="rbf")
-    res = smo_compiled(KernelSpec.of(svm), y, svm.C_bounds, 1e-3, None, True, None, None,
-                       200.0, record=False)
-    out = polish_expansion(y, svm.C_bounds, res.alpha, y - res.v, True, svm.kernel_block,
-                           svm.gram_products)
+    out = _smo_then_polish(svm, None)
     assert out is not None
     alpha, b, g = out
     assert np.all(alpha >= 0.0) and np.all(alpha <= svm.C)
@@ -195,3 +201,65 @@ def test_polish_of_an_ill_conditioned_free_set_stays_feasible_and_certifies(n, s
     if n <= 300:                                      # the cvxpy dual as the oracle
         reference = svm.solve(method="exact-dual")
         assert solution.objective == pytest.approx(reference.objective, rel=1e-9)
+
+
+def _duplicated_poly2():
+    from convexlearn.app.generators import blobs
+    X, y = blobs(200, 1, d=2, separation=1.0)[:2]
+    return cl.SVM(np.vstack([X[:100]] * 2), np.concatenate([y[:100]] * 2), C=10.0,
+                  kernel="poly", degree=2), 10**6
+
+
+def _linear_gram_stopped_early():
+    from convexlearn.app.generators import blobs
+    X, y = blobs(300, 0, d=2, separation=1.0)[:2]
+    return cl.SVM(X @ X.T, y, C=100.0, kernel="precomputed"), 20_000
+
+
+@pytest.mark.parametrize("make", [_duplicated_poly2, _linear_gram_stopped_early])
+def test_polish_of_a_singular_free_set_certifies(make):
+    """A kernel of rank below |F| + 1 (every sample twice under a degree-2 kernel; the
+    rank-2 linear Gram of 2-D data, SMO stopped at 20000 iterations) makes the free-set
+    system singular. LU's answer there is far from the current point along the null space
+    (or the system has no solution at all: an unbounded face); the old polish certified
+    neither point (relative gap 3.3e-7; None after 100 rounds of ratio steps with t ~
+    1e-13). The minimum-norm step and the null-space ray certify both."""
+    svm, budget = make()
+    y = svm.y
+    out = _smo_then_polish(svm, budget)
+    assert out is not None
+    alpha, b, g = out
+    assert np.all(alpha >= 0.0) and np.all(alpha <= svm.C) and abs(y @ alpha) <= 1e-12 * y.size
+    np.testing.assert_allclose(g, svm.gram @ (y * alpha), atol=1e-9 * np.abs(g).max())
+    report = svm.kkt(svm.from_alpha(alpha, b=b), tol=1e-9)
+    assert report.passed and report.relative_gap <= 1e-9, report.summary()
+    reference = svm.solve(method="exact-dual")
+    assert report.primal_objective == pytest.approx(reference.objective, rel=1e-8)
+
+
+def test_smo_that_runs_out_of_its_budget_is_resumed_and_certifies():
+    """rbf with a tenth of gamma="scale", C = 1e4, two overlapping 2-D blobs: SMO needs
+    ~2e5 iterations at tol 1e-3 and its point at the first budget (1e5) is too far for
+    the polish. certified_smo stopped there ("inaccurate", solve() fell back to cvxpy);
+    it now resumes SMO with twice the budget and certifies."""
+    from convexlearn.app.generators import blobs
+    X, y = blobs(400, 0, d=2, separation=0.5)[:2]
+    svm = cl.SVM(X, y, C=1e4, kernel="rbf", gamma=0.1 / (2 * X.var()))
+    sol = certified_smo(svm)
+    assert sol.status == "optimal" and sol.n_iter > 100_000
+    assert sol.provenance["relative_gap"] <= 1e-9
+    assert certified_smo(svm, max_iter=100_000).n_iter == 100_000   # a given budget caps
+
+
+def test_polish_after_the_last_smo_run_gets_more_rounds():
+    """Without intercept (SMO's reference loop, one run) at C = 1e4, SMO's point after
+    3000 iterations has a relative gap of 1: the polish's 100 rounds ran out (None) and
+    the route gave up. After SMO's last run the polish gets 1000 rounds and certifies;
+    the cvxpy dual agrees."""
+    from convexlearn.app.generators import blobs
+    X, y = blobs(200, 0, d=2, separation=1.0)[:2]
+    svm = cl.SVM(X, y, C=1e4, kernel="rbf", intercept=False)
+    sol = certified_smo(svm, max_iter=3000)
+    assert sol.status == "optimal" and sol.provenance["relative_gap"] <= 1e-9
+    reference = svm.solve(method="exact-dual")
+    assert sol.objective == pytest.approx(reference.objective, rel=1e-8)
