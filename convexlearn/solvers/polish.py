@@ -27,7 +27,7 @@ from typing import Callable
 
 import numpy as np
 import scipy.linalg
-from scipy.linalg import lapack
+from scipy.linalg import blas, lapack
 
 __all__ = ["polish_alpha", "polish_expansion", "intercept_from_alpha", "MAX_FREE"]
 
@@ -269,7 +269,9 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
         ``b`` None when no multiplier is free (the caller takes the midpoint of the
         feasible interval); ``g = K (y * alpha)`` at the returned point; None when the
         free set exceeds :data:`MAX_FREE` or no consistent set was found in
-        ``max_rounds`` rounds.
+        ``max_rounds`` rounds that factorize K_FF afresh or evaluate kernel products
+        (the ratio steps steered by a downdated inverse, :class:`_Face`, count apart, at
+        most 4 MAX_FREE).
     """
     C = np.broadcast_to(np.asarray(C, dtype=float), alpha.shape)
     hard = bool(np.all(np.isinf(C)))
@@ -278,22 +280,39 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
     beta = y * np.where(alpha > cut, np.where(alpha >= C - cut, C, alpha), 0.0)
     g = g + products(beta - y * alpha)       # snapping changed few entries: cheap columns
     free = (np.abs(beta) > 0) & (np.abs(beta) < C)
-    block_of, KFF = None, None
-    for _ in range(max_rounds):
+    face = _Face(intercept)
+    # g is exact at the last synchronisation; the steps since then are in ``pending``
+    # and only the free entries are kept current (through K_FF) until the margins are
+    # needed: a ratio step then costs O(|F|^2), not n |F| kernel evaluations.
+    pending = np.zeros_like(beta)
+    g_free = g.copy()
+    # ``max_rounds`` counts the rounds that factorize or evaluate kernel products; the
+    # ratio steps steered by a downdated inverse (O(|F|^2) each) count apart
+    costly, cheap = 0, 0
+    while costly < max_rounds and cheap < 4 * MAX_FREE:
         F = np.flatnonzero(free)
         if F.size > MAX_FREE:
             return None
         if F.size == 0:
+            g = g + products(pending)
             # No free multiplier: the point is only a candidate when it still balances.
             if intercept and abs(float(beta.sum())) > 1e-12 * scale * y.size:
                 return None
             return y * beta, None, g
-        if block_of is None or not np.array_equal(block_of, F):
-            KFF, block_of = kernel_block(F, F), F
+        face.focus(F, kernel_block)
+        if face.inverse is None:
+            costly += 1
+        else:
+            cheap += 1
         # K_{F,R} beta_R = g_F - K_FF beta_F at the current point
-        rest = g[F] - KFF @ beta[F]
+        rest = g_free[F] - face.product(beta[F])
         total = -float(beta.sum() - beta[F].sum()) if intercept else None
-        u, b, ray = _kkt_solve(KFF, y[F] - rest, total, beta[F], margin_tol)
+        rhs = y[F] - rest
+        u, b, ray = face.solve(rhs, total, beta[F], margin_tol, fresh=False)
+        if ray is None and _ratio_step(y[F] * beta[F], y[F] * (u - beta[F]), C[F]) is None:
+            # in the box by the updated inverse: confirm by a fresh factorization
+            costly += 1
+            u, b, ray = face.solve(rhs, total, beta[F], margin_tol, fresh=True)
         direction = u - beta[F] if ray is None else ray
         step = _ratio_step(y[F] * beta[F], y[F] * direction, C[F],
                            1.0 if ray is None else math.inf)
@@ -306,19 +325,22 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
             # violator at once instead broke the balance on ill-conditioned free sets.
             # (Along a ray of an unbounded face, the same up to the first bound.)
             t, blocking = step
-            delta = np.zeros_like(beta)
-            delta[F] = t * direction
-            hit = F[blocking]                # snapped onto the bound each approached
-            towards_upper = y[hit] * direction[blocking] > 0.0
-            delta[hit] = y[hit] * np.where(towards_upper, C[hit], 0.0) - beta[hit]
-            beta += delta
-            g += products(delta)
-            free[hit] = False
+            delta_F = t * direction
+            hit = blocking                   # snapped onto the bound each approached
+            towards_upper = y[F[hit]] * direction[hit] > 0.0
+            delta_F[hit] = y[F[hit]] * np.where(towards_upper, C[F[hit]], 0.0) - beta[F[hit]]
+            beta[F] += delta_F
+            pending[F] += delta_F
+            g_free[F] += face.product(delta_F)
+            free[F[hit]] = False
             continue
-        delta = np.zeros_like(beta)
-        delta[F] = u - beta[F]
+        costly += 1
+        delta_F = u - beta[F]
         beta[F] = u
-        g += products(delta)
+        pending[F] += delta_F
+        g = g + products(pending)
+        pending[:] = 0.0
+        g_free = g.copy()
         m = y * (g + b)
         a = y * beta
         wrong = np.where(a <= 0.0, np.maximum(1.0 - m, 0.0), 0.0)
@@ -335,6 +357,122 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
             join = join[np.argpartition(wrong[join], -cap)[-cap:]]
         free[join] = True
     return None
+
+
+class _Face:
+    """The free set's kernel block and, while the set only shrinks, the inverse of its
+    bordered matrix A = [K_FF 1; 1^T 0] ([K_FF] without intercept).
+
+    A ratio step removes one sample j from F; the inverse of the smaller matrix is a Schur
+    downdate of the old one, M' = M - M e_j e_j^T M / M_jj on the kept rows, done in place
+    on the full-size M (row and column j become 0 up to round-off), and K_FF stays the block of the set
+    last factorized, read through the free positions (no copies, no kernel evaluations):
+    O(|F|^2) per step. Measured: rbf gamma = 10 on two 2-D blobs (n = 2000, 1044 free
+    multipliers, cond(K_FF) 2e12) needed ~600 such steps, 90 ms each with a fresh LU and
+    fresh kernel products. An inverse is not backward stable, so its solutions only steer
+    the ratio steps: a point they put inside the box is solved again from a fresh
+    factorization before it is accepted, and the inverse is rebuilt every ``REFRESH``
+    downdates.
+    """
+
+    REFRESH = 256
+
+    def __init__(self, intercept: bool):
+        self.intercept = intercept
+        self.F0: np.ndarray | None = None      # the set of the block (and the inverse)
+        self.K0 = np.empty((0, 0))
+        self.position = np.empty(0, dtype=int)  # F's rows in the block
+        self.inverse: np.ndarray | None = None
+        self.downdates = 0
+
+    def focus(self, F: np.ndarray, kernel_block) -> None:
+        """Make the face's data those of the free set ``F``."""
+        if self.F0 is not None and F.size <= self.position.size:
+            position = np.searchsorted(self.F0, F)
+            if np.all(position < self.F0.size) and np.array_equal(self.F0[position], F):
+                if position.size < self.position.size and self.inverse is not None:
+                    gone = np.setdiff1d(self.position, position)
+                    if self.downdates + gone.size <= self.REFRESH and all(
+                            _downdate_in_place(self.inverse, int(j)) for j in gone):
+                        self.downdates += gone.size
+                    else:
+                        self.inverse = None
+                self.position = position
+                return
+        self.F0, self.K0 = F, kernel_block(F, F)
+        self.position = np.arange(F.size)
+        self.inverse, self.downdates = None, 0
+
+    @property
+    def KFF(self) -> np.ndarray:
+        """K_FF as an array (a copy when F is smaller than the block's set)."""
+        if self.position.size == self.F0.size:
+            return self.K0
+        return self.K0[np.ix_(self.position, self.position)]
+
+    def product(self, x: np.ndarray) -> np.ndarray:
+        """K_FF @ x without forming K_FF."""
+        if self.position.size == self.F0.size:
+            return self.K0 @ x
+        padded = np.zeros(self.F0.size)
+        padded[self.position] = x
+        return (self.K0 @ padded)[self.position]
+
+    def solve(self, rhs: np.ndarray, total: float | None, start: np.ndarray,
+              margin_tol: float, fresh: bool) -> tuple[np.ndarray, float, np.ndarray | None]:
+        """:func:`_kkt_solve` on this face; from the kept inverse unless ``fresh``."""
+        if fresh or self.inverse is None:
+            KFF = self.KFF
+            u, b, ray = _kkt_solve(KFF, rhs, total, start, margin_tol)
+            if self.position.size < self.F0.size:      # refactorized: the block shrinks
+                self.F0, self.K0 = self.F0[self.position], KFF
+                self.position = np.arange(KFF.shape[0])
+            self.inverse = _bordered_inverse(self.K0, self.intercept) if ray is None else None
+            self.downdates = 0
+            return u, b, ray
+        k, k0 = rhs.size, self.F0.size
+        r = np.zeros(self.inverse.shape[0])
+        r[self.position] = rhs - self.product(start)
+        if total is not None:
+            r[k0] = total - float(start.sum())
+        step = self.inverse @ r
+        d = step[self.position]
+        if total is not None:
+            d -= (float(d.sum()) - r[k0]) / k   # the balance exactly, whatever the inverse's error
+        return start + d, (0.0 if total is None else float(step[k0])), None
+
+
+def _bordered_inverse(KFF: np.ndarray, intercept: bool) -> np.ndarray | None:
+    """The inverse of [K_FF 1; 1^T 0] (of K_FF without intercept) from its LU factors;
+    None when a pivot is exactly 0. Ill-conditioned is fine here: it only steers."""
+    k = KFF.shape[0]
+    A = KFF
+    if intercept:
+        A = np.empty((k + 1, k + 1))
+        A[:k, :k] = KFF
+        A[:k, k] = A[k, :k] = 1.0
+        A[k, k] = 0.0
+    lu, piv, info = lapack.dgetrf(A)
+    if info != 0:
+        return None
+    inverse, info = lapack.dgetri(lu, piv)
+    if info != 0 or not np.all(np.isfinite(inverse)):
+        return None
+    return np.asfortranarray(inverse)
+
+
+def _downdate_in_place(inverse: np.ndarray, j: int) -> bool:
+    """Remove row and column j from the matrix whose inverse is ``inverse``: M <- M - M e_j
+    e_j^T M / M_jj (in place, a BLAS rank-1 update), after which row and column j of M are
+    0 (up to round-off) and the rest is the smaller matrix's inverse; False when M_jj is 0 or not finite."""
+    pivot = inverse[j, j]
+    if not pivot != 0.0 or not math.isfinite(pivot):
+        return False
+    column, row = inverse[:, j].copy(), inverse[j, :].copy()
+    updated = blas.dger(-1.0 / pivot, column, row, a=inverse, overwrite_a=True)
+    if updated is not inverse and not np.shares_memory(updated, inverse):
+        inverse[...] = updated              # BLAS could not work in place (not F-order)
+    return True
 
 
 def _ratio_step(a: np.ndarray, d: np.ndarray, upper: np.ndarray, t_max: float = 1.0
