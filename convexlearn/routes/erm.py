@@ -119,7 +119,7 @@ def _cd_route(erm, warm_start=None, screen=None, **_):
     b0 = 0.0 if warm_start is None else float(warm_start.b)
     w, b, info = coordinate_descent(erm.X, erm.y, erm.loss, erm.penalty, erm.lam,
                                     erm.intercept, w0=w0, b0=b0, screen=screen,
-                                    cache=erm.work_cache("cd"))
+                                    cache=erm.work_cache("cd"), sample_weight=erm.sample_weight)
     sol = Solution(w=w, b=b, objective=math.nan, status="converged", method="cd",
                    n_iter=info["sweeps"], time_s=timer(),
                    provenance={"solver": "convexlearn.cd", "polished": info["polished"],
@@ -129,15 +129,16 @@ def _cd_route(erm, warm_start=None, screen=None, **_):
 
 
 def _lp_route(erm, **_):
-    """min (1/n) sum xi + lam sum(u + v)  s.t.  y_i (<u - v, x_i> + b) + xi_i >= kappa,
-    xi, u, v >= 0 (kappa = 1 hinge, 0 perceptron; without l1, w is one free block)."""
+    """min sum c_i xi_i + lam sum(u + v)  s.t.  y_i (<u - v, x_i> + b) + xi_i >= kappa,
+    xi, u, v >= 0 (kappa = 1 hinge, 0 perceptron; without l1, w is one free block;
+    c_i = 1/n, or s_i / sum s with sample weights)."""
     import highspy
     import scipy.sparse as sp
     timer = Timer()
     X, y, n, d = erm.X, erm.y, erm.X.shape[0], erm.X.shape[1]
     kappa = 1.0 if erm.loss.name == "hinge" else 0.0
     l1 = _penalized(erm) and erm.penalty.name == "l1"
-    YX = y[:, None] * X
+    YX = sp.diags(y) @ X if sp.issparse(X) else y[:, None] * X
     blocks = [YX, -YX] if l1 else [YX]
     if erm.intercept:
         blocks.append(y[:, None])
@@ -147,7 +148,8 @@ def _lp_route(erm, **_):
     nw = 2 * d if l1 else d
     ncol = A.shape[1]
     cost = np.zeros(ncol)
-    cost[-n:] = 1.0 / n
+    s = erm.sample_weight
+    cost[-n:] = 1.0 / n if s is None else s / np.sum(s)
     lower = np.full(ncol, -highspy.kHighsInf)
     upper = np.full(ncol, highspy.kHighsInf)
     if l1:
@@ -184,8 +186,9 @@ def _lp_route(erm, **_):
 def _svm_route(erm, **_):
     """Hinge + l2 is the soft-margin SVM with C = 1/(n lam): solved as such, converted back."""
     timer = Timer()
-    C = 1.0 / (erm.n_samples * erm.lam)
-    svm_sol = erm.as_svm().solve()
+    svm = erm.as_svm()
+    C, N = svm.C, 1.0 / (svm.C * erm.lam)      # N = n, or sum s with sample weights
+    svm_sol = svm.solve()
     w, b = np.asarray(svm_sol.w, dtype=float), float(svm_sol.b)
     F = erm.objective(w, b)
     return Solution(w=w, b=b, objective=F, status="converged", method="svm",
@@ -194,7 +197,7 @@ def _svm_route(erm, **_):
                                 "svm_route": svm_sol.provenance.get("route"),
                                 "svm_objective": svm_sol.objective,
                                 "svm_objective_over_nC": svm_sol.objective /
-                                (erm.n_samples * C)})
+                                (N * C)})
 
 
 def _cvxpy_route(erm, solver=None, options=None, tol=EXACT_TOL, **_):
