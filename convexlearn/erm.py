@@ -282,8 +282,7 @@ class ERM:
                              options=options)
 
     def as_svm(self) -> Any:
-        """Hinge + l2 as the soft-margin SVM (C = 1/(N lam), N = n or sum s with weights
-        s, costs C s_i; F_ERM = F_SVM / (N C)): the problem the "svm" route solves."""
+        """Hinge + l2 as the SVM C = 1/(N lam), N = n or sum s (costs C s_i), F = F_SVM/(N C)."""
         from .svm import SVM
         N = self.n_samples if self.sample_weight is None else float(np.sum(self.sample_weight))
         return SVM(self.X, self.y, C=1.0 / (N * self.lam), kernel="linear",

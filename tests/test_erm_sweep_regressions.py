@@ -47,3 +47,37 @@ def test_lp_route_on_sparse_X(loss):
     Xs = sp.csr_matrix(np.where(np.abs(X) > 0.5, X, 0.0))
     sol = cl.ERM(Xs, y, loss=loss, penalty="l1", lam=0.01).solve()
     assert sol.status == "optimal" and sol.provenance["route"] == "lp"
+
+
+def _duplicated_columns(n):
+    from sklearn.datasets import load_breast_cancer
+    X, y = load_breast_cancer(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0)
+    idx = np.random.default_rng(0).permutation(len(y))[:n]
+    return np.hstack([X[idx], X[idx][:, :5]]), y[idx]
+
+
+@pytest.mark.parametrize("loss,n,lam", [("squared", 150, 1e-6), ("logistic", 300, 1e-4)])
+def test_cd_certifies_with_duplicated_columns(loss, n, lam):
+    # copies of a column make the sign-fixed face singular (LU: a huge, sign-breaking
+    # solve) and CD leaves copies with opposite signs: the polish failed, cvxpy answered
+    X, y = _duplicated_columns(n)
+    target = y.astype(float) if loss == "squared" else y
+    sol = cl.ERM(X, target, loss=loss, penalty="l1", lam=lam).solve()
+    assert sol.status == "optimal"
+    assert sol.provenance["route"] == "cd" and "fallback_from" not in sol.provenance
+    w = np.asarray(sol.w)
+    for j in range(5):      # the copies share one sign (or are both 0)
+        assert np.sign(w[j]) * np.sign(w[30 + j]) >= 0
+
+
+def test_even_split_never_increases_the_objective():
+    from convexlearn.solvers.cd_polish import duplicate_groups, even_split
+    X, y = _duplicated_columns(150)
+    groups = duplicate_groups(X)
+    assert sorted(map(tuple, groups)) == [(j, 30 + j) for j in range(5)]
+    erm = cl.ERM(X, y, loss="logistic", penalty="elastic_net", lam=1e-3)
+    w = np.random.default_rng(1).standard_normal(X.shape[1])
+    w2 = even_split(w, groups)
+    assert np.allclose(X @ w, X @ w2)
+    assert erm.objective(w2, 0.3) <= erm.objective(w, 0.3)

@@ -46,6 +46,8 @@ import scipy.sparse as sp
 from numba import njit
 
 from ..errors import NotApplicableError
+from .cd_polish import (_loss_grad_w, _outside_ok, _polish_smooth, _polish_squared, _vw,
+                        duplicate_groups, even_split)
 from ..solution import History, Timer
 
 __all__ = ["coordinate_descent", "cd", "epoch_reference", "gram_epoch_reference",
@@ -284,6 +286,13 @@ def coordinate_descent(X: ArrayLike, y: ArrayLike, loss: Any, penalty: Any, lam:
     return w, b, info
 
 
+def _even_split(prob, w):
+    """w with each group of identical columns sharing its sum evenly (cached groups)."""
+    if "duplicates" not in prob.cache:
+        prob.cache["duplicates"] = duplicate_groups(prob.X)
+    return even_split(w, prob.cache["duplicates"])
+
+
 def _centred_dense(prob):
     """(Xc, yc, xbar, ybar) with Xc Fortran-ordered (column sweeps)."""
     X, y, v = np.asarray(prob.X, dtype=float), prob.y.astype(float), prob.v
@@ -356,7 +365,7 @@ def _squared(prob, w, keep, tol, max_sweeps, polish, use_numba):
             continue
         if not polish:
             break
-        new = _polish_squared(Xc, yc, w, lam1, lam2, G if gram else None,
+        new = _polish_squared(Xc, yc, _even_split(prob, w), lam1, lam2, G if gram else None,
                               c if gram else None)
         if new is not None and _outside_ok(Xc, yc, new, lam1, G if gram else None,
                                            c if gram else None):
@@ -379,44 +388,7 @@ def _readmit(keep, grad, w, lam1):
     return keep, int(bad.sum())
 
 
-def _polish_squared(Xc, yc, w, lam1, lam2, G, c):
-    """Minimizer on the active set with signs fixed (one linear solve); None if a sign
-    changes. With the Gram matrix G = (2/n) Xc^T Xc and c = (2/n) Xc^T yc when given."""
-    A = np.flatnonzero(w)
-    if A.size == 0:
-        return w.copy()
-    n = Xc.shape[0]
-    s = np.sign(w[A])
-    if G is not None:
-        GA, rhs = G[np.ix_(A, A)], c[A]
-    else:
-        XA = Xc[:, A]
-        GA, rhs = (2.0 / n) * (XA.T @ XA), (2.0 / n) * (XA.T @ yc)
-    try:
-        wA = np.linalg.solve(GA + lam2 * np.eye(A.size), rhs - lam1 * s)
-    except np.linalg.LinAlgError:
-        return None
-    if np.any(np.sign(wA) != s):
-        return None
-    out = np.zeros_like(w)
-    out[A] = wA
-    return out
-
-
-def _outside_ok(Xc, yc, w, lam1, G, c) -> bool:
-    """Every zero coordinate satisfies |grad_j| <= lam1 at w."""
-    n = Xc.shape[0]
-    grad = (G @ w - c) if G is not None else Xc.T @ (2.0 * (Xc @ w - yc)) / n
-    zero = w == 0
-    return bool(np.all(np.abs(grad[zero]) <= lam1 * (1 + 1e-12)))
-
-
 # ------------------------------------------------------------------- logistic
-def _vw(v, a):
-    """v * a (the normalized sample weights; a itself without weights)."""
-    return a if v is None else v * a
-
-
 def _loss_terms(loss, y, f, v=None):
     """(mean loss, l'(f), l''(f)), each sample's weighted by v."""
     return (float(np.mean(_vw(v, loss.value(y, f)))), _vw(v, loss.derivative(y, f)),
@@ -504,76 +476,20 @@ def _logistic(prob, w, b, keep, tol, max_sweeps, polish, use_numba):
         if change <= stop_tol * abs(Fv) or prob.squared:
             if not polish:
                 break
-            out = _polish_smooth(X, y, loss, w, b, lam1, lam2, prob.intercept, prob.v)
+            out = _polish_smooth(X, y, loss, _even_split(prob, w), b, lam1, lam2, prob.intercept,
+                                 prob.v)
             if out is not None:
                 (w, b), polished = out, True
                 break
             stop_tol *= 1e-2      # the support is not settled yet: go on, tighter
     if polish and not polished:
-        out = _polish_smooth(X, y, loss, w, b, lam1, lam2, prob.intercept, prob.v)
+        out = _polish_smooth(X, y, loss, _even_split(prob, w), b, lam1, lam2, prob.intercept,
+                                 prob.v)
         if out is not None:
             (w, b), polished = out, True
     grad = _loss_grad_w(X, loss, y, X @ w + b, n, prob.v)
     return w, b, {"sweeps": sweeps, "outer": outer, "polished": polished,
                   "readmitted": readmitted, "grad": grad, "gram": False}
-
-
-def _loss_grad_w(X, loss, y, f, n, v=None):
-    return np.asarray(X.T @ _vw(v, loss.derivative(y, f))).ravel() / n
-
-
-def _polish_smooth(X, y, loss, w, b, lam1, lam2, intercept, v=None, max_iter: int = 30):
-    """Newton on (w_A, b) with the signs of w_A fixed; None when a sign changes or a zero
-    coordinate violates |grad_j| <= lam1 at the result."""
-    A = np.flatnonzero(w)
-    n = X.shape[0]
-    XA = X[:, A]
-    XA = XA.toarray() if sp.issparse(XA) else np.asarray(XA)
-    if intercept:
-        XA = np.column_stack([XA, np.ones(n)])
-    s = np.sign(w[A])
-    k = A.size
-    x = np.append(w[A], b) if intercept else w[A].copy()
-    lin = np.append(lam1 * s, 0.0) if intercept else lam1 * s
-    ridge = np.append(np.full(k, lam2), 0.0) if intercept else np.full(k, lam2)
-
-    def value_grad(x_):
-        f_ = XA @ x_
-        val = float(np.mean(_vw(v, loss.value(y, f_)))) + float(lin @ x_) \
-            + 0.5 * float(ridge @ (x_ * x_))
-        return val, XA.T @ _vw(v, loss.derivative(y, f_)) / n + lin + ridge * x_, f_
-
-    val, grad, f = value_grad(x)
-    for _ in range(max_iter):
-        gnorm = np.linalg.norm(grad)
-        h = _vw(v, loss.hessian(y, f))
-        H = (XA * h[:, None]).T @ XA / n + np.diag(ridge)
-        try:
-            p = -np.linalg.solve(H, grad)
-        except np.linalg.LinAlgError:
-            return None
-        t = 1.0
-        for _ in range(40):
-            xn = x + t * p
-            vn, gn, fn = value_grad(xn)
-            if vn <= val + 1e-4 * t * float(grad @ p) or np.linalg.norm(gn) < 0.5 * gnorm:
-                break
-            t *= 0.5
-        else:
-            break
-        x, val, grad, f = xn, vn, gn, fn
-        if np.linalg.norm(grad) >= 0.9 * gnorm or np.linalg.norm(grad) == 0.0:
-            break
-    wA = x[:k]
-    if np.any(np.sign(wA) != s):
-        return None
-    out = np.zeros_like(w)
-    out[A] = wA
-    bb = float(x[k]) if intercept else 0.0
-    gfull = _loss_grad_w(X, loss, y, X @ out + bb, n, v)
-    if np.any(np.abs(gfull[out == 0]) > lam1 * (1 + 1e-12)):
-        return None
-    return out, bb
 
 
 # ------------------------------------------------------- as an iterative method
