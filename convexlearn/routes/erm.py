@@ -13,7 +13,10 @@ problem                                     routes, fastest first
 smooth loss (logistic, squared, exponential,  "newton": damped Newton (generalized Hessian
 squared hinge, ...) with l2 or none           for the squared hinge), warm-startable
 squared / logistic loss with l1 or elastic    "cd": coordinate descent with active sets,
-net                                           screening and a sign-fixed polish (exact 0.0)
+net                                           screening and a sign-fixed polish (exact 0.0);
+                                              the lasso (unweighted): "homotopy", its exact
+                                              path down to lam, after cd (before it when
+                                              d > n: CD settles slowly near interpolation)
 hinge / perceptron with l1 or none            "lp": the LP straight to HiGHS (highspy)
 hinge with l2                                 "svm": the SVM with C = 1/(n lam), converted
                                               back (F_ERM = F_SVM / (n C))
@@ -33,13 +36,14 @@ import math
 
 import numpy as np
 
-from ..data import check_method_options
+from ..data import check_method_options, is_sparse
 from ..errors import ConvexLearnError, NotApplicableError, ParameterError, SolverError
 from ..formulations.base import silence_highs_banner, solve_formulation
 from ..solution import Solution, Timer
 
-__all__ = ["EXACT_TOL", "ITERATIVE_METHODS", "ITERATIVE_TOL", "METHODS", "ROUTES", "exact_chain",
-           "solve", "solve_closed_form", "solve_exact", "solve_iterative"]
+__all__ = ["EXACT_TOL", "HOMOTOPY_MAX_DIM", "ITERATIVE_METHODS", "ITERATIVE_TOL", "METHODS",
+           "ROUTES", "exact_chain", "solve", "solve_closed_form", "solve_exact",
+           "solve_iterative"]
 
 #: Iterative methods: name -> "module:function" under convexlearn.solvers. Each function
 #: takes an ERMOracle and the starting point, and returns a Solution.
@@ -66,6 +70,11 @@ EXACT_CLARABEL_OPTIONS = {"tol_gap_abs": 1e-12, "tol_gap_rel": 1e-12, "tol_feas"
 CLARABEL_DEFAULTS = {"tol_gap_abs": 1e-8, "tol_gap_rel": 1e-8, "tol_feas": 1e-8,
                      "tol_ktratio": 1e-6, "max_iter": 200}
 
+#: The lasso goes by homotopy up to this many features (a breakpoint factors the active
+#: Gram matrix, up to d x d): the exact route's fallback and the path's grid
+#: (:mod:`convexlearn.routes.erm_path`); above, warm-started coordinate descent.
+HOMOTOPY_MAX_DIM = 1000
+
 _SMOOTH_PENALTIES = ("none", "l2")
 _CD_PENALTIES = ("l1", "elastic_net")
 
@@ -82,6 +91,10 @@ def exact_chain(erm: Any) -> list[str]:
     if loss.has_hessian and loss.differentiable and smooth_pen:
         return ["newton", "exact-primal"]
     if loss.name in CD_LOSSES and pen.name in _CD_PENALTIES:
+        if _homotopy_applies(erm):      # d > n (dense): homotopy first, measured faster
+            wide = erm.X.shape[1] > erm.X.shape[0] and not is_sparse(erm.X)
+            return ["homotopy", "cd", "exact-primal"] if wide else ["cd", "homotopy",
+                                                                    "exact-primal"]
         return ["cd", "exact-primal"]
     if loss.name in ("hinge", "perceptron") and (pen.name == "l1" or not _penalized(erm)):
         return ["lp", "exact-primal"]
@@ -126,6 +139,32 @@ def _cd_route(erm, warm_start=None, screen=None, **_):
                                "screened": info["screened"], "gram": info["gram"]})
     sol.extra["loss_grad"] = info["grad"]
     return sol
+
+
+def _homotopy_applies(erm) -> bool:
+    return (erm.loss.name in ("squared", "squared_classification") and erm.penalty.name == "l1"
+            and erm.lam > 0 and erm.sample_weight is None and erm.X.shape[1] <= HOMOTOPY_MAX_DIM)
+
+
+def _homotopy_route(erm, **_):
+    """The lasso by its exact homotopy path (:mod:`convexlearn.solvers.homotopy`) followed
+    from lam_max down to lam; a SolverError when the path ends above lam (the active set
+    outgrew the rank of X, or the breakpoint budget 4 d + 20 ran out)."""
+    from ..solvers.homotopy import lasso_homotopy
+    if not _homotopy_applies(erm):
+        raise NotApplicableError(f"route 'homotopy' needs the unweighted lasso; got "
+                                 f"{erm.describe()}")
+    timer = Timer()
+    X, d = erm._dense("the exact homotopy route"), erm.X.shape[1]
+    hp = lasso_homotopy(X, erm.y, erm.intercept, lam_min=erm.lam, max_breakpoints=4 * d + 20)
+    if hp.lams[-1] > erm.lam * (1 + 1e-12):
+        raise SolverError(f"the lasso homotopy ended at lam={hp.lams[-1]:.6g} > {erm.lam:.6g}"
+                          f" ({'; '.join(hp.notes) or 'breakpoint budget'})")
+    w, b = hp.at(erm.lam)
+    return Solution(w=w, b=b if erm.intercept else 0.0, objective=math.nan,
+                    status="converged", method="homotopy", n_iter=len(hp.lams),
+                    time_s=timer(), provenance={"solver": "convexlearn.homotopy (LARS-lasso)",
+                                                "breakpoints": len(hp.lams)})
 
 
 def _lp_route(erm, **_):
@@ -302,7 +341,8 @@ def _cvxpy_once(erm, solver, options) -> Solution:
 
 
 #: name -> route function ``run(erm, *, warm_start, screen, solver, options, tol)``.
-ROUTES = {"newton": _newton_route, "cd": _cd_route, "lp": _lp_route, "svm": _svm_route,
+ROUTES = {"newton": _newton_route, "cd": _cd_route, "homotopy": _homotopy_route,
+          "lp": _lp_route, "svm": _svm_route,
           "exact-primal": _cvxpy_route}
 
 
