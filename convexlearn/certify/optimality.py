@@ -326,6 +326,14 @@ def _project(base, kink_columns, lower, upper, units, penalty, lam, w, kink_tol)
         distance = float(np.linalg.norm(base + M @ z_val + lam * (pad @ r_pen)))
         z = z_val[:k_kink]
         details["method"] = f"cvxpy SOCP (dual-norm ball, q={ball_q:g}, at w = 0)"
+        # r = 0 is in the ball too: its exact box least squares is another true upper
+        # bound, exact where 0 is (the perceptron at (0, 0): the SOCP left ~1e-10)
+        z0 = (lsq_linear(M, -base, bounds=(lb, ub), method="bvls", tol=1e-14).x if k
+              else np.zeros(0))
+        distance0 = float(np.linalg.norm(base + M @ z0)) if k else float(np.linalg.norm(base))
+        if distance0 < distance:
+            distance, z, r_pen = distance0, z0[:k_kink], np.zeros(d)
+            details["method"] += "; r = 0 and bounded-variable least squares closer"
     elif M.shape[1] == 0:
         distance = float(np.linalg.norm(base))
         details["method"] = "gradient (no kink, no zero coordinate)"

@@ -17,6 +17,7 @@ net                                           screening and a sign-fixed polish 
                                               the lasso (unweighted): "homotopy", its exact
                                               path down to lam, after cd (before it when
                                               d > n: CD settles slowly near interpolation)
+perceptron, every penalty                     "zero": (0, 0), a minimizer (F >= 0 = F(0, 0))
 hinge / perceptron with l1 or none            "lp": the LP straight to HiGHS (highspy)
 hinge with l2                                 "svm": the SVM with C = 1/(n lam), converted
                                               back (F_ERM = F_SVM / (n C))
@@ -96,7 +97,10 @@ def exact_chain(erm: Any) -> list[str]:
             return ["homotopy", "cd", "exact-primal"] if wide else ["cd", "homotopy",
                                                                     "exact-primal"]
         return ["cd", "exact-primal"]
-    if loss.name in ("hinge", "perceptron") and (pen.name == "l1" or not _penalized(erm)):
+    if loss.name == "perceptron":       # F >= 0 = F(0, 0) for every penalty
+        return ["zero", "lp", "exact-primal"] if pen.name == "l1" or not _penalized(erm) \
+            else ["zero", "exact-primal"]
+    if loss.name == "hinge" and (pen.name == "l1" or not _penalized(erm)):
         return ["lp", "exact-primal"]
     if loss.name == "hinge" and pen.name == "l2":
         return ["svm", "exact-primal"]
@@ -165,6 +169,17 @@ def _homotopy_route(erm, **_):
                     status="converged", method="homotopy", n_iter=len(hp.lams),
                     time_s=timer(), provenance={"solver": "convexlearn.homotopy (LARS-lasso)",
                                                 "breakpoints": len(hp.lams)})
+
+
+def _zero_route(erm, **_):
+    """The perceptron: max(0, -m) >= 0 = its value at m = 0 and R(w) >= 0 = R(0), so
+    (w, b) = (0, 0) is a minimizer whatever the penalty (the certificate checks it)."""
+    if erm.loss.name != "perceptron":
+        raise NotApplicableError(f"route 'zero' is for the perceptron loss; got {erm.describe()}")
+    w = np.zeros(erm.X.shape[1])
+    return Solution(w=w, b=0.0, objective=erm.objective(w, 0.0), status="converged",
+                    method="zero", n_iter=0, time_s=0.0,
+                    provenance={"solver": "closed form: F >= 0 = F(0, 0)"})
 
 
 def _lp_route(erm, **_):
@@ -342,6 +357,7 @@ def _cvxpy_once(erm, solver, options) -> Solution:
 
 #: name -> route function ``run(erm, *, warm_start, screen, solver, options, tol)``.
 ROUTES = {"newton": _newton_route, "cd": _cd_route, "homotopy": _homotopy_route,
+          "zero": _zero_route,
           "lp": _lp_route, "svm": _svm_route,
           "exact-primal": _cvxpy_route}
 
