@@ -125,3 +125,19 @@ def test_perceptron_answers_zero(penalty, kw):
     sol = cl.ERM(X, y, loss="perceptron", penalty=penalty, lam=1e-6, **kw).solve()
     assert sol.status == "optimal" and sol.provenance["route"] == "zero"
     assert sol.report.distance == 0.0 and sol.objective == 0.0
+
+
+@pytest.mark.parametrize("lam", [3785.3314, 0.37853314])
+def test_certificate_on_mixed_feature_scales(lam):
+    # features alternately x 1e4 and x 1e-4: bvls on the unscaled projection matrix stopped
+    # at a relative distance ~5e-8 from an exact multiplier (the LP's optimal vertex, and
+    # cvxpy's answer, were called "inaccurate")
+    from sklearn.datasets import load_breast_cancer
+    X, y = load_breast_cancer(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0) * np.where(np.arange(X.shape[1]) % 2 == 0, 1e4, 1e-4)
+    sol = cl.ERM(X, y, loss="hinge", penalty="l1", lam=lam).solve()
+    assert sol.status == "optimal"
+    assert sol.provenance["route"] == "lp" and "fallback_from" not in sol.provenance
+    # the certificate still refuses a point off the optimum
+    bad = cl.Solution(w=sol.w * (1 + 1e-6), b=sol.b)
+    assert not cl.ERM(X, y, loss="hinge", penalty="l1", lam=lam).certificate(bad).passed

@@ -347,10 +347,16 @@ def _project(base, kink_columns, lower, upper, units, penalty, lam, w, kink_tol)
         r_pen[zero_coords] += zc
         details["method"] = "coordinate-wise clip (no kink; separable penalty box)"
     else:
-        res = lsq_linear(M, -base, bounds=(lb, ub), method="bvls", tol=1e-14)
-        distance = float(np.linalg.norm(base + M @ res.x))
-        z = res.x[:k_kink]
-        r_pen[zero_coords] += res.x[k_kink:]
+        # columns scaled to unit norm (the same problem): a kink column ~ x_i / (n U) and
+        # a zero coordinate's lam / U_j can be 1e10 apart (features x 1e4 and x 1e-4),
+        # where bvls on M itself stopped ~1e-8 (relative) short of an exact multiplier
+        cn = np.linalg.norm(M, axis=0)
+        cn[cn == 0] = 1.0
+        res = lsq_linear(M / cn, -base, bounds=(lb * cn, ub * cn), method="bvls", tol=1e-14)
+        x = np.clip(res.x / cn, lb, ub)     # feasible: the distance is a true upper bound
+        distance = float(np.linalg.norm(base + M @ x))
+        z = x[:k_kink]
+        r_pen[zero_coords] += x[k_kink:]
         details["method"] = "bounded-variable least squares (scipy lsq_linear, bvls)"
     return distance, details, z, r_pen
 
