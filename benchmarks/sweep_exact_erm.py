@@ -114,8 +114,10 @@ def _dataset(name: str):
 
 def _svm_dataset(name: str):
     from sklearn import datasets as ds
-    if name == "bc_raw":
+    if name in ("bc_raw", "bc_mixed_scale"):
         X, y = ds.load_breast_cancer(return_X_y=True)
+        if name == "bc_mixed_scale":        # features alternately x 1e4 and x 1e-4
+            X = (X - X.mean(0)) / X.std(0) * np.where(np.arange(30) % 2 == 0, 1e4, 1e-4)
         return X, y, None
     kind, size = name.split("_", 1)
     n, d = map(int, size.split("x"))
@@ -128,6 +130,12 @@ def _svm_dataset(name: str):
         X, y = ds.make_classification(n, d, flip_y=0.0, class_sep=3.0, random_state=0)
     elif kind == "over":
         X, y = ds.make_classification(n, d, flip_y=0.1, random_state=0)
+    elif kind == "conflict":     # every point twice, with both labels (w = 0 optimal)
+        X, y = ds.make_classification(n // 2, d, random_state=0)
+        X, y = np.vstack([X, X]), np.concatenate([y, 1 - y])
+    elif kind == "wide":         # d > n
+        X, y = ds.make_classification(n, d, n_informative=d // 10, flip_y=0.05,
+                                      random_state=0)
     elif kind == "wover":        # overlapping, integer sample weights (zeros included)
         X, y = ds.make_classification(n, d, flip_y=0.1, random_state=0)
         return X, y, np.random.default_rng(0).integers(0, 4, n).astype(float)
@@ -295,7 +303,8 @@ def erm_cases() -> list[dict]:
     # the fast routes on the hard data
     hard = ["bc_raw", "bc_dup", "bc_const", "bc_x1e4", "bc_x1e-4", "bc_mixed_scale",
             "bc_weights", "bc_sparse", "reg_200x300", "reg_1000x50", "reg_5000x100",
-            "clf_200x300", "clf_1000x50", "clf_5000x20", "sparse_2000x500"]
+            "reg_2000x5", "clf_200x300", "clf_1000x50", "clf_5000x20", "clf_2000x5",
+            "sparse_2000x500"]
     if QUICK:
         hard = hard[:4]
     for data in hard:
@@ -316,7 +325,8 @@ def erm_cases() -> list[dict]:
 
 def svm_cases() -> list[dict]:
     data = ["bc_raw", "blobs_2000x2", "blobsover_2000x2", "sep_5000x50", "over_5000x50",
-            "wover_5000x50", "over_20000x20", "blobsover_20000x2"]
+            "wover_5000x50", "over_20000x20", "blobsover_20000x2", "bc_mixed_scale",
+            "conflict_2000x10", "wide_200x500"]
     if QUICK:
         data = data[:4]
     return [dict(kind="svm", data=d, C=C, intercept=icpt)
