@@ -19,9 +19,9 @@ weights s the loss term is (1/sum s) sum s_i loss_i; R = ||w||_1, 1/2 ||w||^2, o
 l1_ratio ||w||_1 + (1 - l1_ratio)/2 ||w||^2):
 
 * squared + l1: ``Lasso(alpha=lam/2)``; squared + elastic_net: ``ElasticNet(alpha=lam/2,
-  l1_ratio)``; squared + l2: ``Ridge(alpha=n lam/2)`` (weighted: sum s lam / 2 after
-  scikit-learn's own normalization, which leaves Ridge unnormalized; we pass s n / sum s);
-* logistic + l2 / none: ``LogisticRegression(C=1/(n lam))`` (lbfgs, intercept unpenalized);
+  l1_ratio)`` (weighted: scikit-learn rescales s to sum n, the same alpha); squared + l2:
+  ``Ridge(alpha=N lam/2)``, N = n or sum s (Ridge keeps s as given);
+* logistic + l2 / none: ``LogisticRegression(C=1/(N lam))`` (lbfgs, intercept unpenalized);
   logistic + l1: ``LogisticRegression(penalty="l1", solver="liblinear")`` (liblinear
   penalizes its intercept: close, not the same problem; a timing reference only);
 * hinge + l2: ``SVC(kernel="linear", C=1/(n lam))``; squared_hinge + l2:
@@ -222,6 +222,22 @@ def _run_anchor(case: dict) -> dict:
     return {} if anchor is None else {"anchor": anchor[0], "anchor_time": anchor[1]}
 
 
+def _timed_solve(problem, out: dict):
+    """problem.solve() timed; its route, status and fallbacks into ``out`` (None when it
+    raised: the exception is the case's outcome)."""
+    import convexlearn as cl
+    start = time.perf_counter()
+    try:
+        sol = problem.solve()
+    except cl.ConvexLearnError as exc:
+        out.update(status=f"raised {type(exc).__name__}", route="-",
+                   time=time.perf_counter() - start, note=str(exc)[:120])
+        return None
+    out.update(time=time.perf_counter() - start, status=sol.status,
+               route=sol.provenance.get("route"), fallback=sol.provenance.get("fallback_from"))
+    return sol
+
+
 def _run_case(case: dict) -> dict:
     import convexlearn as cl
     if case.get("part") == "anchor":
@@ -250,18 +266,11 @@ def _run_case(case: dict) -> dict:
         erm = cl.ERM(X, y, loss=loss, penalty=pen, lam=lam, intercept=case["intercept"],
                      sample_weight=w, **kw)
         out.update(n=X.shape[0], d=X.shape[1], lam=lam, chain="/".join(chain))
-        start = time.perf_counter()
-        try:
-            sol = erm.solve()
-        except cl.ConvexLearnError as exc:
-            out.update(status=f"raised {type(exc).__name__}", route="-", time=time.perf_counter()
-                       - start, note=str(exc)[:120])
+        sol = _timed_solve(erm, out)
+        if sol is None:
             return out
-        out["time"] = time.perf_counter() - start
         cert = sol.provenance.get("certificate", {})
-        out.update(status=sol.status, route=sol.provenance.get("route"),
-                   fallback=sol.provenance.get("fallback_from"),
-                   rel_dist=cert.get("relative_distance", np.nan),
+        out.update(rel_dist=cert.get("relative_distance", np.nan),
                    rel_gap=cert.get("relative_gap", np.nan))
         out["anchor_ok"] = bool(case["intercept"] and not hasattr(X, "tocsr")
                                 and chain != ["exact-primal"])
@@ -271,18 +280,10 @@ def _run_case(case: dict) -> dict:
                  sample_weight=w)
     out.update(n=X.shape[0], d=X.shape[1], chain="/".join(
         __import__("convexlearn.routes.svm", fromlist=["x"]).exact_chain(svm)))
-    start = time.perf_counter()
-    try:
-        sol = svm.solve()
-    except cl.ConvexLearnError as exc:
-        out.update(status=f"raised {type(exc).__name__}", route="-",
-                   time=time.perf_counter() - start, note=str(exc)[:120])
+    sol = _timed_solve(svm, out)
+    if sol is None:
         return out
-    out["time"] = time.perf_counter() - start
-    cert = sol.extra.get("certificate", {})
-    out.update(status=sol.status, route=sol.provenance.get("route"),
-               fallback=sol.provenance.get("fallback_from"),
-               rel_gap=cert.get("relative_gap", np.nan),
+    out.update(rel_gap=sol.extra.get("certificate", {}).get("relative_gap", np.nan),
                rel_dist=sol.report.max_violation if sol.report is not None else np.nan,
                anchor_ok=True)
     return out
