@@ -30,7 +30,13 @@ Polish: on the active set A with the signs s fixed, F is smooth,
 L(w_A, b) + lam1 s^T w_A + lam2/2 ||w_A||^2; Newton's method (one linear solve for the
 squared loss) gives its minimizer to round-off. It is kept when the signs hold and every
 coordinate outside A satisfies |grad_j| <= lam1 (so its 0.0 is exact); otherwise coordinate
-descent resumes from the better point with a tighter tolerance.
+descent resumes from the better point with a tighter tolerance. Copies of a column share
+their coefficients evenly first, and a singular face is solved by least squares
+(:mod:`convexlearn.solvers.cd_polish`).
+
+Sample weights s: the loss term (1/sum s) sum s_i loss_i = (1/n) sum v_i loss_i with
+v = n s / sum s; the squared loss runs on sqrt(v)-scaled data centred at the weighted
+means, the logistic's model weights its l'(f_i), l''(f_i) by v_i.
 
 The hot loops are numba kernels (``@njit(cache=True)``); :func:`epoch_reference` and
 :func:`gram_epoch_reference` are the pure-numpy versions the tests compare them with.
