@@ -282,11 +282,11 @@ class ERM:
                              options=options)
 
     def as_svm(self) -> Any:
-        """Hinge + l2 as the soft-margin SVM (C = 1/(n lam); F_ERM = F_SVM / (n C)): the
-        problem the "svm" route of the exact chain solves."""
+        """Hinge + l2 as the SVM C = 1/(N lam), N = n or sum s (costs C s_i), F = F_SVM/(N C)."""
         from .svm import SVM
-        return SVM(self.X, self.y, C=1.0 / (self.n_samples * self.lam), kernel="linear",
-                   intercept=self.intercept)
+        N = self.n_samples if self.sample_weight is None else float(np.sum(self.sample_weight))
+        return SVM(self.X, self.y, C=1.0 / (N * self.lam), kernel="linear",
+                   intercept=self.intercept, sample_weight=self.sample_weight)
 
     def work_cache(self, name: str) -> dict:
         """A dict a route may keep data-only work in (X, y and intercept never change;

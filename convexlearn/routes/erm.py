@@ -13,7 +13,11 @@ problem                                     routes, fastest first
 smooth loss (logistic, squared, exponential,  "newton": damped Newton (generalized Hessian
 squared hinge, ...) with l2 or none           for the squared hinge), warm-startable
 squared / logistic loss with l1 or elastic    "cd": coordinate descent with active sets,
-net                                           screening and a sign-fixed polish (exact 0.0)
+net                                           screening and a sign-fixed polish (exact 0.0);
+                                              the lasso (unweighted): "homotopy", its exact
+                                              path down to lam, after cd (before it when
+                                              d > n: CD settles slowly near interpolation)
+perceptron, every penalty                     "zero": (0, 0), a minimizer (F >= 0 = F(0, 0))
 hinge / perceptron with l1 or none            "lp": the LP straight to HiGHS (highspy)
 hinge with l2                                 "svm": the SVM with C = 1/(n lam), converted
                                               back (F_ERM = F_SVM / (n C))
@@ -33,13 +37,14 @@ import math
 
 import numpy as np
 
-from ..data import check_method_options
+from ..data import check_method_options, is_sparse
 from ..errors import ConvexLearnError, NotApplicableError, ParameterError, SolverError
 from ..formulations.base import silence_highs_banner, solve_formulation
 from ..solution import Solution, Timer
 
-__all__ = ["EXACT_TOL", "ITERATIVE_METHODS", "ITERATIVE_TOL", "METHODS", "ROUTES", "exact_chain",
-           "solve", "solve_closed_form", "solve_exact", "solve_iterative"]
+__all__ = ["EXACT_TOL", "HOMOTOPY_MAX_DIM", "ITERATIVE_METHODS", "ITERATIVE_TOL", "METHODS",
+           "ROUTES", "exact_chain", "solve", "solve_closed_form", "solve_exact",
+           "solve_iterative"]
 
 #: Iterative methods: name -> "module:function" under convexlearn.solvers. Each function
 #: takes an ERMOracle and the starting point, and returns a Solution.
@@ -66,6 +71,11 @@ EXACT_CLARABEL_OPTIONS = {"tol_gap_abs": 1e-12, "tol_gap_rel": 1e-12, "tol_feas"
 CLARABEL_DEFAULTS = {"tol_gap_abs": 1e-8, "tol_gap_rel": 1e-8, "tol_feas": 1e-8,
                      "tol_ktratio": 1e-6, "max_iter": 200}
 
+#: The lasso goes by homotopy up to this many features (a breakpoint factors the active
+#: Gram matrix, up to d x d): the exact route's fallback and the path's grid
+#: (:mod:`convexlearn.routes.erm_path`); above, warm-started coordinate descent.
+HOMOTOPY_MAX_DIM = 1000
+
 _SMOOTH_PENALTIES = ("none", "l2")
 _CD_PENALTIES = ("l1", "elastic_net")
 
@@ -82,8 +92,15 @@ def exact_chain(erm: Any) -> list[str]:
     if loss.has_hessian and loss.differentiable and smooth_pen:
         return ["newton", "exact-primal"]
     if loss.name in CD_LOSSES and pen.name in _CD_PENALTIES:
+        if _homotopy_applies(erm):      # d > n (dense): homotopy first, measured faster
+            wide = erm.X.shape[1] > erm.X.shape[0] and not is_sparse(erm.X)
+            return ["homotopy", "cd", "exact-primal"] if wide else ["cd", "homotopy",
+                                                                    "exact-primal"]
         return ["cd", "exact-primal"]
-    if loss.name in ("hinge", "perceptron") and (pen.name == "l1" or not _penalized(erm)):
+    if loss.name == "perceptron":       # F >= 0 = F(0, 0) for every penalty
+        return ["zero", "lp", "exact-primal"] if pen.name == "l1" or not _penalized(erm) \
+            else ["zero", "exact-primal"]
+    if loss.name == "hinge" and (pen.name == "l1" or not _penalized(erm)):
         return ["lp", "exact-primal"]
     if loss.name == "hinge" and pen.name == "l2":
         return ["svm", "exact-primal"]
@@ -119,7 +136,7 @@ def _cd_route(erm, warm_start=None, screen=None, **_):
     b0 = 0.0 if warm_start is None else float(warm_start.b)
     w, b, info = coordinate_descent(erm.X, erm.y, erm.loss, erm.penalty, erm.lam,
                                     erm.intercept, w0=w0, b0=b0, screen=screen,
-                                    cache=erm.work_cache("cd"))
+                                    cache=erm.work_cache("cd"), sample_weight=erm.sample_weight)
     sol = Solution(w=w, b=b, objective=math.nan, status="converged", method="cd",
                    n_iter=info["sweeps"], time_s=timer(),
                    provenance={"solver": "convexlearn.cd", "polished": info["polished"],
@@ -128,16 +145,54 @@ def _cd_route(erm, warm_start=None, screen=None, **_):
     return sol
 
 
+def _homotopy_applies(erm) -> bool:
+    return (erm.loss.name in ("squared", "squared_classification") and erm.penalty.name == "l1"
+            and erm.lam > 0 and erm.sample_weight is None and erm.X.shape[1] <= HOMOTOPY_MAX_DIM)
+
+
+def _homotopy_route(erm, **_):
+    """The lasso by its exact homotopy path (:mod:`convexlearn.solvers.homotopy`) followed
+    from lam_max down to lam; a SolverError when the path ends above lam (the active set
+    outgrew the rank of X, or the breakpoint budget 4 d + 20 ran out)."""
+    from ..solvers.homotopy import lasso_homotopy
+    if not _homotopy_applies(erm):
+        raise NotApplicableError(f"route 'homotopy' needs the unweighted lasso; got "
+                                 f"{erm.describe()}")
+    timer = Timer()
+    X, d = erm._dense("the exact homotopy route"), erm.X.shape[1]
+    hp = lasso_homotopy(X, erm.y, erm.intercept, lam_min=erm.lam, max_breakpoints=4 * d + 20)
+    if hp.lams[-1] > erm.lam * (1 + 1e-12):
+        raise SolverError(f"the lasso homotopy ended at lam={hp.lams[-1]:.6g} > {erm.lam:.6g}"
+                          f" ({'; '.join(hp.notes) or 'breakpoint budget'})")
+    w, b = hp.at(erm.lam)
+    return Solution(w=w, b=b if erm.intercept else 0.0, objective=math.nan,
+                    status="converged", method="homotopy", n_iter=len(hp.lams),
+                    time_s=timer(), provenance={"solver": "convexlearn.homotopy (LARS-lasso)",
+                                                "breakpoints": len(hp.lams)})
+
+
+def _zero_route(erm, **_):
+    """The perceptron: max(0, -m) >= 0 = its value at m = 0 and R(w) >= 0 = R(0), so
+    (w, b) = (0, 0) is a minimizer whatever the penalty (the certificate checks it)."""
+    if erm.loss.name != "perceptron":
+        raise NotApplicableError(f"route 'zero' is for the perceptron loss; got {erm.describe()}")
+    w = np.zeros(erm.X.shape[1])
+    return Solution(w=w, b=0.0, objective=erm.objective(w, 0.0), status="converged",
+                    method="zero", n_iter=0, time_s=0.0,
+                    provenance={"solver": "closed form: F >= 0 = F(0, 0)"})
+
+
 def _lp_route(erm, **_):
-    """min (1/n) sum xi + lam sum(u + v)  s.t.  y_i (<u - v, x_i> + b) + xi_i >= kappa,
-    xi, u, v >= 0 (kappa = 1 hinge, 0 perceptron; without l1, w is one free block)."""
+    """min sum c_i xi_i + lam sum(u + v)  s.t.  y_i (<u - v, x_i> + b) + xi_i >= kappa,
+    xi, u, v >= 0 (kappa = 1 hinge, 0 perceptron; without l1, w is one free block;
+    c_i = 1/n, or s_i / sum s with sample weights)."""
     import highspy
     import scipy.sparse as sp
     timer = Timer()
     X, y, n, d = erm.X, erm.y, erm.X.shape[0], erm.X.shape[1]
     kappa = 1.0 if erm.loss.name == "hinge" else 0.0
     l1 = _penalized(erm) and erm.penalty.name == "l1"
-    YX = y[:, None] * X
+    YX = sp.diags(y) @ X if sp.issparse(X) else y[:, None] * X
     blocks = [YX, -YX] if l1 else [YX]
     if erm.intercept:
         blocks.append(y[:, None])
@@ -147,7 +202,8 @@ def _lp_route(erm, **_):
     nw = 2 * d if l1 else d
     ncol = A.shape[1]
     cost = np.zeros(ncol)
-    cost[-n:] = 1.0 / n
+    s = erm.sample_weight
+    cost[-n:] = 1.0 / n if s is None else s / np.sum(s)
     lower = np.full(ncol, -highspy.kHighsInf)
     upper = np.full(ncol, highspy.kHighsInf)
     if l1:
@@ -184,8 +240,9 @@ def _lp_route(erm, **_):
 def _svm_route(erm, **_):
     """Hinge + l2 is the soft-margin SVM with C = 1/(n lam): solved as such, converted back."""
     timer = Timer()
-    C = 1.0 / (erm.n_samples * erm.lam)
-    svm_sol = erm.as_svm().solve()
+    svm = erm.as_svm()
+    C, N = svm.C, 1.0 / (svm.C * erm.lam)      # N = n, or sum s with sample weights
+    svm_sol = svm.solve()
     w, b = np.asarray(svm_sol.w, dtype=float), float(svm_sol.b)
     F = erm.objective(w, b)
     return Solution(w=w, b=b, objective=F, status="converged", method="svm",
@@ -194,7 +251,7 @@ def _svm_route(erm, **_):
                                 "svm_route": svm_sol.provenance.get("route"),
                                 "svm_objective": svm_sol.objective,
                                 "svm_objective_over_nC": svm_sol.objective /
-                                (erm.n_samples * C)})
+                                (N * C)})
 
 
 def _cvxpy_route(erm, solver=None, options=None, tol=EXACT_TOL, **_):
@@ -260,6 +317,33 @@ def _polish(erm, sol: Solution, tol: float) -> Solution | None:
     return out if out.report.passed else None
 
 
+def _lp_refine(erm, sol: Solution, tol: float) -> Solution | None:
+    """The LP's vertex put exactly on its kinks: the samples the certificate finds on the
+    kink (margin within its kink_tol of kappa) get y_i (<w_S, x_iS> + b) = kappa by one
+    min-norm least-squares correction of (w_S, b) on the support S (HiGHS's feasibility
+    tolerance is on its scaled LP: the unscaled margins carry ~1e-9 residues, a relative
+    gap ~1e-8 at an exact support). Kept when it certifies at ``tol``; else None."""
+    kappa = 1.0 if erm.loss.name == "hinge" else 0.0
+    K = sol.report.details.get("on_kink", np.zeros(0, dtype=int))
+    S = np.setdiff1d(np.flatnonzero(sol.w), sol.report.details.get(
+        "zero_coordinates", np.zeros(0, dtype=int)))
+    if K.size == 0:
+        return None
+    XK = erm.X[K][:, S]
+    XK = XK.toarray() if hasattr(XK, "toarray") else np.asarray(XK)
+    M = np.column_stack([XK, np.ones(K.size)]) if erm.intercept else XK
+    w, b = np.array(sol.w, dtype=float), float(sol.b)
+    margins = erm.y[K] * (XK @ w[S] + b)
+    step = np.linalg.lstsq(erm.y[K][:, None] * M, kappa - margins, rcond=None)[0]
+    w[S] += step[:S.size]
+    b += float(step[S.size]) if erm.intercept else 0.0
+    out = Solution(w=w, b=b, objective=erm.objective(w, b), status="converged",
+                   method=sol.method, n_iter=sol.n_iter,
+                   provenance={**sol.provenance, "refined": "kink samples put on the kink"})
+    out = _certify(erm, out, tol)
+    return out if out.report.passed else None
+
+
 def _cvxpy_once(erm, solver, options) -> Solution:
     form = erm.formulation()
     info = solve_formulation(form, solver, **options)
@@ -272,7 +356,9 @@ def _cvxpy_once(erm, solver, options) -> Solution:
 
 
 #: name -> route function ``run(erm, *, warm_start, screen, solver, options, tol)``.
-ROUTES = {"newton": _newton_route, "cd": _cd_route, "lp": _lp_route, "svm": _svm_route,
+ROUTES = {"newton": _newton_route, "cd": _cd_route, "homotopy": _homotopy_route,
+          "zero": _zero_route,
+          "lp": _lp_route, "svm": _svm_route,
           "exact-primal": _cvxpy_route}
 
 
@@ -304,8 +390,8 @@ def solve_exact(erm: Any, *, tol: float = EXACT_TOL, solver: str | None = None,
             failures[name] = f"{type(exc).__name__}: {exc}"
             continue
         sol = _snap_zeros(erm, _certify(erm, sol, tol), tol)
-        if not sol.report.passed and name == "exact-primal":
-            polished = _polish(erm, sol, tol)
+        if not sol.report.passed and name in ("exact-primal", "lp"):
+            polished = (_polish if name == "exact-primal" else _lp_refine)(erm, sol, tol)
             sol = polished if polished is not None else sol
         if sol.report.passed or last:
             break

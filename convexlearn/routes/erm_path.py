@@ -33,13 +33,11 @@ from ..errors import ConvexLearnError, NotApplicableError, ParameterError
 from ..path import Path
 from ..solution import Solution, Timer
 from ..solvers.homotopy import lasso_homotopy
-from .erm import EXACT_TOL, ROUTES, _finish, _snap_zeros, exact_chain, solve_exact
+from .erm import (HOMOTOPY_MAX_DIM, EXACT_TOL, ROUTES, _finish, _snap_zeros, exact_chain,
+                  solve_exact)
 
 __all__ = ["HOMOTOPY_MAX_DIM", "path", "solve_path"]
 
-#: The lasso grid goes by homotopy up to this many features (a breakpoint factors the
-#: active Gram matrix, up to d x d); above, warm-started coordinate descent.
-HOMOTOPY_MAX_DIM = 1000
 #: Scores and multipliers of at most this many floats (n x points) per batch product.
 BATCH_FLOATS = 1 << 23
 

@@ -30,7 +30,13 @@ Polish: on the active set A with the signs s fixed, F is smooth,
 L(w_A, b) + lam1 s^T w_A + lam2/2 ||w_A||^2; Newton's method (one linear solve for the
 squared loss) gives its minimizer to round-off. It is kept when the signs hold and every
 coordinate outside A satisfies |grad_j| <= lam1 (so its 0.0 is exact); otherwise coordinate
-descent resumes from the better point with a tighter tolerance.
+descent resumes from the better point with a tighter tolerance. Copies of a column share
+their coefficients evenly first, and a singular face is solved by least squares
+(:mod:`convexlearn.solvers.cd_polish`).
+
+Sample weights s: the loss term (1/sum s) sum s_i loss_i = (1/n) sum v_i loss_i with
+v = n s / sum s; the squared loss runs on sqrt(v)-scaled data centred at the weighted
+means, the logistic's model weights its l'(f_i), l''(f_i) by v_i.
 
 The hot loops are numba kernels (``@njit(cache=True)``); :func:`epoch_reference` and
 :func:`gram_epoch_reference` are the pure-numpy versions the tests compare them with.
@@ -46,6 +52,8 @@ import scipy.sparse as sp
 from numba import njit
 
 from ..errors import NotApplicableError
+from .cd_polish import (_loss_grad_w, _outside_ok, _polish_smooth, _polish_squared, _vw,
+                        duplicate_groups, even_split)
 from ..solution import History, Timer
 
 __all__ = ["coordinate_descent", "cd", "epoch_reference", "gram_epoch_reference",
@@ -209,7 +217,8 @@ def _active_cycles(sweep, d: int, w: np.ndarray, keep: np.ndarray, stop: float,
 class _Problem:
     """Data and penalty of one solve (centred copies for the squared loss)."""
 
-    def __init__(self, X, y, loss, lam1, lam2, intercept):
+    def __init__(self, X, y, loss, lam1, lam2, intercept, v=None):
+        self.v = v          # sample weights normalized to mean 1 (None: unweighted)
         self.sparse = sp.issparse(X)
         self.X = X.tocsc() if self.sparse else X
         self.y, self.loss, self.lam1, self.lam2 = y, loss, lam1, lam2
@@ -223,7 +232,7 @@ def coordinate_descent(X: ArrayLike, y: ArrayLike, loss: Any, penalty: Any, lam:
                        w0: np.ndarray | None = None, b0: float = 0.0, tol: float = 1e-12,
                        max_sweeps: int = 10000, polish: bool = True,
                        screen: tuple | None = None, use_numba: bool = True,
-                       cache: dict | None = None) -> Any:
+                       cache: dict | None = None, sample_weight: Any = None) -> Any:
     """Minimize F by coordinate descent (see the module docstring); returns (w, b, info).
 
     Parameters
@@ -249,6 +258,9 @@ def coordinate_descent(X: ArrayLike, y: ArrayLike, loss: Any, penalty: Any, lam:
         Keeps what depends on (X, y, intercept) only across calls (a path): the centred,
         column-ordered X and the Gram matrix (n d^2, the dominant cost of one solve).
         The caller owns it and must not share it between problems.
+    sample_weight : ndarray (n,), optional
+        s_i >= 0: the loss term is (1/sum s) sum_i s_i loss_i = (1/n) sum_i v_i loss_i with
+        v = n s / sum s (the squared loss: CD on sqrt(v)-scaled, weighted-centred data).
 
     Returns
     -------
@@ -262,7 +274,9 @@ def coordinate_descent(X: ArrayLike, y: ArrayLike, loss: Any, penalty: Any, lam:
         raise NotApplicableError(f"coordinate descent needs the squared or logistic loss; "
                                  f"got {loss.name}")
     lam1, lam2 = penalty_split(penalty, lam)
-    prob = _Problem(X, y, loss, lam1, lam2, intercept)
+    v = (None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+         * (X.shape[0] / np.sum(sample_weight)))
+    prob = _Problem(X, y, loss, lam1, lam2, intercept, v)
     prob.cache = {} if cache is None else cache
     w = np.zeros(prob.d) if w0 is None else np.array(w0, dtype=float)
     b = float(b0) if intercept else 0.0
@@ -278,13 +292,25 @@ def coordinate_descent(X: ArrayLike, y: ArrayLike, loss: Any, penalty: Any, lam:
     return w, b, info
 
 
+def _even_split(prob, w):
+    """w with each group of identical columns sharing its sum evenly (cached groups)."""
+    if "duplicates" not in prob.cache:
+        prob.cache["duplicates"] = duplicate_groups(prob.X)
+    return even_split(w, prob.cache["duplicates"])
+
+
 def _centred_dense(prob):
     """(Xc, yc, xbar, ybar) with Xc Fortran-ordered (column sweeps)."""
-    X = np.asarray(prob.X, dtype=float)
-    if prob.intercept:
-        xbar, ybar = X.mean(axis=0), float(prob.y.mean())
-        return np.asfortranarray(X - xbar), prob.y - ybar, xbar, ybar
-    return np.asfortranarray(X), prob.y.astype(float), np.zeros(prob.d), 0.0
+    X, y, v = np.asarray(prob.X, dtype=float), prob.y.astype(float), prob.v
+    xbar, ybar = np.zeros(prob.d), 0.0
+    if prob.intercept:      # the (weighted) means: b = ybar - xbar^T w at the optimum
+        xbar = X.mean(axis=0) if v is None else v @ X / prob.n
+        ybar = float(y.mean() if v is None else v @ y / prob.n)
+    if v is None:
+        return np.asfortranarray(X - xbar), y - ybar, xbar, ybar
+    # (1/n) sum v_i (y_i - b - x_i w)^2 = (1/n) ||sqrt(v) (yc - Xc w)||^2 at the best b
+    r = np.sqrt(v)
+    return np.asfortranarray(r[:, None] * (X - xbar)), r * (y - ybar), xbar, ybar
 
 
 def _squared(prob, w, keep, tol, max_sweeps, polish, use_numba):
@@ -345,7 +371,7 @@ def _squared(prob, w, keep, tol, max_sweeps, polish, use_numba):
             continue
         if not polish:
             break
-        new = _polish_squared(Xc, yc, w, lam1, lam2, G if gram else None,
+        new = _polish_squared(Xc, yc, _even_split(prob, w), lam1, lam2, G if gram else None,
                               c if gram else None)
         if new is not None and _outside_ok(Xc, yc, new, lam1, G if gram else None,
                                            c if gram else None):
@@ -368,42 +394,11 @@ def _readmit(keep, grad, w, lam1):
     return keep, int(bad.sum())
 
 
-def _polish_squared(Xc, yc, w, lam1, lam2, G, c):
-    """Minimizer on the active set with signs fixed (one linear solve); None if a sign
-    changes. With the Gram matrix G = (2/n) Xc^T Xc and c = (2/n) Xc^T yc when given."""
-    A = np.flatnonzero(w)
-    if A.size == 0:
-        return w.copy()
-    n = Xc.shape[0]
-    s = np.sign(w[A])
-    if G is not None:
-        GA, rhs = G[np.ix_(A, A)], c[A]
-    else:
-        XA = Xc[:, A]
-        GA, rhs = (2.0 / n) * (XA.T @ XA), (2.0 / n) * (XA.T @ yc)
-    try:
-        wA = np.linalg.solve(GA + lam2 * np.eye(A.size), rhs - lam1 * s)
-    except np.linalg.LinAlgError:
-        return None
-    if np.any(np.sign(wA) != s):
-        return None
-    out = np.zeros_like(w)
-    out[A] = wA
-    return out
-
-
-def _outside_ok(Xc, yc, w, lam1, G, c) -> bool:
-    """Every zero coordinate satisfies |grad_j| <= lam1 at w."""
-    n = Xc.shape[0]
-    grad = (G @ w - c) if G is not None else Xc.T @ (2.0 * (Xc @ w - yc)) / n
-    zero = w == 0
-    return bool(np.all(np.abs(grad[zero]) <= lam1 * (1 + 1e-12)))
-
-
 # ------------------------------------------------------------------- logistic
-def _loss_terms(loss, y, f):
-    """(mean loss, l'(f), l''(f))."""
-    return float(np.mean(loss.value(y, f))), loss.derivative(y, f), loss.hessian(y, f)
+def _loss_terms(loss, y, f, v=None):
+    """(mean loss, l'(f), l''(f)), each sample's weighted by v."""
+    return (float(np.mean(_vw(v, loss.value(y, f)))), _vw(v, loss.derivative(y, f)),
+            _vw(v, loss.hessian(y, f)))
 
 
 def _logistic(prob, w, b, keep, tol, max_sweeps, polish, use_numba):
@@ -418,7 +413,7 @@ def _logistic(prob, w, b, keep, tol, max_sweeps, polish, use_numba):
 
     def F_of(w_, b_):
         f_ = X @ w_ + b_
-        return float(np.mean(loss.value(y, f_))) + lam1 * np.abs(w_).sum() \
+        return float(np.mean(_vw(prob.v, loss.value(y, f_)))) + lam1 * np.abs(w_).sum() \
             + 0.5 * lam2 * float(w_ @ w_)
 
     f = X @ w + b
@@ -427,7 +422,7 @@ def _logistic(prob, w, b, keep, tol, max_sweeps, polish, use_numba):
     stop_tol = max(tol, 1e-13)
     last_rel = 1.0
     for outer in range(1, 200):
-        _, g, h = _loss_terms(loss, y, f)
+        _, g, h = _loss_terms(loss, y, f, prob.v)
         h = np.maximum(h, 1e-12)
         if prob.sparse:
             hdiag = np.asarray(Xf.multiply(Xf).T @ h).ravel() / n
@@ -479,7 +474,7 @@ def _logistic(prob, w, b, keep, tol, max_sweeps, polish, use_numba):
         f = f + t * df
         if not prob.intercept:
             b = 0.0
-        grad = _loss_grad_w(X, loss, y, f, n)
+        grad = _loss_grad_w(X, loss, y, f, n, prob.v)
         keep, back = _readmit(keep, grad, w, lam1)
         readmitted += back
         if back:
@@ -487,75 +482,20 @@ def _logistic(prob, w, b, keep, tol, max_sweeps, polish, use_numba):
         if change <= stop_tol * abs(Fv) or prob.squared:
             if not polish:
                 break
-            out = _polish_smooth(X, y, loss, w, b, lam1, lam2, prob.intercept)
+            out = _polish_smooth(X, y, loss, _even_split(prob, w), b, lam1, lam2, prob.intercept,
+                                 prob.v)
             if out is not None:
                 (w, b), polished = out, True
                 break
             stop_tol *= 1e-2      # the support is not settled yet: go on, tighter
     if polish and not polished:
-        out = _polish_smooth(X, y, loss, w, b, lam1, lam2, prob.intercept)
+        out = _polish_smooth(X, y, loss, _even_split(prob, w), b, lam1, lam2, prob.intercept,
+                                 prob.v)
         if out is not None:
             (w, b), polished = out, True
-    grad = _loss_grad_w(X, loss, y, X @ w + b, n)
+    grad = _loss_grad_w(X, loss, y, X @ w + b, n, prob.v)
     return w, b, {"sweeps": sweeps, "outer": outer, "polished": polished,
                   "readmitted": readmitted, "grad": grad, "gram": False}
-
-
-def _loss_grad_w(X, loss, y, f, n):
-    return np.asarray(X.T @ loss.derivative(y, f)).ravel() / n
-
-
-def _polish_smooth(X, y, loss, w, b, lam1, lam2, intercept, max_iter: int = 30):
-    """Newton on (w_A, b) with the signs of w_A fixed; None when a sign changes or a zero
-    coordinate violates |grad_j| <= lam1 at the result."""
-    A = np.flatnonzero(w)
-    n = X.shape[0]
-    XA = X[:, A]
-    XA = XA.toarray() if sp.issparse(XA) else np.asarray(XA)
-    if intercept:
-        XA = np.column_stack([XA, np.ones(n)])
-    s = np.sign(w[A])
-    k = A.size
-    x = np.append(w[A], b) if intercept else w[A].copy()
-    lin = np.append(lam1 * s, 0.0) if intercept else lam1 * s
-    ridge = np.append(np.full(k, lam2), 0.0) if intercept else np.full(k, lam2)
-
-    def value_grad(x_):
-        f_ = XA @ x_
-        val = float(np.mean(loss.value(y, f_))) + float(lin @ x_) + 0.5 * float(ridge @ (x_ * x_))
-        return val, XA.T @ loss.derivative(y, f_) / n + lin + ridge * x_, f_
-
-    val, grad, f = value_grad(x)
-    for _ in range(max_iter):
-        gnorm = np.linalg.norm(grad)
-        h = loss.hessian(y, f)
-        H = (XA * h[:, None]).T @ XA / n + np.diag(ridge)
-        try:
-            p = -np.linalg.solve(H, grad)
-        except np.linalg.LinAlgError:
-            return None
-        t = 1.0
-        for _ in range(40):
-            xn = x + t * p
-            vn, gn, fn = value_grad(xn)
-            if vn <= val + 1e-4 * t * float(grad @ p) or np.linalg.norm(gn) < 0.5 * gnorm:
-                break
-            t *= 0.5
-        else:
-            break
-        x, val, grad, f = xn, vn, gn, fn
-        if np.linalg.norm(grad) >= 0.9 * gnorm or np.linalg.norm(grad) == 0.0:
-            break
-    wA = x[:k]
-    if np.any(np.sign(wA) != s):
-        return None
-    out = np.zeros_like(w)
-    out[A] = wA
-    bb = float(x[k]) if intercept else 0.0
-    gfull = _loss_grad_w(X, loss, y, X @ out + bb, n)
-    if np.any(np.abs(gfull[out == 0]) > lam1 * (1 + 1e-12)):
-        return None
-    return out, bb
 
 
 # ------------------------------------------------------- as an iterative method
@@ -569,7 +509,8 @@ def cd(oracle: Any, x0: np.ndarray | None = None, *, tol: float = 1e-10, max_ite
     w0, b0 = (None, 0.0) if x0 is None else oracle.split(x0)
     w, b, info = coordinate_descent(oracle.X, oracle.y, oracle.loss, oracle.penalty,
                                     oracle.lam, oracle.intercept, w0=w0, b0=b0, tol=tol,
-                                    max_sweeps=max_iter, polish=polish)
+                                    max_sweeps=max_iter, polish=polish,
+                                    sample_weight=oracle.weights)
     history = History()
     status = "converged" if info["sweeps"] < max_iter else "max_iter"
     sol = oracle.solution(oracle.join(w, b), "cd", status, info["sweeps"], history, timer(),
