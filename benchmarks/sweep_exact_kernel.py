@@ -134,7 +134,6 @@ order; a plain WSS-2 loop written from the published algorithm for the check als
 # ----------------------------------------------------------------------------- worker
 
 def _data(name: str, n: int, seed: int = 0):
-    import numpy as np
     from sklearn import datasets
     from convexlearn.app.generators import blobs
     if name.startswith("blobs"):

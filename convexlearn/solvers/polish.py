@@ -309,7 +309,8 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
         total = -float(beta.sum() - beta[F].sum()) if intercept else None
         rhs = y[F] - rest
         u, b, ray = face.solve(rhs, total, beta[F], margin_tol, fresh=False)
-        if ray is None and _ratio_step(y[F] * beta[F], y[F] * (u - beta[F]), C[F]) is None:
+        if (ray is None and not face.last_fresh
+                and _ratio_step(y[F] * beta[F], y[F] * (u - beta[F]), C[F]) is None):
             # in the box by the updated inverse: confirm by a fresh factorization
             costly += 1
             u, b, ray = face.solve(rhs, total, beta[F], margin_tol, fresh=True)
@@ -325,6 +326,8 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
             # violator at once instead broke the balance on ill-conditioned free sets.
             # (Along a ray of an unbounded face, the same up to the first bound.)
             t, blocking = step
+            if ray is None:
+                face.prepare_downdates()
             delta_F = t * direction
             hit = blocking                   # snapped onto the bound each approached
             towards_upper = y[F[hit]] * direction[hit] > 0.0
@@ -385,6 +388,7 @@ class _Face:
         self.position = np.empty(0, dtype=int)  # F's rows in the block
         self.inverse: np.ndarray | None = None
         self.downdates = 0
+        self.last_fresh = False             # was the last solution from a factorization?
 
     def focus(self, F: np.ndarray, kernel_block) -> None:
         """Make the face's data those of the free set ``F``."""
@@ -411,6 +415,13 @@ class _Face:
             return self.K0
         return self.K0[np.ix_(self.position, self.position)]
 
+    def prepare_downdates(self) -> None:
+        """Invert the bordered block before a ratio step (only then: on the usual last
+        round the face's solution is in the box and no inverse is needed)."""
+        if self.inverse is None and self.position.size == self.F0.size:
+            self.inverse = _bordered_inverse(self.K0, self.intercept)
+            self.downdates = 0
+
     def product(self, x: np.ndarray) -> np.ndarray:
         """K_FF @ x without forming K_FF."""
         if self.position.size == self.F0.size:
@@ -422,14 +433,14 @@ class _Face:
     def solve(self, rhs: np.ndarray, total: float | None, start: np.ndarray,
               margin_tol: float, fresh: bool) -> tuple[np.ndarray, float, np.ndarray | None]:
         """:func:`_kkt_solve` on this face; from the kept inverse unless ``fresh``."""
-        if fresh or self.inverse is None:
+        self.last_fresh = fresh or self.inverse is None
+        if self.last_fresh:
             KFF = self.KFF
             u, b, ray = _kkt_solve(KFF, rhs, total, start, margin_tol)
             if self.position.size < self.F0.size:      # refactorized: the block shrinks
                 self.F0, self.K0 = self.F0[self.position], KFF
                 self.position = np.arange(KFF.shape[0])
-            self.inverse = _bordered_inverse(self.K0, self.intercept) if ray is None else None
-            self.downdates = 0
+            self.inverse, self.downdates = None, 0
             return u, b, ray
         k, k0 = rhs.size, self.F0.size
         r = np.zeros(self.inverse.shape[0])
