@@ -32,7 +32,7 @@ from ..data import check_positive
 from ..errors import NotApplicableError
 from ..solution import History, Solution, Timer
 from .kernel_cache import KernelColumns
-from .polish import intercept_from_alpha, polish_expansion
+from .polish import intercept_from_alpha, is_balanced, polish_expansion
 from .smo import KernelSpec, _raise_diverged, smo, smo_compiled
 
 __all__ = ["certified_smo", "memory_estimate"]
@@ -87,7 +87,7 @@ def _feasible(svm, alpha: np.ndarray) -> bool:
     C = svm.C_bounds
     scale = float(np.max(C)) if np.all(np.isfinite(C)) else max(1.0, float(np.max(alpha)))
     in_box = bool(np.all(alpha >= 0.0) and np.all(alpha <= C))
-    return in_box and (not svm.intercept or abs(float(svm.y @ alpha)) <= 1e-12 * alpha.size * scale)
+    return in_box and (not svm.intercept or is_balanced(svm.y * alpha, scale))
 
 
 def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol: float = 1e-9,

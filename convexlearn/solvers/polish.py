@@ -29,7 +29,7 @@ import numpy as np
 import scipy.linalg
 from scipy.linalg import blas, lapack
 
-__all__ = ["polish_alpha", "polish_expansion", "intercept_from_alpha", "MAX_FREE"]
+__all__ = ["polish_alpha", "polish_expansion", "intercept_from_alpha", "is_balanced", "MAX_FREE"]
 
 #: Above this many free support vectors the dense solve is not worth it; skip.
 MAX_FREE = 4000
@@ -182,6 +182,13 @@ def intercept_from_alpha(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarr
     return 0.5 * (lo_v + hi_v), "midpoint of the feasible interval"
 
 
+def is_balanced(beta: np.ndarray, scale: float) -> bool:
+    """|sum_i beta_i| = |y^T alpha| <= 1e-12 n ``scale`` (``scale``: max C_i, or max alpha
+    for the hard margin): the equality constraint of the dual with intercept, to the
+    round-off of n terms of that size."""
+    return abs(float(np.sum(beta))) <= 1e-12 * beta.size * scale
+
+
 def _kkt_solve(KFF: np.ndarray, rhs: np.ndarray, total: float | None, start: np.ndarray,
                margin_tol: float) -> tuple[np.ndarray, float, np.ndarray | None]:
     """Solve [K_FF 1; 1^T 0] [u; b] = [rhs; total] (K_FF u = rhs without intercept,
@@ -296,7 +303,7 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
         if F.size == 0:
             g = g + products(pending)
             # No free multiplier: the point is only a candidate when it still balances.
-            if intercept and abs(float(beta.sum())) > 1e-12 * scale * y.size:
+            if intercept and not is_balanced(beta, scale):
                 return None
             return y * beta, None, g
         face.focus(F, kernel_block)
