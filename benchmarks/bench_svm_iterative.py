@@ -1,12 +1,12 @@
 """Iterative SVM solvers against LIBSVM / LIBLINEAR, and the convergence of each method.
 
-1. SMO (convexlearn.solvers.smo) vs scikit-learn's SVC (LIBSVM), rbf kernel, at equal
+1. SMO (convexlearn.solvers.kernel_svm.smo) vs scikit-learn's SVC (LIBSVM), rbf kernel, at equal
    tolerance (both stop on the maximal KKT violation m - M <= tol: SMO runs with
    ``gap_tol=inf``, LIBSVM's rule, not its default extra duality-gap test): synthetic data,
    n = 1000, 2000, 5000, and two real data sets. Suboptimality is the dual gap D* - D(alpha)
    against a certified optimum (SMO at tol 1e-9 whose KKT report, recomputed from the data,
    passes at 1e-6; cross-checked against SVC at tol 1e-9).
-2. DCD (convexlearn.solvers.dcd, unpenalized intercept) vs LinearSVC (LIBLINEAR, penalized
+2. DCD (convexlearn.solvers.linear_svm.dcd, unpenalized intercept) vs LinearSVC (LIBLINEAR, penalized
    intercept). The two solve different problems, so each is measured against the optimum of
    its own problem: ours against the exact C-form SVM, LinearSVC against the homogeneous SVM
    on [X, 1] (intercept_scaling=1), both solved by cvxpy (Clarabel). Equal accuracy = equal
@@ -39,8 +39,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import convexlearn as cl  # noqa: E402
 from _common import RESULTS, best_time, markdown_table, write_result  # noqa: E402
-from convexlearn.solvers import dcd, pegasos, smo, svm_subgradient  # noqa: E402
-from convexlearn.solvers.kernel_cache import KernelColumns  # noqa: E402
+from convexlearn.solvers.kernel_svm import smo  # noqa: E402
+from convexlearn.solvers.linear_svm import dcd, pegasos, svm_subgradient  # noqa: E402
+from convexlearn.solvers.kernel_svm.kernel_cache import KernelColumns  # noqa: E402
 
 TOLS = (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
 

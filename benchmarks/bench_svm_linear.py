@@ -28,7 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import convexlearn as cl  # noqa: E402
 from _common import best_time, markdown_table, write_result  # noqa: E402
 from convexlearn.certify.rational_gap import rational_duality_gap  # noqa: E402
-from convexlearn.solvers.linear_exact import solve_linear_exact  # noqa: E402
+from convexlearn.solvers.linear_svm.linear_exact import solve_linear_exact  # noqa: E402
 
 QUICK = "--quick" in sys.argv
 REPEAT = 1 if QUICK else 3
@@ -231,7 +231,7 @@ def main():
                  + "\n\nWithout face steps (face_every=0) 1000 epochs end 'max_iter' here: "
                    "DCD converges like 1/k (||w - w*|| 0.41, 0.19, 0.082, 0.042 after 100, 200, "
                    "400, 800 epochs; 800 free multipliers after 1000, 99 at the optimum). The "
-                   "face step (solvers/dcd_face.py: purification of the free set, then an "
+                   "face step (solvers/linear_svm/dcd_face.py: purification of the free set, then an "
                    "active-set walk on faces) runs once the free set fits (d + 1 + |F| <= 3000, "
                    "epoch ~300 here) and lands on the optimum. Measured and not kept: "
                    "conjugate-gradient steps on the free face (|F| >> rank 99 of the signed "

@@ -28,7 +28,7 @@ Grid:
 Method. Cases run one after another in a worker process (OPENBLAS_NUM_THREADS=1); the
 parent gives each case a wall-clock budget and restarts the worker after a timeout.
 For each case the worker first runs the fast route alone
-(:func:`convexlearn.solvers.certified_smo.certified_smo`); then ``solve()`` (the whole
+(:func:`convexlearn.solvers.kernel_svm.certified_smo.certified_smo`); then ``solve()`` (the whole
 chain, whose provenance gives the route and ``fallback_from``) when the fast route
 certified or n <= 1500 - a fallback to cvxpy above that is not run (it is what this
 sweep exists to avoid), and the route column then says so. Times are single runs (the
@@ -197,7 +197,7 @@ def run_case(case: dict) -> dict:
     import numpy as np
     import convexlearn as cl
     from convexlearn.routes.svm import exact_chain
-    from convexlearn.solvers.certified_smo import certified_smo
+    from convexlearn.solvers.kernel_svm.certified_smo import certified_smo
     from sklearn.svm import SVC
     from sklearn.metrics.pairwise import pairwise_kernels
 

@@ -43,7 +43,7 @@ from .logs import logged_solve
 from .routes import erm as routes
 from .routes import erm_path
 from .solution import Solution, check_same_problem, data_digest, problem_fingerprint
-from .solvers.oracle import ERMOracle
+from .solvers.erm.oracle import ERMOracle
 
 __all__ = ["ERM", "ITERATIVE_METHODS", "METHODS"]
 

@@ -3,7 +3,7 @@
 On the homogeneous embedding ``x'_i = (1, x_i)`` (so ``<w', x'> = b + <w, x>``), starting
 from ``w' = 0`` and visiting the samples in order, each *mistake*
 ``y_i <w', x'_i> <= 0`` triggers the update ``w' <- w' + y_i x'_i``
-(:func:`convexlearn.solvers.perceptron.perceptron_pass`). An epoch without a mistake ends
+(:func:`convexlearn.solvers.linear_svm.perceptron.perceptron_pass`). An epoch without a mistake ends
 the run (status "converged": w' separates the data). If the data are linearly
 separable, the number of updates T obeys::
 
@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike
 from .data import as_binary_labels, as_features, check_callable, check_seed
 from .errors import InfeasibleError, ParameterError
 from .solution import History, Solution, Timer
-from .solvers.perceptron import perceptron_pass
+from .solvers.linear_svm.perceptron import perceptron_pass
 from .svm import SVM
 
 __all__ = ["perceptron", "mistake_bound"]
@@ -85,7 +85,7 @@ def perceptron(X: ArrayLike, y: ArrayLike, max_epochs: int = 1000, *, intercept:
         ``callback(t, w, value)`` after each epoch, the signature of every iterative
         method: ``t`` the epoch (1, 2, ...), ``w`` a copy of the current weights (with
         intercept the embedded ``w' = (b, w)``, intercept first, as in
-        :func:`~convexlearn.solvers.online.online_fit`), ``value`` the number of mistakes
+        :func:`~convexlearn.solvers.linear_svm.online.online_fit`), ``value`` the number of mistakes
         (updates) made in that epoch. Returning False stops the run (status "stopped"),
         unless the epoch was mistake-free (status "converged").
 

@@ -34,7 +34,7 @@ from .path import Path
 from .routes.svm_warm_path import svm_warm_path
 from .solution import (Solution, check_same_problem, check_solution_shapes, data_digest,
                        problem_fingerprint)
-from .solvers.polish import intercept_from_alpha
+from .solvers.kernel_svm.polish import intercept_from_alpha
 
 __all__ = ["SVM", "EXACT_METHODS", "ITERATIVE_METHODS"]
 
@@ -345,7 +345,7 @@ class SVM(KernelSamples):
             ones, so that "optimal" never means a loose answer).
         polish : bool
             Exact methods only: refine the interior-point multipliers on their active set
-            (:mod:`convexlearn.solvers.polish`) and keep the refined point when its KKT
+            (:mod:`convexlearn.solvers.kernel_svm.polish`) and keep the refined point when its KKT
             report is no worse. ``provenance["polished"]`` says whether it was kept.
         verbose : bool or int
             Log this call on stderr through the ``convexlearn`` logger: True/1 at INFO (method,
@@ -380,7 +380,7 @@ class SVM(KernelSamples):
 
         alpha is clipped to its box [0, C s_i]; b, when not given, is taken from the
         free multipliers (the midpoint of the feasible interval when none is free;
-        :func:`~convexlearn.solvers.polish.intercept_from_alpha`); ``extra["intercept_rule"]``
+        :func:`~convexlearn.solvers.kernel_svm.polish.intercept_from_alpha`); ``extra["intercept_rule"]``
         says which.
         """
         alpha = np.clip(np.asarray(alpha, float), 0.0, self.C_bounds)

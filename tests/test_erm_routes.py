@@ -12,7 +12,7 @@ import convexlearn as cl
 from convexlearn.losses import make_loss
 from convexlearn.penalties import make_penalty
 from convexlearn.routes.erm import exact_chain
-from convexlearn.solvers import cd as cdmod
+from convexlearn.solvers.erm import cd as cdmod
 from helpers import binary_dataset
 
 PROBLEMS = FilePath(__file__).resolve().parent.parent / "problems"

@@ -73,7 +73,7 @@ def test_cd_certifies_with_duplicated_columns(loss, n, lam):
 
 
 def test_even_split_never_increases_the_objective():
-    from convexlearn.solvers.cd_polish import duplicate_groups, even_split
+    from convexlearn.solvers.erm.cd_polish import duplicate_groups, even_split
     X, y = _duplicated_columns(150)
     groups = duplicate_groups(X)
     assert sorted(map(tuple, groups)) == [(j, 30 + j) for j in range(5)]

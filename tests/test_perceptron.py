@@ -9,7 +9,7 @@ import convexlearn as cl
 from convexlearn.certify.separability import verify_hyperplane_exact
 from convexlearn.errors import DataError, ParameterError
 from convexlearn.perceptron import mistake_bound, perceptron
-from convexlearn.solvers.perceptron import perceptron_pass
+from convexlearn.solvers.linear_svm.perceptron import perceptron_pass
 
 XOR_X = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
 XOR_Y = np.array([1, 1, -1, -1])

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 import convexlearn as cl
 from convexlearn import data
 from convexlearn.errors import DataError
-from convexlearn.solvers import newton as newton_module
+from convexlearn.solvers.erm import newton as newton_module
 
 
 def _sparse_problem(n=300, d=40, density=0.1, seed=1):

@@ -5,7 +5,7 @@ answer is the exact optimum of the whole problem, certified on every chunk.
 One pass of the cascade, with S the support set of the previous pass (empty at first):
 
 1. every row block k solves the dual SVM on its rows plus S (the package's SMO,
-   :func:`convexlearn.solvers.smo.solve_svm`, on a :class:`convexlearn.SVM` built from
+   :func:`convexlearn.solvers.kernel_svm.smo.solve_svm`, on a :class:`convexlearn.SVM` built from
    them) and keeps its support vectors;
 2. the support sets are merged pairwise up a binary tree, each merge solving the SVM on
    the union and keeping its support vectors; the root's support set is the new S.
@@ -13,7 +13,7 @@ One pass of the cascade, with S the support set of the previous pass (empty at f
 Passes repeat until S stops changing (Graf et al. prove the root's dual objective
 increases pass after pass and reaches the global optimum). The exact finish: on a working
 set W (S, then S plus any violators found) SMO at tolerance ``finish_tol`` followed by
-the active-set polish (:func:`convexlearn.solvers.polish.polish_alpha`) gives the exact
+the active-set polish (:func:`convexlearn.solvers.kernel_svm.polish.polish_alpha`) gives the exact
 optimum of the SVM restricted to W, alpha = 0 outside. That is the global optimum iff no
 sample outside W violates its KKT condition, m_i = y_i f(x_i) >= 1 (alpha_i = 0): a pass
 over every chunk computes its margins against the expansion on W and returns the worst
@@ -31,8 +31,8 @@ import math
 import numpy as np
 
 from ..kernels import Kernel
-from ..solvers.polish import polish_alpha
-from ..solvers.smo import solve_svm
+from ..solvers.kernel_svm.polish import polish_alpha
+from ..solvers.kernel_svm.smo import solve_svm
 
 __all__ = ["cascade_pass", "margins_outside", "solve_on", "polished", "empty_set"]
 

@@ -47,11 +47,11 @@ __all__ = ["DaskERM", "DASK_ERM_METHODS"]
 
 #: method -> "module:function"; each takes a (Dask)ERMOracle and x0.
 DASK_ERM_METHODS = {
-    "newton": "convexlearn.solvers.newton:newton",
-    "gd": "convexlearn.solvers.gd:gradient_descent",
-    "prox": "convexlearn.solvers.prox:fista",
-    "fista": "convexlearn.solvers.prox:fista",
-    "subgradient": "convexlearn.solvers.erm_subgradient:subgradient",
+    "newton": "convexlearn.solvers.erm.newton:newton",
+    "gd": "convexlearn.solvers.erm.gd:gradient_descent",
+    "prox": "convexlearn.solvers.erm.prox:fista",
+    "fista": "convexlearn.solvers.erm.prox:fista",
+    "subgradient": "convexlearn.solvers.erm.erm_subgradient:subgradient",
     "admm": "convexlearn.distributed.admm:admm",
 }
 #: Stopping tolerances of the exact route (raw gradient norm for Newton, gradient

@@ -8,7 +8,7 @@ With A = [X, 1] (or X) cut into row blocks A_k, x = (w, b), f_k = A_k x::
 
 so only x travels to the workers and only dim-vectors and dim x dim matrices travel back
 (dim = d + 1 with an intercept). :class:`DaskERMOracle` has the interface of
-:class:`~convexlearn.solvers.oracle.ERMOracle`, so the package's own gradient descent,
+:class:`~convexlearn.solvers.erm.oracle.ERMOracle`, so the package's own gradient descent,
 Newton, proximal-gradient and subgradient loops run on a cluster unchanged; each call
 is one pass over the data (the last point's values are remembered, since Newton asks
 for the value, the gradient and then the Hessian at the same x).
@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import DataError, NotApplicableError
 from ..losses import LOSSES, Loss, make_loss
 from ..penalties import Penalty
-from ..solvers.oracle import ERMOracle
+from ..solvers.erm.oracle import ERMOracle
 from .chunks import ChunkedData
 
 __all__ = ["DaskERMOracle", "loss_token"]
@@ -74,7 +74,7 @@ def _block_eval(X, y, x, loss, intercept, order):
 
 
 class DaskERMOracle(ERMOracle):
-    """:class:`~convexlearn.solvers.oracle.ERMOracle` over :class:`ChunkedData`.
+    """:class:`~convexlearn.solvers.erm.oracle.ERMOracle` over :class:`ChunkedData`.
 
     Parameters
     ----------

@@ -49,14 +49,14 @@ __all__ = ["EXACT_TOL", "HOMOTOPY_MAX_DIM", "ITERATIVE_METHODS", "ITERATIVE_TOL"
 #: Iterative methods: name -> "module:function" under convexlearn.solvers. Each function
 #: takes an ERMOracle and the starting point, and returns a Solution.
 ITERATIVE_METHODS = {
-    "gd": "gd:gradient_descent",
-    "newton": "newton:newton",
-    "irls": "newton:newton",
-    "prox": "prox:ista",
-    "ista": "prox:ista",
-    "fista": "prox:fista",
-    "subgradient": "erm_subgradient:subgradient",
-    "cd": "cd:cd",
+    "gd": "erm.gd:gradient_descent",
+    "newton": "erm.newton:newton",
+    "irls": "erm.newton:newton",
+    "prox": "erm.prox:ista",
+    "ista": "erm.prox:ista",
+    "fista": "erm.prox:fista",
+    "subgradient": "erm.erm_subgradient:subgradient",
+    "cd": "erm.cd:cd",
 }
 METHODS = ("exact", "exact-primal", "closed-form", *ITERATIVE_METHODS)
 #: The status tolerance of the iterative methods' certificate (relative, as the exact one).
@@ -86,7 +86,7 @@ def _penalized(erm) -> bool:
 
 def exact_chain(erm: Any) -> list[str]:
     """The routes of ``erm``'s exact solve, fastest first (see the module docstring)."""
-    from ..solvers.cd import CD_LOSSES
+    from ..solvers.erm.cd import CD_LOSSES
     loss, pen = erm.loss, erm.penalty
     smooth_pen = pen.name in _SMOOTH_PENALTIES or not _penalized(erm)
     if loss.has_hessian and loss.differentiable and smooth_pen:
@@ -117,7 +117,7 @@ def _certify(erm, sol: Solution, tol: float) -> Solution:
 
 # --------------------------------------------------------------------- routes
 def _newton_route(erm, warm_start=None, **_):
-    from ..solvers.newton import newton
+    from ..solvers.erm.newton import newton
     oracle = erm.oracle()
     x0 = None if warm_start is None else oracle.join(warm_start.w, warm_start.b)
     # tol in the gradient's own units: 1e-13 of the gradient at w = 0, b = 0 (its size far
@@ -130,7 +130,7 @@ def _newton_route(erm, warm_start=None, **_):
 
 
 def _cd_route(erm, warm_start=None, screen=None, **_):
-    from ..solvers.cd import coordinate_descent
+    from ..solvers.erm.cd import coordinate_descent
     timer = Timer()
     w0 = None if warm_start is None else np.asarray(warm_start.w, dtype=float)
     b0 = 0.0 if warm_start is None else float(warm_start.b)
@@ -151,10 +151,10 @@ def _homotopy_applies(erm) -> bool:
 
 
 def _homotopy_route(erm, **_):
-    """The lasso by its exact homotopy path (:mod:`convexlearn.solvers.homotopy`) followed
+    """The lasso by its exact homotopy path (:mod:`convexlearn.solvers.erm.homotopy`) followed
     from lam_max down to lam; a SolverError when the path ends above lam (the active set
     outgrew the rank of X, or the breakpoint budget 4 d + 20 ran out)."""
-    from ..solvers.homotopy import lasso_homotopy
+    from ..solvers.erm.homotopy import lasso_homotopy
     if not _homotopy_applies(erm):
         raise NotApplicableError(f"route 'homotopy' needs the unweighted lasso; got "
                                  f"{erm.describe()}")
@@ -300,9 +300,9 @@ def _snap_zeros(erm, sol: Solution, tol: float) -> Solution:
 
 
 def _polish(erm, sol: Solution, tol: float) -> Solution | None:
-    """The cvxpy point polished on its smooth piece (:mod:`convexlearn.solvers.erm_polish`),
+    """The cvxpy point polished on its smooth piece (:mod:`convexlearn.solvers.erm.erm_polish`),
     when that certifies at ``tol``; else None."""
-    from ..solvers.erm_polish import polish_point
+    from ..solvers.erm.erm_polish import polish_point
     zeros = sol.report.details.get("zero_coordinates", np.zeros(0, dtype=int))
     on_kink = sol.report.details.get("on_kink", np.zeros(0, dtype=int))
     try:
@@ -437,7 +437,7 @@ def solve_iterative(erm: Any, method: str, tol: float, warm_start: Any, options:
 
 
 def _require_cd(erm) -> None:
-    from ..solvers.cd import CD_LOSSES
+    from ..solvers.erm.cd import CD_LOSSES
     if erm.loss.name not in CD_LOSSES or erm.penalty.name not in (
             "l1", "elastic_net", "l2", "none"):
         raise NotApplicableError(
@@ -448,7 +448,7 @@ def _require_cd(erm) -> None:
 def solve_closed_form(erm: Any) -> Solution:
     """Least squares / ridge by their closed forms (status "converged": the certificate
     decides "optimal")."""
-    from ..solvers import closed_forms
+    from ..solvers.erm import closed_forms
     if erm.loss.name not in ("squared", "squared_classification") or \
             (erm.penalty.name not in ("none", "l2") and erm.lam > 0):
         raise NotApplicableError(

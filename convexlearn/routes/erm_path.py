@@ -4,7 +4,7 @@ Three ways along a grid of lam (:func:`solve_path`), each ending in the problem'
 certificate (:meth:`convexlearn.erm.ERM.certificate`, recomputed from the data):
 
 * the lasso (squared loss + l1, unweighted, dense X with n > d): the exact homotopy
-  (:func:`convexlearn.solvers.homotopy.lasso_homotopy`, LARS with the lasso modification,
+  (:func:`convexlearn.solvers.erm.homotopy.lasso_homotopy`, LARS with the lasso modification,
   Gram form) from lam_max down to min(lams), a few small solves per breakpoint; every grid
   point is the linear interpolation of the two breakpoints around it (the path is linear
   there);
@@ -32,7 +32,7 @@ from ..data import check_nonnegative, is_sparse
 from ..errors import ConvexLearnError, NotApplicableError, ParameterError
 from ..path import Path
 from ..solution import Solution, Timer
-from ..solvers.homotopy import lasso_homotopy
+from ..solvers.erm.homotopy import lasso_homotopy
 from .erm import (HOMOTOPY_MAX_DIM, EXACT_TOL, ROUTES, _finish, _snap_zeros, exact_chain,
                   solve_exact)
 
@@ -205,7 +205,7 @@ def _certify_batch(erm, lams: list, raw: list, tol: float, route: str) -> list[S
 
 
 def _lam1(erm) -> float:
-    from ..solvers.cd import penalty_split
+    from ..solvers.erm.cd import penalty_split
     return penalty_split(erm.penalty, erm.lam)[0]
 
 
@@ -242,7 +242,7 @@ def path(erm: Any, lams: Any, *, method: str = "exact", exact: bool = False,
 
 def _exact_lasso_path(erm, lam_min: float, options: dict, timer: Timer) -> Path:
     """The lasso's breakpoints from lam_max down to ``lam_min``
-    (:func:`convexlearn.solvers.homotopy.lasso_homotopy`), each certified by the problem's
+    (:func:`convexlearn.solvers.erm.homotopy.lasso_homotopy`), each certified by the problem's
     own certificate at :data:`EXACT_TOL`; between two breakpoints the path is linear."""
     if (erm.loss.name, erm.penalty.name) != ("squared", "l1"):
         raise NotApplicableError(

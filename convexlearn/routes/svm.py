@@ -37,19 +37,19 @@ from ..formulations.svm import svm_dual, svm_primal
 from .halfspace import SeparabilityResult, decide_separability
 from ..path import Path
 from ..solution import Solution, Timer
-from ..solvers.certified_smo import certified_smo, memory_estimate
-from ..solvers.linear_exact import solve_linear_exact
-from ..solvers.polish import polish_alpha
-from ..solvers.svm_path import svm_c_path
+from ..solvers.kernel_svm.certified_smo import certified_smo, memory_estimate
+from ..solvers.linear_svm.linear_exact import solve_linear_exact
+from ..solvers.kernel_svm.polish import polish_alpha
+from ..solvers.kernel_svm.svm_path import svm_c_path
 
 __all__ = ["EXACT_METHODS", "ITERATIVE_METHODS", "ROUTES", "Route", "exact_chain", "solve",
            "feature_space_separability", "exact_c_path", "exact_path"]
 
 #: Iterative methods: name -> "module:function" under convexlearn.solvers; each function
 #: takes the SVM and keyword options and returns a Solution.
-ITERATIVE_METHODS: dict[str, str] = {"subgradient": "svm_subgradient:solve_svm",
-                                     "pegasos": "pegasos:solve_svm", "smo": "smo:solve_svm",
-                                     "dcd": "dcd:solve_svm"}
+ITERATIVE_METHODS: dict[str, str] = {"subgradient": "linear_svm.svm_subgradient:solve_svm",
+                                     "pegasos": "linear_svm.pegasos:solve_svm", "smo": "kernel_svm.smo:solve_svm",
+                                     "dcd": "linear_svm.dcd:solve_svm"}
 
 #: The tolerance the fast exact routes certify at (relative duality gap, recomputed).
 EXACT_TOL = 1e-9
@@ -107,7 +107,7 @@ def _cvxpy_route(method: str) -> Route:
 
 
 def _smo_polish(svm, *, solver, polish, kkt_tol, options):
-    """SMO + active-set polish + certificate (:mod:`convexlearn.solvers.certified_smo`);
+    """SMO + active-set polish + certificate (:mod:`convexlearn.solvers.kernel_svm.certified_smo`);
     ``options`` may set its ``cache_size`` (MB)."""
     cache = options.get("cache_size", 200.0)
     solution = certified_smo(svm, kkt_tol=kkt_tol, cache_size=cache, polish=polish)
@@ -135,7 +135,7 @@ def _linear_route_memory(svm) -> int:
 def _linear_route(svm, *, solver, polish, kkt_tol, options) -> Solution:
     """DCD warm start, w-space polish (active set; interior point then active set for heavy
     overlap; consistency LP then active set for the hard margin), duality-gap certificate
-    at 1e-9 relative (:func:`convexlearn.solvers.linear_exact.solve_linear_exact`). A
+    at 1e-9 relative (:func:`convexlearn.solvers.linear_svm.linear_exact.solve_linear_exact`). A
     point whose own certificate fails is reported as not passed, so the chain moves on."""
     if not svm.kernel.is_linear or svm.X is None:
         raise NotApplicableError(f"route 'exact-linear' needs the linear kernel on features; "
@@ -180,7 +180,7 @@ def exact_chain(svm: Any) -> list[str]:
     check at 1.9e-4, the primal's passed).
 
     Nonlinear kernels try "exact-smo" first (SMO, then the active-set polish, certified
-    from the data: :mod:`convexlearn.solvers.certified_smo`): O(n) memory beyond a
+    from the data: :mod:`convexlearn.solvers.kernel_svm.certified_smo`): O(n) memory beyond a
     bounded column cache, and at n = 2000..20000 (rbf, d = 10) 1-3x LIBSVM's fit time
     where the interior-point dual needs the n x n matrix three times over
     (benchmarks/bench_kernel_svm.py).
@@ -346,7 +346,7 @@ def feature_space_separability(svm: Any) -> SeparabilityResult:
 def exact_c_path(svm: Any, C_min: float, C_max: float, kkt_tol: float = 1e-9) -> Any:
     """The exact SVM path in C between ``C_min`` and ``C_max``, every breakpoint certified.
 
-    Follows :func:`convexlearn.solvers.svm_path.svm_c_path` from a certified anchor at
+    Follows :func:`convexlearn.solvers.kernel_svm.svm_path.svm_c_path` from a certified anchor at
     ``C_min`` (the exact chain), re-anchoring on the exact chain at degenerate
     breakpoints, then checks the KKT conditions of the problem at every breakpoint
     (``svm.with_C(C_k).kkt``, at ``kkt_tol``: residuals in margin units, duality gap

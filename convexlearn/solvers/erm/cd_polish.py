@@ -1,0 +1,160 @@
+"""The polish of coordinate descent (:mod:`convexlearn.solvers.erm.cd`): on the active set A
+with the signs s of w_A fixed, F is smooth, L(w_A, b) + lam1 s^T w_A + lam2/2 ||w_A||^2;
+its minimizer (one linear solve for the squared loss, Newton for the logistic) is kept
+when the signs hold and every zero coordinate satisfies |grad_j| <= lam1.
+
+Duplicated or collinear active columns make the face's Hessian singular: its minimizers
+are an affine set, and a min-norm least-squares correction from the current point (not
+an LU solve, which returns a huge, sign-breaking vector) finds the nearest of them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["duplicate_groups", "even_split"]
+
+
+def duplicate_groups(X: Any) -> list[np.ndarray]:
+    """The index groups of identical columns of a dense X (none searched in a sparse X)."""
+    if sp.issparse(X):
+        return []
+    _, inverse, counts = np.unique(np.asarray(X).T, axis=0, return_inverse=True,
+                                   return_counts=True)
+    inverse = np.ravel(inverse)
+    return [np.flatnonzero(inverse == k) for k in np.flatnonzero(counts > 1)]
+
+
+def even_split(w: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
+    """w with the coefficients of each group of identical columns replaced by their mean.
+
+    The scores X w are unchanged and both penalty terms do not increase (|sum_g w_j| <=
+    sum_g |w_j|; (sum_g w_j)^2 / k <= sum_g w_j^2), so the result is at least as good; it
+    also gives the copies one sign, which the sign-fixed polish needs (coordinate descent
+    can leave copies with opposite signs, whose face has no stationary point, for
+    thousands of sweeps at small lam)."""
+    if not groups:
+        return w
+    w = w.copy()
+    for g in groups:
+        w[g] = w[g].mean()
+    return w
+
+
+def _vw(v, a):
+    """v * a (the normalized sample weights; a itself without weights)."""
+    return a if v is None else v * a
+
+
+def _loss_grad_w(X, loss, y, f, n, v=None):
+    return np.asarray(X.T @ _vw(v, loss.derivative(y, f))).ravel() / n
+
+
+def _polish_smooth(X, y, loss, w, b, lam1, lam2, intercept, v=None):
+    """Newton on (w_A, b) with the signs of w_A fixed; None when a sign changes or a zero
+    coordinate violates |grad_j| <= lam1 at the result. Failing with LU steps, it retries
+    with min-norm least-squares steps (duplicated active columns: a singular Hessian)."""
+    out = _polish_newton(X, y, loss, w, b, lam1, lam2, intercept, v, pinv=False)
+    return out if out is not None else _polish_newton(X, y, loss, w, b, lam1, lam2,
+                                                      intercept, v, pinv=True)
+
+
+def _polish_newton(X, y, loss, w, b, lam1, lam2, intercept, v, pinv, max_iter: int = 30):
+    A = np.flatnonzero(w)
+    n = X.shape[0]
+    XA = X[:, A]
+    XA = XA.toarray() if sp.issparse(XA) else np.asarray(XA)
+    if intercept:
+        XA = np.column_stack([XA, np.ones(n)])
+    s = np.sign(w[A])
+    k = A.size
+    x = np.append(w[A], b) if intercept else w[A].copy()
+    lin = np.append(lam1 * s, 0.0) if intercept else lam1 * s
+    ridge = np.append(np.full(k, lam2), 0.0) if intercept else np.full(k, lam2)
+
+    def value_grad(x_):
+        f_ = XA @ x_
+        val = float(np.mean(_vw(v, loss.value(y, f_)))) + float(lin @ x_) \
+            + 0.5 * float(ridge @ (x_ * x_))
+        return val, XA.T @ _vw(v, loss.derivative(y, f_)) / n + lin + ridge * x_, f_
+
+    val, grad, f = value_grad(x)
+    for _ in range(max_iter):
+        gnorm = np.linalg.norm(grad)
+        h = _vw(v, loss.hessian(y, f))
+        H = (XA * h[:, None]).T @ XA / n + np.diag(ridge)
+        try:
+            p = -(np.linalg.lstsq(H, grad, rcond=None)[0] if pinv else np.linalg.solve(H, grad))
+        except np.linalg.LinAlgError:
+            return None
+        t = 1.0
+        for _ in range(40):
+            xn = x + t * p
+            vn, gn, fn = value_grad(xn)
+            if vn <= val + 1e-4 * t * float(grad @ p) or np.linalg.norm(gn) < 0.5 * gnorm:
+                break
+            t *= 0.5
+        else:
+            break
+        x, val, grad, f = xn, vn, gn, fn
+        if np.linalg.norm(grad) >= 0.9 * gnorm or np.linalg.norm(grad) == 0.0:
+            break
+    wA = x[:k]
+    if np.any(np.sign(wA) != s):
+        return None
+    out = np.zeros_like(w)
+    out[A] = wA
+    bb = float(x[k]) if intercept else 0.0
+    gfull = _loss_grad_w(X, loss, y, X @ out + bb, n, v)
+    if np.any(np.abs(gfull[out == 0]) > lam1 * (1 + 1e-12)):
+        return None
+    return out, bb
+
+
+def _polish_squared(Xc, yc, w, lam1, lam2, G, c):
+    """Minimizer on the active set with signs fixed (one linear solve); None if a sign
+    changes. With the Gram matrix G = (2/n) Xc^T Xc and c = (2/n) Xc^T yc when given."""
+    A = np.flatnonzero(w)
+    if A.size == 0:
+        return w.copy()
+    n = Xc.shape[0]
+    s = np.sign(w[A])
+    if G is not None:
+        GA, rhs = G[np.ix_(A, A)], c[A]
+    else:
+        XA = Xc[:, A]
+        GA, rhs = (2.0 / n) * (XA.T @ XA), (2.0 / n) * (XA.T @ yc)
+    M, r = GA + lam2 * np.eye(A.size), rhs - lam1 * s
+    try:
+        wA = np.linalg.solve(M, r)
+    except np.linalg.LinAlgError:
+        wA = np.full(A.size, np.nan)
+    if np.any(np.sign(wA) != s):
+        # duplicated / collinear active columns: M singular, the face's minimizers an affine
+        # set; the one nearest w_A (a min-norm correction) keeps w_A's signs if any does
+        wA = w[A] + np.linalg.lstsq(M, r - M @ w[A], rcond=None)[0]
+        # r outside M's range (copies of opposite signs): no stationary point on this face
+        if np.linalg.norm(M @ wA - r) > 1e-10 * (np.abs(M).sum() * np.abs(wA).max()
+                                                 + np.linalg.norm(r)):
+            return None
+    if np.any(np.sign(wA) != s):
+        return None
+    out = np.zeros_like(w)
+    out[A] = wA
+    return out
+
+
+def _outside_ok(Xc, yc, w, lam1, G, c) -> bool:
+    """Every zero coordinate satisfies |grad_j| <= lam1 at w, up to the rounding of grad_j
+    (64 eps times the sum of its terms' sizes: a zero column duplicating an active one has
+    |grad_j| = lam1 exactly, computed ~1e-11 lam1 above it at small lam1)."""
+    n, zero, eps = Xc.shape[0], w == 0, 64 * np.finfo(float).eps
+    if G is not None:
+        grad, size = G @ w - c, np.abs(G) @ np.abs(w) + np.abs(c)
+    else:
+        grad = Xc.T @ (2.0 * (Xc @ w - yc)) / n
+        size = np.abs(Xc).T @ (2.0 * (np.abs(Xc) @ np.abs(w) + np.abs(yc))) / n
+    return bool(np.all(np.abs(grad[zero]) <= lam1 * (1 + 1e-12) + eps * size[zero]))

@@ -1,0 +1,593 @@
+"""Sequential minimal optimization (SMO) for the SVM dual, as in LIBSVM.
+
+The dual (docs/conventions.md) written as a minimization::
+
+    min_a  F(a) = 1/2 a^T Q a - e^T a,   Q_ij = y_i y_j k(x_i, x_j)
+    s.t.   0 <= a_i <= C   (a_i >= 0 only, hard margin),   y^T a = 0   (with intercept)
+
+The method keeps ``v_t = -y_t grad_t F(a) = y_t - g_t`` with ``g_t = sum_j a_j y_j k(x_j, x_t)``
+(so the decision value is f_t = g_t + b), and the index sets
+
+    I_up  = {t : a_t < C, y_t = +1  or  a_t > 0, y_t = -1}   (a_t can move by +y_t)
+    I_low = {t : a_t < C, y_t = -1  or  a_t > 0, y_t = +1}   (a_t can move by -y_t)
+
+a is optimal iff m(a) = max_{I_up} v_t <= M(a) = min_{I_low} v_t; the method stops when the
+maximal KKT violation m(a) - M(a) <= tol (LIBSVM's ``-e``) and, when ``gap_tol`` is given,
+the relative duality gap |P - D| / max(|P|, |D|) <= gap_tol. The violation bounds how far
+margins are from 1, not the gap: P - D contains C sum_i xi_i, so at large C a violation
+of 1e-6 leaves a gap of ~C n_SV 1e-6. Where the gap is too large the violation target is
+cut tenfold and the iterations go on (the gap is what the KKT report checks). Each iteration moves a pair
+(i, j) along a_i += y_i t, a_j -= y_j t (which keeps y^T a), with
+
+* i = argmax_{I_up} v_t, and j chosen by second-order working-set selection (Fan, Chen and
+  Lin 2005, "WSS 2"): among t in I_low with b_t = v_i - v_t > 0, the largest guaranteed
+  decrease b_t^2 / a_t, a_t = K_ii + K_tt - 2 K_it (floored at tau > 0);
+* the step t = min(b_j / a_j, room of a_i, room of a_j) (rooms are infinite in the hard
+  margin), which decreases F by t b_j - t^2 a_j / 2.
+
+Without intercept there is no equality constraint: one variable per iteration, the one
+with the largest exact decrease of F along its coordinate (clipped Newton step), stopping
+when the largest projected-gradient magnitude is <= tol.
+
+Hard margin on non-separable data: the dual is unbounded and alpha grows without limit.
+The test for it is scale-invariant. For separable data every iterate from a = 0
+(D(a) >= D(0) = 0) satisfies ``sum_i a_i <= <w_a, w*> <= ||w_a|| ||w*||`` (as
+``y_i f*(x_i) >= 1`` and ``y^T a = 0``) and ``||w_a||^2 <= 2 sum_i a_i``, hence
+``a_i <= sum_i a_i <= 2 ||w*||^2 = 2 / rho^2`` (rho: the geometric margin). With
+``s^2`` the squared spread of the data in feature space (with intercept, the running
+maximum of the pair distances ``K_ii + K_tt - 2 K_it`` seen in working-set selection,
+which are translation invariant; without, ``max_i K_ii``), ``a_i s^2 <= 2 (s / rho)^2``.
+So ``a_i s^2 > 1e12`` means a margin below ~1.4e-6 of the data's extent: SMO stops with
+status "diverged", and :func:`solve_svm` then *decides* separability with
+:class:`~convexlearn.halfspace.Halfspace` before calling the problem infeasible. The
+curvature floor tau is relative too (``1e-12 max_i K_ii``), so tiny data take the same
+steps as rescaled data.
+
+Shrinking (LIBSVM): every min(n, 1000) iterations, bounded variables that cannot be part
+of a violating pair at the current (m, M) are removed from the active set; the gradient of
+the removed ones is rebuilt, and optimality checked on all variables, before stopping.
+Kernel columns come from :class:`~convexlearn.solvers.kernel_svm.kernel_cache.KernelColumns`, an LRU
+cache bounded by ``cache_size`` megabytes.
+
+Two implementations of the same iteration: :func:`smo`, in numpy (the reference, and the
+path for a per-iteration ``callback`` or a problem without intercept), and
+:func:`smo_compiled`, the loop of :mod:`~convexlearn.solvers.kernel_svm.smo_kernels` compiled by numba
+(kernel entries from X, its own column cache, ``gbar`` for unshrinking), which
+:func:`solve_svm` uses otherwise. A test holds them to the same iterates.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...certify.kkt import relative_gap
+from ...data import check_positive
+from ...errors import ConvexLearnError, DataError, InfeasibleError, ParameterError, SolverError
+from ...solution import History, Solution, Timer
+from .kernel_cache import KernelColumns, kernel_diagonal
+
+__all__ = ["solve_svm", "smo", "smo_compiled", "SMOResult", "KernelSpec"]
+
+_TAU = 1e-12           # floor of the curvature a_ij, relative to max_i K_ii (LIBSVM's TAU)
+_BLOCK = 256           # columns per block when rebuilding the gradient
+_DIVERGENCE = 1e12     # hard margin: alpha_i s^2 beyond this = diverging (module docstring)
+
+
+@dataclass
+class SMOResult:
+    """Raw output of :func:`smo`.
+
+    ``v = y - g`` with g_t = sum_j alpha_j y_j k(x_j, x_t) (so f = g + b); ``violation`` is
+    the last maximal KKT violation; ``n_shrink`` counts the shrinking steps. ``status`` is
+    "converged", "inaccurate" (the duality gap ``gap_tol`` not met even at a violation
+    target of 1e-15 times the scale of v), "max_iter", "stopped" (callback) or "diverged"
+    (hard margin, alpha growing without bound: see the module docstring; ``diverged_at``
+    is the variable).
+    ``gap_checks`` lists (iteration, violation target, relative gap) of each stop the
+    duality gap refused (``gap_tol``).
+    """
+
+    alpha: np.ndarray
+    v: np.ndarray
+    n_iter: int
+    status: str
+    history: History
+    violation: float
+    n_shrink: int
+    diverged_at: int | None = None
+    gap_checks: list = None
+    cache: dict | None = None
+
+
+def _rebuild_v(cols: KernelColumns, y: np.ndarray, alpha: np.ndarray,
+               idx: np.ndarray) -> np.ndarray:
+    """v_t = y_t - sum_j a_j y_j K_jt for t in idx, from the columns of the support only."""
+    v = y[idx].astype(float, copy=True)
+    sv = np.flatnonzero(alpha)
+    for start in range(0, sv.size, _BLOCK):
+        chunk = sv[start:start + _BLOCK]
+        v -= (alpha[chunk] * y[chunk]) @ cols.columns(chunk)[:, idx]
+    return v
+
+
+def smo(cols: KernelColumns, y: np.ndarray, C: float, intercept: bool = True, tol: float = 1e-3,
+        max_iter: int | None = None, shrinking: bool = True, alpha0: np.ndarray | None = None,
+        callback: Callable[..., Any] | None = None, gap_tol: float | None = None) -> SMOResult:
+    """Run SMO on the dual of the SVM with kernel columns ``cols`` (see the module docstring).
+
+    Parameters
+    ----------
+    cols : KernelColumns
+    y : ndarray of {-1, +1}
+    C : float
+        ``inf`` for the hard margin.
+    intercept : bool
+        False: no equality constraint, single-variable updates.
+    tol : float
+        Stop when the maximal KKT violation (m - M, or max |projected gradient|) <= tol.
+    max_iter : int, optional
+        Default max(100 000, 100 n).
+    shrinking : bool
+    alpha0 : ndarray, optional
+        Feasible starting point (warm start).
+    callback : callable, optional
+        ``callback(t, alpha, dual_objective)`` each iteration (``alpha`` is live: copy it
+        to keep it); returning False stops.
+    gap_tol : float, optional
+        Also require the relative duality gap ``|P - D| / max(|P|, |D|) <= gap_tol`` (P at
+        the intercept of :func:`~convexlearn.solvers.kernel_svm.polish.intercept_from_alpha`); while
+        it fails, the violation target is cut tenfold, down to 1e-15 times the scale of v;
+        a gap still too large there ends with status "inaccurate".
+
+    Returns
+    -------
+    SMOResult
+        Status "diverged" when the hard-margin dual looks unbounded (the caller decides
+        whether the data are really not separable). History columns: ``objective``
+        (the dual objective D(a) = e^T a - 1/2 a^T Q a),
+        ``violation`` (on the active set), ``time``.
+    """
+    timer = Timer()
+    n = y.shape[0]
+    max_iter = max(100_000, 100 * n) if max_iter is None else int(max_iter)
+    alpha = np.zeros(n) if alpha0 is None else np.array(alpha0, dtype=float)
+    v = _rebuild_v(cols, y, alpha, np.arange(n)) if alpha.any() else y.astype(float, copy=True)
+    dual = 0.5 * float(alpha @ (1.0 + y * v))   # e^T a - 1/2 a^T Q a, with g = y - v
+    history = History()
+    hard = math.isinf(C)
+    # Scale of the kernel: the curvature floor and the divergence test are relative to it.
+    k_max = float(np.max(cols.diagonal)) if n else 0.0
+    tau = _TAU * k_max if k_max > 0 else _TAU
+    spread = 0.0 if intercept else k_max     # s^2 of the module docstring
+    diverged_at = None
+
+    active = np.arange(n)
+    full = True
+    yA, vA, dA = y.copy(), v.copy(), cols.diagonal.copy()
+    shrink_every = min(n, 1000)
+    counter = shrink_every
+    unshrunk_once = False
+    status, it, violation, n_shrink = "max_iter", 0, math.inf, 0
+    floor = 1e-15 * max(1.0, float(np.max(np.abs(v)))) if n else 0.0
+    gap_checks = []       # (iteration, violation target, relative gap) where the gap failed
+
+    def masks():
+        aA = alpha[active]
+        at_upper = aA >= C
+        at_lower = aA <= 0.0
+        up = np.where(yA > 0, ~at_upper, ~at_lower)
+        low = np.where(yA > 0, ~at_lower, ~at_upper)
+        return up, low
+
+    def unshrink():
+        nonlocal active, full, yA, vA, dA
+        v[active] = vA
+        inactive = np.setdiff1d(np.arange(n), active, assume_unique=True)
+        if inactive.size:
+            v[inactive] = _rebuild_v(cols, y, alpha, inactive)
+        active, full = np.arange(n), True
+        yA, vA, dA = y.copy(), v.copy(), cols.diagonal.copy()
+
+    up, low = masks()
+    scratch = np.empty(n)
+    while it < max_iter:
+        # ---------------------------------------------------------------- selection
+        if intercept:
+            i_loc = int(np.argmax(np.where(up, vA, -np.inf)))
+            m_val = vA[i_loc] if up[i_loc] else -math.inf
+            M_val = float(np.min(np.where(low, vA, np.inf)))
+            violation = m_val - M_val
+        else:
+            # gradient of F is -y v; projected gradient vanishes at a bound pointing out.
+            grad = -yA * vA
+            aA = alpha[active] if not full else alpha
+            pg = np.where((aA <= 0.0) & (grad > 0), 0.0, grad)
+            pg = np.where((aA >= C) & (pg < 0), 0.0, pg)
+            violation = float(np.max(np.abs(pg))) if pg.size else 0.0
+
+        if violation <= tol:
+            if not full:                       # optimal on the active set: check them all
+                unshrink()
+                up, low = masks()
+                continue
+            status = "converged"
+            if gap_tol is not None:
+                gap = _relative_gap(y, C, alpha, vA, intercept)
+                if gap > gap_tol:              # margins still too far from 1 for this C
+                    gap_checks.append((it, float(tol), float(gap)))
+                    if tol > floor:
+                        tol = max(min(tol, float(violation)) / 10.0, floor)
+                        continue
+                    status = "inaccurate"      # the gap cannot be met in floating point
+            break
+
+        if shrinking:
+            counter -= 1
+            if counter <= 0:
+                counter = shrink_every
+                if not unshrunk_once and violation <= 10 * tol:
+                    unshrunk_once = True       # LIBSVM: one full re-check near the end
+                    unshrink()
+                    up, low = masks()
+                    continue
+                if intercept:
+                    drop = (up & ~low & (vA < M_val)) | (low & ~up & (vA > m_val))
+                else:
+                    drop = ((aA <= 0.0) & (grad > violation)) | ((aA >= C) & (grad < -violation))
+                if drop.any() and not drop.all():
+                    keep = ~drop
+                    v[active] = vA
+                    active = active[keep]
+                    full = False
+                    yA, vA, dA = y[active], vA[keep], cols.diagonal[active]
+                    up, low = up[keep], low[keep]
+                    n_shrink += 1
+                    continue
+
+        it += 1
+        # ---------------------------------------------------------------------- step
+        if intercept:
+            i = int(active[i_loc])
+            Ki = cols.column(i)
+            KiA = Ki if full else Ki[active]
+            if scratch.size != vA.size:
+                scratch = np.empty(vA.size)
+            # second-order selection of j: maximal b^2 / a over I_low with b > 0
+            curv = np.subtract(dA, KiA, out=scratch)
+            curv -= KiA
+            curv += dA[i_loc]
+            if hard:
+                spread = max(spread, float(curv.max()))
+            np.maximum(curv, tau, out=curv)
+            gain = m_val - vA
+            cand = low & (gain > 0)
+            score = np.where(cand, gain * gain / curv, -np.inf)
+            j_loc = int(np.argmax(score))
+            j = int(active[j_loc])
+            Kj = cols.column(j)
+            KjA = Kj if full else Kj[active]
+            a_ij = curv[j_loc]
+            b_ij = m_val - vA[j_loc]
+            t = b_ij / a_ij
+            room_i = (C - alpha[i]) if y[i] > 0 else alpha[i]
+            room_j = alpha[j] if y[j] > 0 else (C - alpha[j])
+            t = min(t, room_i, room_j)
+            alpha[i] += y[i] * t
+            alpha[j] -= y[j] * t
+            # Snap to the bound that limited the step, so "at bound" is exact.
+            if t == room_i:
+                alpha[i] = C if y[i] > 0 else 0.0
+            if t == room_j:
+                alpha[j] = 0.0 if y[j] > 0 else C
+            vA += t * (KjA - KiA)
+            dual += t * b_ij - 0.5 * t * t * a_ij
+            for loc, glob in ((i_loc, i), (j_loc, j)):
+                a = alpha[glob]
+                up[loc] = (a < C) if yA[loc] > 0 else (a > 0.0)
+                low[loc] = (a > 0.0) if yA[loc] > 0 else (a < C)
+        else:
+            # exact coordinate minimization: decrease of F for the clipped Newton step
+            step = np.clip(aA - grad / np.maximum(dA, tau), 0.0, C) - aA
+            gain = -(grad * step + 0.5 * dA * step * step)
+            i_loc = int(np.argmax(gain))
+            i = int(active[i_loc])
+            delta = step[i_loc]
+            new = alpha[i] + delta
+            alpha[i] = 0.0 if new <= 0.0 else (C if new >= C else new)
+            Ki = cols.column(i)
+            vA -= (delta * y[i]) * (Ki if full else Ki[active])
+            dual += gain[i_loc]
+
+        # (spread 0: every point coincides in feature space; fall back to its norm)
+        if hard and alpha[i] * (spread or k_max or 1.0) > _DIVERGENCE:
+            status, diverged_at = "diverged", i
+            history.record(objective=dual, violation=violation, time=timer())
+            break
+        history.record(objective=dual, violation=violation, time=timer())
+        if callback is not None and callback(it, alpha, dual) is False:
+            status = "stopped"
+            break
+
+    if not full:
+        unshrink()
+    else:
+        v[:] = vA
+    return SMOResult(alpha, v, it, status, history, violation, n_shrink, diverged_at, gap_checks)
+
+
+def smo_compiled(spec: "KernelSpec", y: np.ndarray, C: float, tol: float = 1e-3,
+                 max_iter: int | None = None, shrinking: bool = True,
+                 alpha0: np.ndarray | None = None, gap_tol: float | None = None,
+                 cache_mb: float = 200.0, record: bool = True) -> SMOResult:
+    """:func:`smo` with an intercept, in the compiled loop of
+    :mod:`~convexlearn.solvers.kernel_svm.smo_kernels` (same iterates; kernel entries from X, column
+    cache bounded by ``cache_mb`` megabytes; no per-iteration callback).
+
+    ``C`` may be a vector of per-sample bounds C_i. History: ``objective`` and
+    ``violation`` per iteration; ``time`` only at the last iteration of each pass of the
+    compiled loop (NaN elsewhere: the loop has no clock); ``record=False`` leaves the
+    history empty (a caller that discards it saves a Python loop over the iterations).
+    """
+    from .smo_kernels import CONVERGED, DIVERGED, ColumnCache, smo_loop
+    timer = Timer()
+    n = y.shape[0]
+    max_iter = max(100_000, 100 * n) if max_iter is None else int(max_iter)
+    Cv = np.ascontiguousarray(np.broadcast_to(np.asarray(C, dtype=float), (n,)))
+    hard = bool(np.all(np.isinf(Cv)))
+    alpha = np.zeros(n) if alpha0 is None else np.array(alpha0, dtype=float)
+    cache = ColumnCache(n, cache_mb)
+    # the gradient of the start: from the support's columns (none from alpha = 0)
+    v, gbar = y.astype(float, copy=True), np.zeros(n)
+    if alpha.any():
+        g = spec.products(y * alpha)
+        v -= g
+        at_upper = alpha >= Cv
+        if at_upper.any():
+            gbar = spec.products(np.where(at_upper, y * Cv, 0.0))
+    dual = 0.5 * float(alpha @ (1.0 + y * v))
+    k_max = float(np.max(spec.diag)) if n else 0.0
+    tau = _TAU * k_max if k_max > 0 else _TAU
+    floor = 1e-15 * max(1.0, float(np.max(np.abs(v)))) if n else 0.0
+    hist_obj, hist_viol = np.empty(max_iter), np.empty(max_iter)
+    XT = np.ascontiguousarray(spec.X.T)
+    it, spread, unshrunk_once, n_shrink, gap_checks = 0, 0.0, False, 0, []
+    time_at = {}
+    while True:
+        (code, it, violation, dual, spread, shrunk, unshrunk_once, div_at) = smo_loop(
+            spec.code, spec.X, spec.K, spec.gamma, spec.coef0, spec.degree, spec.diag, y,
+            Cv, alpha, v, gbar, float(tol), it, max_iter, bool(shrinking), tau, hard,
+            _DIVERGENCE, spread, dual, unshrunk_once, *cache.arrays(XT), hist_obj, hist_viol)
+        n_shrink += shrunk
+        time_at[it] = timer()
+        status = {CONVERGED: "converged", DIVERGED: "diverged"}.get(code, "max_iter")
+        if status != "converged" or gap_tol is None:
+            break
+        gap = _relative_gap(y, Cv, alpha, v, True)
+        if gap <= gap_tol:
+            break
+        gap_checks.append((it, float(tol), float(gap)))
+        if tol <= floor:
+            status = "inaccurate"          # the gap cannot be met in floating point
+            break
+        tol = max(min(tol, float(violation)) / 10.0, floor)
+    history = History()
+    for t in range(it if record else 0):
+        history.record(objective=float(hist_obj[t]), violation=float(hist_viol[t]),
+                       time=time_at.get(t + 1, math.nan))
+    res = SMOResult(alpha, v, it, status, history, float(violation), n_shrink,
+                    None if div_at < 0 else int(div_at), gap_checks)
+    res.cache = cache.stats()
+    return res
+
+
+def _primal_at(y, C, alpha, v, intercept):
+    """The primal point implied by alpha, with v = y - g (all samples): b (from
+    :func:`~convexlearn.solvers.kernel_svm.polish.intercept_from_alpha`), its rule, g, alpha^T Q alpha,
+    the hinge slacks and P(w, b)."""
+    from .polish import intercept_from_alpha
+    g = y - v
+    b, rule = intercept_from_alpha(y, C, alpha, g) if intercept else (0.0, "no intercept")
+    aQa = float((y * alpha) @ g)
+    hinge = np.maximum(0.0, 1.0 - y * (g + b))
+    C = np.broadcast_to(np.asarray(C, dtype=float), y.shape)
+    primal = 0.5 * aQa + (0.0 if np.all(np.isinf(C)) else float(C @ hinge))
+    return b, rule, g, aQa, hinge, primal
+
+
+def _relative_gap(y, C, alpha, v, intercept) -> float:
+    """The relative duality gap (:func:`~convexlearn.certify.kkt.relative_gap`) at alpha,
+    with v = y - g (all samples) and b from alpha."""
+    _, _, _, aQa, _, primal = _primal_at(y, C, alpha, v, intercept)
+    return relative_gap(primal, float(alpha.sum()) - 0.5 * aQa)
+
+
+@dataclass
+class KernelSpec:
+    """What the compiled loop needs to compute kernel entries: the kernel code of
+    :data:`~convexlearn.solvers.kernel_svm.smo_kernels.KERNEL_CODES`, X (or the matrix K for
+    ``precomputed``; the other one a 1 x 1 placeholder), the parameters, the diagonal,
+    and ``products(B) = K @ B`` (chunked, :meth:`convexlearn.SVM.gram_products`)."""
+
+    code: int
+    X: np.ndarray
+    K: np.ndarray
+    gamma: float
+    coef0: float
+    degree: float
+    diag: np.ndarray
+    products: object
+
+    @classmethod
+    def of(cls, svm: Any) -> "KernelSpec":
+        """The spec of ``svm``'s kernel. Kernels not PSD by construction (sigmoid,
+        callables, precomputed) go through the checked (possibly repaired) Gram matrix:
+        SMO must not run on a non-convex problem. A Gram matrix already in memory (e.g.
+        shared by the problems of a multiclass fit) is read rather than recomputed."""
+        from .smo_kernels import KERNEL_CODES
+        placeholder = np.zeros((1, 1))
+        kernel = svm.kernel
+        if svm.X is None or not kernel.known_psd or svm._K is not None:
+            K = np.ascontiguousarray(svm.gram)
+            return cls(KERNEL_CODES["precomputed"], placeholder, K, 0.0, 0.0, 1.0,
+                       np.diag(K).copy(), lambda B: K @ B)
+        X = np.ascontiguousarray(svm.X, dtype=float)
+        return cls(KERNEL_CODES[kernel.name], X, placeholder, float(kernel.gamma or 0.0),
+                   float(kernel.coef0 or 0.0), float(kernel.degree or 1.0),
+                   kernel_diagonal(kernel, X), svm.gram_products)
+
+
+def _columns_for(svm, cache_size: float) -> KernelColumns:
+    # Kernels not PSD by construction (sigmoid, callables, precomputed) go through the
+    # checked (possibly repaired) Gram matrix: SMO must not run on a non-convex problem.
+    if svm.X is None or not svm.kernel.known_psd:
+        return KernelColumns.from_gram(svm.gram)
+    return KernelColumns.from_kernel(svm.kernel, svm.X, cache_size)
+
+
+def _warm_alpha(warm_start, svm) -> np.ndarray | None:
+    if warm_start is None:
+        return None
+    alpha = warm_start.alpha if isinstance(warm_start, Solution) else warm_start
+    if alpha is None:
+        raise ParameterError("warm_start: the solution has no multipliers alpha to start SMO from")
+    alpha = np.asarray(alpha, dtype=float)
+    if alpha.shape != (svm.n_samples,):
+        raise ParameterError(f"warm_start: alpha must have shape ({svm.n_samples},); "
+                             f"got {alpha.shape}")
+    alpha = np.clip(alpha, 0.0, svm.C)
+    scale = max(1.0, float(alpha.max())) if svm.hard_margin else svm.C
+    if svm.intercept and abs(float(alpha @ svm.y)) > 1e-8 * scale * svm.n_samples:
+        raise ParameterError(f"warm_start: alpha violates y^T alpha = 0 "
+                             f"(y^T alpha = {float(alpha @ svm.y):.3g}); SMO keeps the "
+                             f"equality, so it must start feasible")
+    return alpha
+
+
+def _raise_diverged(svm, res: SMOResult):
+    """SMO's hard-margin dual diverged: decide separability, then raise the right error.
+
+    Linear kernel: :class:`~convexlearn.halfspace.Halfspace` on X. Other kernels: on the
+    Gram matrix, since ``f(x_i) = sum_j beta_j K_ji + b`` is linear in beta, so the data
+    are separable in feature space iff ``Halfspace(K, y)`` is separable.
+
+    Raises
+    ------
+    InfeasibleError
+        Not separable (the hard-margin SVM has no solution).
+    SolverError
+        Separable after all (SMO failed numerically), or separability undecided.
+    """
+    i = res.diverged_at
+    what = (f"SMO: alpha_{i} = {res.alpha[i]:.3g} after {res.n_iter} iterations (the "
+            f"hard-margin dual looks unbounded)")
+    linear = svm.kernel.is_linear and svm.X is not None
+    space = "input space" if linear else "the kernel's feature space (Gram-matrix LP)"
+    try:
+        check = svm.feature_space_separability()
+    except DataError as exc:     # homogeneous with a zero vector: trivially not separable
+        raise InfeasibleError(f"{what}: the classes are not separable ({exc}); use a finite C"
+                              ) from None
+    except ConvexLearnError as exc:
+        raise SolverError(f"{what}, and deciding separability failed ({exc}); use a finite C "
+                          f"or the exact solver") from None
+    if check.separable:
+        raise SolverError(
+            f"{what}, but the classes ARE linearly separable in {space} (verified: "
+            f"{check.verified}): SMO failed numerically; try the exact solver "
+            f"(method='exact-dual') or rescale the data")
+    if not check.verified:
+        raise SolverError(
+            f"{what}, and the separability LP says 'not separable' in {space}, but its "
+            f"certificate did not verify: not proven either way; use a finite C or the "
+            f"exact solver")
+    raise InfeasibleError(
+        f"{what}: the classes are not linearly separable in {space} (verified certificate "
+        f"from Halfspace.check); use a finite C, or cl.Halfspace(X, y).check() for the "
+        f"certificate")
+
+
+def solve_svm(svm: Any, tol: float = 1e-3, max_iter: int | None = None, shrinking: bool = True,
+              cache_size: float = 200.0, callback: Callable[..., Any] | None = None,
+              warm_start: Any = None,
+              gap_tol: float | None = None) -> Solution:
+    """SMO on ``svm`` (any kernel, hard or soft margin, with or without intercept).
+
+    Parameters
+    ----------
+    svm : convexlearn.SVM
+    tol : float
+        Maximal KKT violation m(a) - M(a) at which to stop (LIBSVM's ``-e``, default 1e-3).
+    max_iter : int, optional
+        Iteration budget (default max(100 000, 100 n)); status "max_iter" when reached.
+    shrinking : bool
+    cache_size : float
+        Kernel column cache, in MB.
+    callback : callable, optional
+        ``callback(t, alpha, dual_objective)``; returning False stops (status "stopped").
+        Runs the numpy loop (:func:`smo`); without it the compiled loop runs
+        (``provenance["loop"]`` says which).
+    warm_start : Solution or ndarray, optional
+        Starting multipliers (feasible).
+    gap_tol : float, optional
+        Relative duality gap required as well before stopping (default: ``tol``, so that
+        "converged" means what the KKT report checks; ``math.inf``: the violation alone,
+        as LIBSVM stops). See :func:`smo`.
+
+    Returns
+    -------
+    Solution
+        ``alpha``, ``b`` (mean of y_i - g_i over free support vectors, else the midpoint
+        of the interval the KKT conditions allow), ``dual_coef = y * alpha``, ``w`` for the
+        linear kernel, ``objective`` = the primal objective P(w, b) of the returned point,
+        ``n_iter``, and ``extra`` with the final violation, shrink count and cache stats.
+    """
+    tol = check_positive("tol", tol)
+    gap_tol = tol if gap_tol is None else check_positive("gap_tol", gap_tol, allow_inf=True)
+    timer = Timer()
+    y, C = svm.y, svm.C
+    alpha0 = _warm_alpha(warm_start, svm)
+    gap = None if math.isinf(gap_tol) else gap_tol
+    if svm.intercept and callback is None:
+        res = smo_compiled(KernelSpec.of(svm), y, C, tol, max_iter, shrinking, alpha0, gap,
+                           cache_size)
+        cache_stats, loop = res.cache, "compiled (numba)"
+    else:      # the reference loop: per-iteration callback, or no equality constraint
+        cols = _columns_for(svm, cache_size)
+        res = smo(cols, y, C, svm.intercept, tol, max_iter, shrinking, alpha0, callback,
+                  gap_tol=gap)
+        cache_stats, loop = cols.stats(), "numpy reference"
+    if res.status == "diverged":
+        _raise_diverged(svm, res)
+    if res.status == "max_iter" and svm.hard_margin:
+        # alpha can grow linearly, below the divergence test, for the whole budget (found
+        # in review: 4 points of XOR, alpha = 2e5 after 100 000 iterations). Ask the LP.
+        try:
+            verdict = svm.feature_space_separability()
+        except ConvexLearnError:
+            verdict = None
+        if verdict is not None and verdict.verified and not verdict.separable:
+            linear = svm.kernel.is_linear and svm.X is not None
+            raise InfeasibleError(
+                f"SMO reached max_iter={res.n_iter} on the hard margin with alpha up to "
+                f"{float(res.alpha.max()):.3g}: the classes are not linearly separable in "
+                f"{'input space' if linear else 'the kernel feature space'} (verified "
+                f"certificate from Halfspace.check); use a finite C")
+    alpha = res.alpha
+    b, rule, _, _, hinge, objective = _primal_at(y, C, alpha, res.v, svm.intercept)
+    beta = y * alpha
+    w = svm.X.T @ beta if svm.kernel.is_linear and svm.X is not None else None
+    xi = None if svm.hard_margin else hinge
+    sol = Solution(w=w, b=float(b), alpha=alpha, xi=xi, objective=objective, status=res.status,
+                   method="smo", n_iter=res.n_iter, history=res.history, time_s=timer(),
+                   provenance={"solver": "convexlearn.smo", "tol": tol, "gap_tol": gap_tol,
+                               "working_set": "second order (WSS2)", "shrinking": shrinking,
+                               "loop": loop},
+                   dual_coef=beta)
+    sol.extra.update(intercept_rule=rule, violation=res.violation, n_shrink=res.n_shrink,
+                     cache=cache_stats, gap_checks=res.gap_checks)
+    return sol

@@ -1,0 +1,528 @@
+"""The exact linear SVM: dual coordinate descent, then an active-set polish in w-space.
+
+The C-form (b unpenalized, per-sample bounds C_i = C s_i, C_i = inf for the hard margin)::
+
+    P(w, b) = 1/2 ||w||^2 + sum_i C_i max(0, 1 - m_i),    m_i = y_i (<w, x_i> + b)
+    D(a)    = sum_i a_i - 1/2 ||X^T (y * a)||^2,           0 <= a_i <= C_i,  y^T a = 0
+
+**Units.** With an intercept the problem is the same on z_i = x_i - mu (b absorbs <w, mu>),
+and a uniform scale X -> X / sigma is the problem with C sigma^2 (w -> sigma w,
+a -> sigma^2 a, P -> sigma^2 P): both exact reparametrizations. The route works on
+Z / sigma with sigma^2 = mean_i ||z_i||^2 and maps the answer back; everything it reports
+is recomputed in the user's units.
+
+**Warm start.** :func:`~convexlearn.solvers.linear_svm.dcd.dcd_linear` to a loose tolerance gives the
+active set approximately: F (free, 0 < a_i < C_i), B (bounded, a_i = C_i), and the rest
+at a_i = 0.
+
+**Polish** (the KKT system in w-space). For given (F, B) the optimum solves, with
+r_i = y_i (x_i, 1) the signed augmented rows and c_B = sum_{i in B} C_i r_i::
+
+    (w, 0) - sum_{i in F} a_i r_i = c_B          (stationarity and balance: d + 1 rows)
+    <r_i, (w, b)> = 1,   i in F                   (free vectors on the margin)
+
+a linear system of size d + 1 + |F| (|F| <= d + 1 in general position), solved by the
+null-space method on feature-scaled variables
+(:func:`~convexlearn.solvers.linear_svm.linear_active_set.kkt_step`; the dense system, equilibrated,
+only when R_F is rank deficient) with iterative refinement. Then every
+condition is checked: a_F inside [0, C_F], m_i >= 1 at a_i = 0, m_i <= 1 at a_i = C_i.
+Violators change set by the primal-dual active-set rule (Hintermueller, Ito and Kunisch
+2002): i is bounded when a_i - c (m_i - 1) > C_i, at zero when it is < 0, free otherwise
+(c = the scale of the multipliers); after ``_PDAS_ROUNDS`` rounds without success, one
+violator moves per round (the worst one), which cannot cycle on a strictly convex
+problem in w.
+
+**Interior point, active set** (when the DCD point's sets do not polish: heavy overlap,
+where DCD leaves hundreds of multipliers inside the box after its budget, or badly
+scaled features, where its point is far off): a primal-dual interior point in w-space
+(:func:`~convexlearn.solvers.linear_svm.linear_ipm.ipm_w`, Newton systems of size d + 1) gives the
+sides of the samples, and the primal active-set method
+(:func:`~convexlearn.solvers.linear_svm.linear_active_set.active_set`, finite, with long steps
+across many margins) finishes from its free vectors; then the same method from the DCD
+point. The hard margin goes instead to the active-set method from the consistency LP's
+point (DCD with C = inf on the raw breast cancer data ended at margins of -2).
+
+**Working set** (the last resort, when the active set is not certified): the SVM
+restricted to the samples on or inside the margin of the DCD point (chunking) is solved
+by an interior point on a diagonal change of variables (every constraint column at scale
+1, the objective over max C_i), its margins give the sets, and the polish above runs
+from them; samples outside the working set that violate their margin join it (the last
+round takes every sample).
+
+**Certificate** (:mod:`.linear_certificate`): P(w, b) at the returned point; D at the
+returned multipliers made dual feasible (the imbalance y^T a, ~1e-16 relative, moved onto
+coordinates with room in the box; what rounding leaves of it is charged as |b| |y^T a|);
+margins and sums accumulated in extended precision; the relative gap
+(P - D) / max(|P|, |D|) must lie in [-gap_tol, gap_tol] (1e-9 by default). For the hard margin, (w, b) is first scaled by
+t >= 1 so that every margin is >= 1 including the rounding of its evaluation (so P is
+the value of a feasible point); for the soft margin, the point scaled so that the
+margins rounded just below 1 reach it is tried too (:func:`_nudged`), and of the w
+solved for and the w recomputed from the multipliers, a certified one is kept, else the
+smallest |gap|. A point
+that fails is returned with status "inaccurate": the caller moves to its next route.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import math
+
+import numpy as np
+
+from ...errors import ConvexLearnError, NotApplicableError
+from ...solution import Solution, Timer
+from .dcd import dcd_linear
+from .linear_active_set import (active_set, column_scaling, feasible_start, kkt_step,
+                                one_blas_thread)
+from .linear_certificate import GAP_TOL, certificate
+from .linear_ipm import ipm_w
+from ..kernel_svm.polish import intercept_from_alpha
+
+__all__ = ["solve_linear_exact", "certificate", "polish_w", "GAP_TOL"]
+
+_PDAS_ROUNDS = 20          # all-at-once set changes before one-at-a-time
+_MAX_ROUNDS = 400
+_MAX_FREE = 3000           # a dense KKT system beyond this is not worth it here
+_EPS = np.finfo(float).eps
+
+
+def _equilibrated_solve(A: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """Solve A x = rhs on R A S (Ruiz scaling by powers of 2: exact) with iterative refinement
+    (up to 5 steps, while the residual drops); least squares when the scaled matrix is singular."""
+    r = np.ones(A.shape[0])
+    c = np.ones(A.shape[1])
+    M = A.copy()
+    for _ in range(6):
+        row = np.max(np.abs(M), axis=1)
+        col = np.max(np.abs(M), axis=0)
+        rr = np.where(row > 0, np.exp2(-np.round(np.log2(np.where(row > 0, row, 1.0)) / 2)), 1.0)
+        cc = np.where(col > 0, np.exp2(-np.round(np.log2(np.where(col > 0, col, 1.0)) / 2)), 1.0)
+        M = rr[:, None] * M * cc[None, :]
+        r, c = r * rr, c * cc
+
+    def solve(b):
+        try:
+            x = np.linalg.solve(M, r * b)
+            if np.all(np.isfinite(x)):
+                return x
+        except np.linalg.LinAlgError:
+            pass
+        return np.linalg.lstsq(M, r * b, rcond=None)[0]
+    x = c * solve(rhs)
+    res = np.linalg.norm(rhs - A @ x, np.inf)
+    for _ in range(5):          # iterative refinement while it helps
+        step = x + c * solve(rhs - A @ x)
+        new_res = np.linalg.norm(rhs - A @ step, np.inf)
+        if not new_res < res:
+            break
+        x, res = step, new_res
+    return x
+
+
+def _solve_sets(Zy: np.ndarray, C: np.ndarray, intercept: bool, free: np.ndarray,
+                bounded: np.ndarray, S: np.ndarray | None = None):
+    """(w, b, a_F) from the KKT system of the module docstring on rows r_i = Zy[i]
+    (y_i (z_i, 1), or y_i z_i without intercept): the null-space method
+    (:func:`~convexlearn.solvers.linear_svm.linear_active_set.kkt_step`), or the equilibrated dense
+    system when R_F is rank deficient (more free vectors than unknowns)."""
+    p = Zy.shape[1]
+    d = p - 1 if intercept else p
+    R_F = Zy[free]
+    k = R_F.shape[0]
+    cB = Zy[bounded].T @ C[bounded] if bounded.size else np.zeros(p)
+    step = kkt_step(R_F, cB, np.ones(k), d, column_scaling(Zy) if S is None else S)
+    if step is not None:            # the null-space method on the scaled system
+        u, a_F = step
+        return u[:d], float(u[d]) if intercept else 0.0, a_F
+    A = np.zeros((p + k, p + k))
+    A[:d, :d] = np.eye(d)
+    A[:p, p:] = -R_F.T
+    A[p:, :p] = R_F
+    rhs = np.concatenate([cB, np.ones(k)])
+    x = _equilibrated_solve(A, rhs)
+    w = x[:d]
+    b = float(x[d]) if intercept else 0.0
+    return w, b, x[p:]
+
+
+def polish_w(Zy: np.ndarray, C: np.ndarray, alpha: np.ndarray, intercept: bool,
+             scale: float, max_rounds: int = _MAX_ROUNDS, threshold: float = 1e-8,
+             margins: np.ndarray | None = None) -> Any:
+    """Active-set polish from ``alpha`` (see the module docstring).
+
+    Parameters
+    ----------
+    Zy : ndarray (n, p)
+        Signed rows y_i (z_i, 1) (p = d + 1), or y_i z_i without intercept (p = d).
+    C : ndarray (n,)
+        Upper bounds (inf for the hard margin).
+    alpha : ndarray
+        Starting multipliers.
+    scale : float
+        Scale of the multipliers (max finite C_i, or max alpha for the hard margin).
+    threshold : float
+        ``threshold * scale`` reads the sets off ``alpha`` (an interior point's multipliers
+        miss the bounds by ~1e-7 relative: 1e-5 for them).
+    margins : ndarray, optional
+        m_i of a point whose margins are accurate (an interior point's): the sets are read
+        off them instead (|m_i - 1| <= threshold free, below bounded, above zero), at most
+        p free (the nearest to the margin), as p margin equalities fix (w, b).
+
+    Returns
+    -------
+    (alpha, w, b, rounds) or None
+        A point whose sets are consistent up to round-off (margins within 1e-12 of the
+        rule, multipliers inside the box), None when none was found.
+    """
+    n = Zy.shape[0]
+    finite = np.isfinite(C)
+    cut = threshold * scale
+    if margins is None:
+        at_upper = finite & (alpha >= C - cut)
+        at_zero = (alpha <= cut) & ~at_upper
+    else:
+        g0 = margins - 1.0
+        # on the margin, or a multiplier clearly inside its box (relative to the largest
+        # one: a nearly hard margin has every a_i << C_i)
+        a_max = max(float(np.max(alpha)), np.finfo(float).tiny)
+        inside = (alpha > 1e-4 * a_max) & (alpha < C - 1e-4 * a_max)
+        near = np.flatnonzero((np.abs(g0) <= threshold) | inside)
+        near = near[np.argsort(np.abs(g0[near]))][:Zy.shape[1]]
+        at_upper = finite & (g0 < 0)
+        at_zero = g0 >= 0
+        at_upper[near] = at_zero[near] = False
+    one_at_a_time = False
+    S = column_scaling(Zy)
+    for rounds in range(1, max_rounds + 1):
+        free_idx = np.flatnonzero(~at_upper & ~at_zero)
+        if free_idx.size > _MAX_FREE:
+            return None
+        bound_idx = np.flatnonzero(at_upper)
+        w, b, a_F = _solve_sets(Zy, C, intercept, free_idx, bound_idx, S)
+        u = np.append(w, b) if intercept else w
+        m = Zy @ u
+        a = np.where(at_upper, np.where(finite, C, 0.0), 0.0)
+        a[free_idx] = a_F
+        g = m - 1.0
+        # violations, in margin units (a) and multiplier units / scale (a_F)
+        # the rounding bound of each margin's evaluation (terms that cancel in <r_i, u>)
+        tol_m = 1e-12 + 8 * Zy.shape[1] * _EPS * (np.abs(Zy) @ np.abs(u))
+        bad_zero = at_zero & (g < -tol_m)
+        bad_upper = at_upper & (g > tol_m)
+        over = np.zeros(n, dtype=bool)
+        under = np.zeros(n, dtype=bool)
+        slack_a = 1e-12 * scale          # clipped afterwards; the certificate judges
+        over[free_idx] = finite[free_idx] & (a_F > C[free_idx] + slack_a)
+        under[free_idx] = a_F < -slack_a
+        if not (bad_zero.any() or bad_upper.any() or over.any() or under.any()):
+            return np.clip(a, 0.0, C), w, b, rounds
+        if rounds > _PDAS_ROUNDS:
+            one_at_a_time = True
+        if not one_at_a_time:
+            lam = a - scale * g
+            new_upper = finite & (lam > C)
+            new_zero = lam < 0.0
+            if np.array_equal(new_upper, at_upper) and np.array_equal(new_zero, at_zero):
+                one_at_a_time = True
+            else:
+                at_upper, at_zero = new_upper, new_zero
+                continue
+        # the worst violation, each kind measured against its own scale
+        score = np.zeros(n)
+        score[bad_zero] = -g[bad_zero]
+        score[bad_upper] = g[bad_upper]
+        excess = np.where(over, (a - C) / scale, np.where(under, -a / scale, 0.0))
+        score = np.maximum(score, excess)
+        i = int(np.argmax(score))
+        if over[i]:
+            at_upper[i] = True
+        elif under[i]:
+            at_zero[i] = True
+        else:
+            at_upper[i] = at_zero[i] = False
+    return None
+
+
+def _reduced_qp(Zy: np.ndarray, C: np.ndarray, intercept: bool, work: np.ndarray,
+                cost_scaled: bool = True):
+    """The SVM primal on a working set U (chunking, Osuna et al. 1997), by an interior
+    point (Clarabel) of size p + |U|; the samples outside U are assumed beyond the margin
+    (a_i = 0)::
+
+        min_u,xi  1/2 ||w||^2 + sum_U C_i xi_i
+        s.t.      <r_i, u> >= 1 - xi_i,  xi_i >= 0   (i in U; xi = 0 for the hard margin)
+
+    Returns (alpha, u) with a_U the multipliers of the margin constraints, or None when
+    the solver fails. ``cost_scaled=False`` keeps the objective's own scale (better when
+    the answer is nearly a hard margin, every a_i << C_i).
+    """
+    import cvxpy as cp
+    p = Zy.shape[1]
+    d = p - 1 if intercept else p
+    R_U = Zy[work]
+    C_U = C[work]
+    # A diagonal change of variables u = v / c (c_j = max_i |r_ij|: every column of the
+    # constraints at scale 1) and the objective divided by max C_i: the same problem, but
+    # the interior point sees coefficients of one scale (features of 1e6 next to 1e-3 and
+    # C sigma^2 ~ 1e13 failed as 'infeasible' / 'unbounded' in their raw form).
+    c = np.max(np.abs(R_U), axis=0)
+    c = np.where(c > 0, c, 1.0)
+    finite = bool(np.isfinite(C_U).all())
+    cost = float(np.max(C_U)) if finite and cost_scaled and np.max(C_U) > 0 else 1.0
+    v = cp.Variable(p)
+    objective = 0.5 * cp.sum_squares(cp.multiply(1.0 / (c[:d] * math.sqrt(cost)), v[:d]))
+    if finite:
+        xi = cp.Variable(work.size, nonneg=True)
+        margin = (R_U / c) @ v >= 1 - xi
+        objective = objective + (C_U / cost) @ xi
+    else:
+        margin = (R_U / c) @ v >= 1
+    problem = cp.Problem(cp.Minimize(objective), [margin])
+    try:
+        problem.solve(solver="CLARABEL")
+    except cp.error.SolverError:
+        return None
+    if problem.status not in ("optimal", "optimal_inaccurate") or margin.dual_value is None:
+        return None
+    alpha = np.zeros(Zy.shape[0])
+    alpha[work] = np.clip(np.asarray(margin.dual_value, dtype=float) * cost, 0.0, C_U)
+    return alpha, np.asarray(v.value, dtype=float) / c
+
+
+def _working_set_polish(Zy, C, intercept, alpha, w, b, scale, rounds=8):
+    """Polish from the margins of a rough point (w, b): U = the samples on or inside the
+    margin (m_i <= 1.1), the free multipliers and the 4p samples nearest the margin; the
+    SVM on U (:func:`_reduced_qp`), then :func:`polish_w` from its margins. Samples
+    outside U that violate their margin join U and the QP runs again; the last round
+    takes every sample."""
+    n, p = Zy.shape
+    u = np.append(w, b) if intercept else w
+    g = Zy @ u - 1.0
+    finite = np.isfinite(C)
+    free = (alpha > 1e-8 * scale) & ~(finite & (alpha >= C * (1 - 1e-8)))
+    work = free | (g <= 0.1)
+    work[np.argsort(np.abs(g))[:min(n, 4 * p)]] = True
+    for k in range(rounds):
+        if k == rounds - 1:
+            work[:] = True
+        reduced = _reduced_qp(Zy, C, intercept, np.flatnonzero(work))
+        if reduced is None:
+            if work.all():
+                return None
+            work[:] = True
+            continue
+        start, u = reduced
+        result = polish_w(Zy, C, start, intercept, scale, max_rounds=40, threshold=1e-6,
+                          margins=Zy @ u)
+        if result is None:
+            retry = _reduced_qp(Zy, C, intercept, np.flatnonzero(work), cost_scaled=False)
+            if retry is not None:
+                result = polish_w(Zy, C, retry[0], intercept, scale, max_rounds=40,
+                                  threshold=1e-6, margins=Zy @ retry[1])
+        if result is not None:
+            return result
+        g = Zy @ u - 1.0
+        wrong = ~work & (g < 1e-6)
+        if not wrong.any():
+            if work.all():
+                return None
+            work[:] = True          # the sets were right, the polish was not: all of it
+            continue
+        work |= wrong
+    return None
+
+
+def _feasible_hard(X, y, w, b):
+    """(w, b) scaled by t >= 1 so that every margin is >= 1 with its rounding bound."""
+    m = y * (X @ w + b)
+    err = (X.shape[1] + 2) * _EPS * (np.abs(X) @ np.abs(w) + abs(b))
+    low = float(np.min(m - err))
+    if low >= 1.0 or low <= 0.0:
+        return w, b
+    t = (1.0 + 4 * _EPS) / low
+    return w * t, b * t
+
+
+def _nudged(X, y, w, b):
+    """(w, b) scaled by t >= 1 so that the margins rounded just below 1 (by <= 1e-9) are
+    >= 1: with a large C_i, C_i (1 - m_i) at m_i = 1 - 1e-15 is the whole duality gap
+    (C sigma^2 = 3.5e9 made it 8e-10 relative); the cost is 2 (t - 1) P."""
+    m = y * (X @ w + b)
+    near = m[(m < 1.0) & (m >= 1.0 - 1e-9)]
+    if near.size == 0:
+        return w, b
+    t = (1.0 + 4 * _EPS) / float(np.min(near))
+    return w * t, b * t
+
+
+def solve_linear_exact(svm: Any, *, tol: float = 1e-2, max_epochs: int = 300, seed: Any = 0,
+                       gap_tol: float = GAP_TOL) -> Solution:
+    """The certified linear SVM: DCD warm start, w-space active-set polish, certificate.
+
+    Stages (module docstring), each tried when the previous one is not certified: the
+    polish from the DCD point; the hard margin: the active-set method from the
+    consistency LP's point; the soft margin: interior point then active set, the active
+    set from the DCD point; the working-set QP. The first certified answer is returned,
+    else the one with the smallest relative gap; ``provenance["polish"]`` names its stage.
+
+    Parameters
+    ----------
+    svm : convexlearn.SVM
+        Linear kernel on features (not a precomputed Gram matrix); soft or hard margin,
+        sample weights allowed (bounds C_i = C s_i).
+    tol : float
+        Projected-gradient spread (margin units) at which the DCD warm start stops; the
+        polish needs only the active set, not an accurate point.
+    max_epochs : int
+        Budget of the warm start.
+    seed : int
+        DCD's random order.
+    gap_tol : float
+        Relative duality gap that certifies (see :func:`certificate`).
+
+    Returns
+    -------
+    Solution
+        status "optimal" when the certificate holds, "inaccurate" otherwise;
+        ``extra["certificate"]`` holds its figures (primal, dual, gap, relative gap).
+    """
+    timer = Timer()
+    if not svm.kernel.is_linear or svm.X is None:
+        raise NotApplicableError(f"the linear exact route needs the linear kernel on "
+                                 f"features; this problem is {svm.describe()}")
+    with one_blas_thread():
+        return _solve(svm, timer, tol, max_epochs, seed, gap_tol)
+
+
+def _solve(svm, timer, tol, max_epochs, seed, gap_tol) -> Solution:
+    X, y = svm.X, svm.y
+    n, d = X.shape
+    C = np.broadcast_to(np.asarray(svm.C_bounds, dtype=float), (n,))
+    mu = X.mean(axis=0) if svm.intercept else np.zeros(d)
+    Z = X - mu if svm.intercept else X
+    sigma2 = float(np.mean(np.einsum("ij,ij->i", Z, Z)))
+    sigma2 = sigma2 if math.isfinite(sigma2) and sigma2 > 0 else 1.0
+    sigma = math.sqrt(sigma2)
+    Zs = Z / sigma
+    Cs = C * sigma2                      # X / sigma is the problem with C sigma^2
+    Zy = y[:, None] * (np.column_stack([Zs, np.ones(n)]) if svm.intercept else Zs)
+    frame = (X, y, C, mu, sigma, svm.intercept, svm.hard_margin, gap_tol)
+    alpha_s, w_s, b_s, epochs, dcd_status, _ = dcd_linear(
+        Zs, y, Cs, intercept=svm.intercept, tol=tol, max_iter=max_epochs, seed=seed,
+        center=False)
+    u_dcd = np.append(w_s, b_s) if svm.intercept else w_s
+    finite = np.isfinite(Cs)
+    scale = float(np.max(Cs[finite])) if finite.any() else max(1.0, float(np.max(alpha_s)))
+    free = (alpha_s > 1e-8 * scale) & ~(finite & (alpha_s >= Cs * (1 - 1e-8)))
+
+    def pdas():
+        if free.sum() > Zy.shape[1]:   # more cannot lie on the margin in general position
+            return None
+        return polish_w(Zy, Cs, alpha_s, svm.intercept, scale, max_rounds=30)
+
+    def lp_active_set():
+        start = feasible_start(Zy, column_scaling(Zy))
+        return _active_set_from(Zy, Cs, d, svm.intercept, start, None)
+
+    # the stages, fastest first; the first certified answer is returned
+    stages = [("pdas", "dcd", pdas)]
+    if svm.hard_margin:
+        # DCD with C = inf on the raw breast cancer data ended at margins of -2
+        stages.append(("active set", "consistency LP", lp_active_set))
+    if finite.all():
+        # the sides of an interior point's answer (Newton systems of size d + 1),
+        # finished by the active-set method from its free vectors
+        stages.append(("interior point, active set", "interior point",
+                       lambda: _active_set_from(Zy, Cs, d, svm.intercept,
+                                                *_ipm_start(Zy, Cs, d))))
+        stages.append(("active set", "dcd",
+                       lambda: _active_set_from(Zy, Cs, d, svm.intercept, u_dcd, None)))
+    stages.append(("working set", "dcd", lambda: _working_set_polish(
+        Zy, Cs, svm.intercept, alpha_s, w_s, b_s, scale)))
+    best = None
+    for stage, start, run in stages:
+        try:
+            polished = run()
+        except (ConvexLearnError, np.linalg.LinAlgError):
+            # a stage that fails (an LP status HiGHS cannot resolve, a singular
+            # factorization) hands over to the next one, as a stage that finds no point
+            polished = None
+        if polished is None and best is not None:
+            continue
+        sol = _finish(frame, alpha_s, polished, timer)
+        sol.n_iter = epochs
+        sol.provenance.update(warm_start=start, polish=stage, dcd_status=dcd_status,
+                              dcd_tol=tol)
+        if best is None or (abs(sol.extra["certificate"]["relative_gap"])
+                            < abs(best.extra["certificate"]["relative_gap"])):
+            best = sol
+        if sol.status == "optimal":
+            break
+    return best
+
+
+def _ipm_start(Zy: np.ndarray, Cs: np.ndarray, d: int):
+    """(u, free vectors) of :func:`~convexlearn.solvers.linear_svm.linear_ipm.ipm_w` at 1e-6: the
+    samples within 1e-3 of their margin, nearest first; (None, None) if it fails."""
+    found = ipm_w(Zy, Cs, d, tol=1e-6)
+    if found is None or not np.all(np.isfinite(found[0])):
+        return None, None
+    g = np.abs(Zy @ found[0] - 1.0)
+    near = np.flatnonzero(g < 1e-3)
+    return found[0], near[np.argsort(g[near])][:Zy.shape[1]]
+
+
+def _active_set_from(Zy, Cs, d, intercept, u0, start_set):
+    """:func:`~convexlearn.solvers.linear_svm.linear_active_set.active_set` from u0 as a polished
+    tuple (alpha, w, b, iterations), or None."""
+    if u0 is None:
+        return None
+    found = active_set(Zy, Cs, d, u0, start_set=start_set)
+    if found is None:
+        return None
+    u, alpha, iterations = found
+    return alpha, u[:d], float(u[d]) if intercept else 0.0, iterations
+
+
+def _finish(frame: tuple, alpha_s: np.ndarray, polished: Any, timer: Timer) -> Solution:
+    """Map a point of the scaled problem back to the user's units and certify it.
+
+    ``polished`` is (alpha, w, b, rounds) in the scaled, centred variables, or None
+    (then w and b are recomputed from ``alpha_s``)."""
+    X, y, C, mu, sigma, intercept, hard_margin, gap_tol = frame
+    sigma2 = sigma * sigma
+    rounds = 0
+    if polished is not None:
+        alpha_s, _, _, rounds = polished
+    alpha = alpha_s / sigma2
+    w = X.T @ (y * alpha) if not intercept else (X - mu).T @ (y * alpha)
+    if polished is None:
+        candidates = [(w, intercept_from_alpha(y, C, alpha, X @ w)[0] if intercept else 0.0)]
+    else:
+        # the polish's own w and w recomputed from alpha (with the polish's b'; f =
+        # <(x - mu) / sigma, w'> + b'): badly scaled features make either one the more
+        # accurate, the certificate decides
+        w_p = polished[1] / sigma
+        candidates = [(ww, float(polished[2]) - float(ww @ mu) if intercept else 0.0)
+                      for ww in (w, w_p)]
+    if hard_margin:
+        candidates = [_feasible_hard(X, y, ww, bb) for ww, bb in candidates]
+    else:
+        candidates += [_nudged(X, y, ww, bb) for ww, bb in candidates]
+    certs = [certificate(X, y, C, intercept, ww, bb, alpha, gap_tol) for ww, bb in candidates]
+    # a certified candidate first, then the smallest |gap| (a gap below -gap_tol is a
+    # failed evaluation, not a better point)
+    k = min(range(len(certs)), key=lambda i: (not certs[i]["passed"],
+                                              abs(certs[i]["relative_gap"])))
+    (w, b), cert = candidates[k], certs[k]
+    xi = None if hard_margin else np.maximum(0.0, 1.0 - y * (X @ w + b))
+    sol = Solution(w=w, b=b, alpha=alpha, xi=xi, objective=cert["primal"],
+                   status="optimal" if cert["passed"] else "inaccurate",
+                   method="exact-linear", time_s=timer(),
+                   provenance={"solver": "convexlearn.linear_exact",
+                               "polish_rounds": rounds, "polished": polished is not None,
+                               "normalization": sigma2, "gap_tol": gap_tol},
+                   dual_coef=y * alpha)
+    sol.extra["certificate"] = cert
+    return sol

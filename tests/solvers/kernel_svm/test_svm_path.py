@@ -1,0 +1,103 @@
+"""The exact SVM path in C: every breakpoint certified by the KKT report of its own problem,
+any C between two breakpoints interpolated exactly (checked against a fresh exact solve),
+degenerate ties (iris's duplicated samples) re-anchored rather than followed wrongly."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris
+
+import convexlearn as cl
+from convexlearn.routes.svm import exact_c_path
+from convexlearn.solvers.kernel_svm.svm_path import svm_c_path
+
+
+def _random(seed, n=50, d=2):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    return X, np.where(X[:, 0] + 0.8 * rng.normal(size=n) > 0.2, 1, -1)
+
+
+def _interior_Cs(path, k=5):
+    ok = [i for i in range(1, len(path.Cs)) if path.events[i] != "re-anchor"]
+    picks = np.linspace(0, len(ok) - 1, k).astype(int)
+    return [np.sqrt(path.Cs[ok[i] - 1] * path.Cs[ok[i]]) for i in picks]
+
+
+@pytest.mark.parametrize("kernel, params", [("linear", {}), ("rbf", {"gamma": 1.0}),
+                                            ("poly", {"degree": 2, "gamma": 1.0, "coef0": 1.0})])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_breakpoints_certified_and_interpolation_exact(kernel, params, seed):
+    X, y = _random(seed)
+    svm = cl.SVM(X, y, C=1.0, kernel=kernel, **params)
+    path, solutions = exact_c_path(svm, 0.01, 100.0)
+    assert len(path.Cs) > 10 and path.Cs[0] == 0.01 and path.Cs[-1] == pytest.approx(100.0)
+    assert all(s.status == "optimal" for s in solutions)
+    assert max(s.report.max_violation for s in solutions) <= 1e-9
+    for C in _interior_Cs(path):
+        problem = svm.with_C(C)
+        alpha, b = path.at(C)
+        between = problem.from_alpha(alpha, b=b)
+        assert problem.kkt(between, tol=1e-9).passed
+        reference = problem.solve(kkt_tol=1e-9)
+        P = problem.primal_objective(between)
+        assert abs(P - reference.objective) <= 1e-9 * abs(reference.objective)
+
+
+def test_separable_data_reach_the_hard_margin_regime():
+    X, y = load_iris(return_X_y=True)
+    keep = y < 2
+    svm = cl.SVM(X[keep], y[keep], C=1.0)
+    path, solutions = exact_c_path(svm, 0.01, 1e4)
+    assert all(s.status == "optimal" for s in solutions)
+    # Beyond the last breakpoint no sample is in L: alpha stops growing (hard margin).
+    hard = cl.SVM(X[keep], y[keep], C=None).solve()
+    assert solutions[-1].objective == pytest.approx(hard.objective, rel=1e-9)
+
+
+def test_duplicated_samples_are_reanchored_not_followed_wrongly():
+    X, y = load_iris(return_X_y=True)
+    keep = y > 0
+    svm = cl.SVM(X[keep][:, [2, 3]], y[keep], C=1.0)    # many identical petal pairs
+    path, solutions = exact_c_path(svm, 0.1, 3.0)
+    assert path.reanchored > 0
+    assert all(s.status == "optimal" for s in solutions)
+    k = path.events.index("re-anchor")
+    with pytest.raises(ValueError, match="re-anchor"):
+        path.at(np.sqrt(path.Cs[k - 1] * path.Cs[k]))
+
+
+def test_a_wrong_anchor_is_caught_by_the_certificate():
+    X, y = _random(3)
+    svm = cl.SVM(X, y, C=1.0, kernel="rbf", gamma=1.0)
+
+    def bad_anchor(C):       # a certified anchor, perturbed
+        sol = svm.with_C(C).solve(kkt_tol=1e-9)
+        return sol.alpha * (1 + 1e-3), sol.b
+
+    with pytest.raises(ValueError, match="certified start"):
+        svm_c_path(svm.gram, svm.y, 0.1, 10.0, bad_anchor)
+
+
+def test_bad_ranges_are_refused():
+    X, y = _random(0)
+    svm = cl.SVM(X, y)
+    with pytest.raises(cl.ParameterError, match="C_min"):
+        exact_c_path(svm, 10.0, 1.0)
+    with pytest.raises(cl.NotApplicableError, match="soft margin"):
+        exact_c_path(cl.SVM(X, y, C=None), 0.1, 1.0)
+
+
+def test_svm_path_exact_through_the_public_api():
+    X, y = _random(5)
+    svm = cl.SVM(X, y, kernel="rbf", gamma=1.0)
+    path = svm.path([0.05, 20.0], exact=True)
+    assert path.exact and path.certified and path.parameter == "C"
+    assert path.values[0] == 0.05 and path.values[-1] == pytest.approx(20.0)
+    C = float(np.sqrt(path.values[3] * path.values[4]))
+    between = path.at(C)
+    assert between.status == "optimal" and between.provenance["event"] == "interpolated"
+    fresh = svm.with_C(C).solve(kkt_tol=1e-9)
+    assert abs(between.objective - fresh.objective) <= 1e-9 * abs(fresh.objective)
+    assert svm.C == 1.0
+    warm = svm.path([0.05, 1.0, 20.0])
+    assert not warm.exact and warm.certified
