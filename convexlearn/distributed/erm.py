@@ -24,9 +24,8 @@ its own stopping rule *and* that distance is <= ``cert_tol``.
 
 from __future__ import annotations
 
-from typing import Any, NoReturn
+from typing import Any, Callable, NoReturn
 
-import importlib
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -38,21 +37,23 @@ from ..erm import ERM
 from ..errors import NotApplicableError, ParameterError
 from ..losses import make_loss
 from ..penalties import make_penalty
+from ..routes.chain import Route, status_of, walk
 from ..solution import Solution, Timer
+from ..solvers.erm.erm_subgradient import subgradient
+from ..solvers.erm.gd import gradient_descent
+from ..solvers.erm.newton import newton
+from ..solvers.erm.prox import fista
+from .admm import admm
 from .certificate import chunked_optimality
 from .chunks import ChunkedData
 from .oracle import DaskERMOracle, gram_of
 
 __all__ = ["DaskERM", "DASK_ERM_METHODS"]
 
-#: method -> "module:function"; each takes a (Dask)ERMOracle and x0.
-DASK_ERM_METHODS = {
-    "newton": "convexlearn.solvers.erm.newton:newton",
-    "gd": "convexlearn.solvers.erm.gd:gradient_descent",
-    "prox": "convexlearn.solvers.erm.prox:fista",
-    "fista": "convexlearn.solvers.erm.prox:fista",
-    "subgradient": "convexlearn.solvers.erm.erm_subgradient:subgradient",
-    "admm": "convexlearn.distributed.admm:admm",
+#: method -> function; each takes a (Dask)ERMOracle and x0.
+DASK_ERM_METHODS: dict[str, Callable[..., Solution]] = {
+    "newton": newton, "gd": gradient_descent, "prox": fista, "fista": fista,
+    "subgradient": subgradient, "admm": admm,
 }
 #: Stopping tolerances of the exact route (raw gradient norm for Newton, gradient
 #: mapping for FISTA): tight enough that the certificate at 1e-9 holds.
@@ -188,8 +189,7 @@ class DaskERM(ERM):
         return self._run(method, tol, cert_tol, certify, warm_start, **options)
 
     def _run(self, method, tol, cert_tol, certify, warm_start, **options) -> Solution:
-        module, func = DASK_ERM_METHODS[method].split(":")
-        run = getattr(importlib.import_module(module), func)
+        run = DASK_ERM_METHODS[method]
         options = check_method_options(method, run, options, ("oracle", "x0", "tol"))
         timer = Timer()
         oracle = self.oracle()
@@ -224,15 +224,24 @@ class DaskERM(ERM):
         return ["newton", "prox"] if smooth and self.loss.has_hessian else ["prox"]
 
     def _solve_exact(self, cert_tol: float, warm_start, **options) -> Solution:
-        timer, attempts, best = Timer(), [], None
-        for route in self.exact_routes():
-            sol = self._run(route, EXACT_TOLS[route], cert_tol, True, warm_start, **options)
-            attempts.append((route, sol.status, sol.report.distance))
-            if best is None or sol.report.distance < best.report.distance:
-                best = sol
-            if sol.status == "optimal":
-                break
-        best.provenance.update(route=best.method, attempts=attempts)
+        """The chain of :meth:`exact_routes` on the walker of
+        :mod:`convexlearn.routes.chain` (each route's certificate is the chunk-wise one,
+        attached by :meth:`_run`); ``provenance["attempts"]``: (route, status, distance)."""
+        timer, attempts = Timer(), []
+
+        def route(name: str) -> Route:
+            def run(problem):
+                return problem._run(name, EXACT_TOLS[name], cert_tol, True, warm_start,
+                                    **options)
+            return Route(name, run)
+
+        def certified(sol: Solution) -> Solution:
+            attempts.append((sol.method, status_of(sol.report), sol.report.distance))
+            return sol
+
+        best = walk(self, [route(name) for name in self.exact_routes()], certify=certified,
+                    violation=lambda report: report.distance, tol=cert_tol)
+        best.provenance["attempts"] = attempts
         best.time_s = timer()
         self._references[self.lam] = best
         return best

@@ -12,7 +12,6 @@ attribute layout are :mod:`convexlearn.estimators._multiclass`'s.
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import math
 
@@ -38,9 +37,7 @@ __all__ = ["SVMClassifierBase"]
 
 def _accepted_options(method: str) -> set[str]:
     """Keyword options the core's iterative SVM method takes (max_iter, seed, ...)."""
-    module_name, func_name = ITERATIVE_METHODS[method].split(":")
-    func = getattr(importlib.import_module(f"convexlearn.solvers.{module_name}"), func_name)
-    return set(inspect.signature(func).parameters)
+    return set(inspect.signature(ITERATIVE_METHODS[method]).parameters)
 
 
 def _double_centered(K: np.ndarray) -> np.ndarray:

@@ -30,33 +30,33 @@ its figures in the report): the fallback of last resort.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
-import importlib
 import math
 
 import numpy as np
 
 from ..data import check_method_options, is_sparse
 from ..errors import ConvexLearnError, NotApplicableError, ParameterError, SolverError
-from ..formulations.base import silence_highs_banner, solve_formulation
+from ..formulations.base import solve_formulation
 from ..solution import Solution, Timer
+from ..solvers.erm.cd import CD_LOSSES, cd, coordinate_descent
+from ..solvers.erm.erm_subgradient import subgradient
+from ..solvers.erm.gd import gradient_descent
+from ..solvers.erm.lp import margin_lp
+from ..solvers.erm.newton import newton
+from ..solvers.erm.prox import fista, ista
+from .chain import Route, walk
 
 __all__ = ["EXACT_TOL", "HOMOTOPY_MAX_DIM", "ITERATIVE_METHODS", "ITERATIVE_TOL", "METHODS",
            "ROUTES", "exact_chain", "solve", "solve_closed_form", "solve_exact",
            "solve_iterative"]
 
-#: Iterative methods: name -> "module:function" under convexlearn.solvers. Each function
-#: takes an ERMOracle and the starting point, and returns a Solution.
-ITERATIVE_METHODS = {
-    "gd": "erm.gd:gradient_descent",
-    "newton": "erm.newton:newton",
-    "irls": "erm.newton:newton",
-    "prox": "erm.prox:ista",
-    "ista": "erm.prox:ista",
-    "fista": "erm.prox:fista",
-    "subgradient": "erm.erm_subgradient:subgradient",
-    "cd": "erm.cd:cd",
+#: Iterative methods: name -> function. Each takes an ERMOracle and the starting point,
+#: and returns a Solution.
+ITERATIVE_METHODS: dict[str, Callable[..., Solution]] = {
+    "gd": gradient_descent, "newton": newton, "irls": newton, "prox": ista, "ista": ista,
+    "fista": fista, "subgradient": subgradient, "cd": cd,
 }
 METHODS = ("exact", "exact-primal", "closed-form", *ITERATIVE_METHODS)
 #: The status tolerance of the iterative methods' certificate (relative, as the exact one).
@@ -84,27 +84,49 @@ def _penalized(erm) -> bool:
     return erm.penalty.name != "none" and erm.lam > 0
 
 
+def _newton_applies(erm) -> str | None:
+    smooth_pen = erm.penalty.name in _SMOOTH_PENALTIES or not _penalized(erm)
+    if erm.loss.has_hessian and erm.loss.differentiable and smooth_pen:
+        return None
+    return "Newton needs a twice-differentiable loss and a smooth penalty (l2 or none)"
+
+
+def _cd_applies(erm) -> str | None:
+    if erm.loss.name in CD_LOSSES and erm.penalty.name in _CD_PENALTIES:
+        return None
+    return (f"coordinate descent's route needs the loss {' or '.join(CD_LOSSES)} with the "
+            f"penalty l1 or elastic_net")
+
+
+def _zero_applies(erm) -> str | None:
+    return None if erm.loss.name == "perceptron" else "(0, 0) is a minimizer only for the perceptron loss"
+
+
+def _lp_applies(erm) -> str | None:
+    if erm.loss.name in ("hinge", "perceptron") and (erm.penalty.name == "l1"
+                                                     or not _penalized(erm)):
+        return None
+    return "the LP needs the hinge or perceptron loss with the l1 penalty or none"
+
+
+def _svm_applies(erm) -> str | None:
+    if erm.loss.name == "hinge" and erm.penalty.name == "l2" and _penalized(erm):
+        return None
+    return "the SVM route needs the hinge loss with the l2 penalty and lam > 0"
+
+
 def exact_chain(erm: Any) -> list[str]:
-    """The routes of ``erm``'s exact solve, fastest first (see the module docstring)."""
-    from ..solvers.erm.cd import CD_LOSSES
-    loss, pen = erm.loss, erm.penalty
-    smooth_pen = pen.name in _SMOOTH_PENALTIES or not _penalized(erm)
-    if loss.has_hessian and loss.differentiable and smooth_pen:
+    """The routes of ``erm``'s exact solve, fastest first (see the module docstring): the
+    routes of :data:`ORDER` that apply, the cvxpy problem last. A smooth problem goes to
+    Newton alone; the lasso tries its homotopy first when d > n (dense: measured faster,
+    CD settles slowly near interpolation)."""
+    if _newton_applies(erm) is None:
         return ["newton", "exact-primal"]
-    if loss.name in CD_LOSSES and pen.name in _CD_PENALTIES:
-        if _homotopy_applies(erm):      # d > n (dense): homotopy first, measured faster
-            wide = erm.X.shape[1] > erm.X.shape[0] and not is_sparse(erm.X)
-            return ["homotopy", "cd", "exact-primal"] if wide else ["cd", "homotopy",
-                                                                    "exact-primal"]
-        return ["cd", "exact-primal"]
-    if loss.name == "perceptron":       # F >= 0 = F(0, 0) for every penalty
-        return ["zero", "lp", "exact-primal"] if pen.name == "l1" or not _penalized(erm) \
-            else ["zero", "exact-primal"]
-    if loss.name == "hinge" and (pen.name == "l1" or not _penalized(erm)):
-        return ["lp", "exact-primal"]
-    if loss.name == "hinge" and pen.name == "l2":
-        return ["svm", "exact-primal"]
-    return ["exact-primal"]
+    chain = [name for name in ORDER if ROUTES[name].applies(erm) is None]
+    if "homotopy" in chain and erm.X.shape[1] > erm.X.shape[0] and not is_sparse(erm.X):
+        chain.remove("homotopy")
+        chain.insert(0, "homotopy")
+    return chain
 
 
 def _certify(erm, sol: Solution, tol: float) -> Solution:
@@ -117,7 +139,6 @@ def _certify(erm, sol: Solution, tol: float) -> Solution:
 
 # --------------------------------------------------------------------- routes
 def _newton_route(erm, warm_start=None, **_):
-    from ..solvers.erm.newton import newton
     oracle = erm.oracle()
     x0 = None if warm_start is None else oracle.join(warm_start.w, warm_start.b)
     # tol in the gradient's own units: 1e-13 of the gradient at w = 0, b = 0 (its size far
@@ -130,7 +151,6 @@ def _newton_route(erm, warm_start=None, **_):
 
 
 def _cd_route(erm, warm_start=None, screen=None, **_):
-    from ..solvers.erm.cd import coordinate_descent
     timer = Timer()
     w0 = None if warm_start is None else np.asarray(warm_start.w, dtype=float)
     b0 = 0.0 if warm_start is None else float(warm_start.b)
@@ -145,9 +165,13 @@ def _cd_route(erm, warm_start=None, screen=None, **_):
     return sol
 
 
-def _homotopy_applies(erm) -> bool:
-    return (erm.loss.name in ("squared", "squared_classification") and erm.penalty.name == "l1"
-            and erm.lam > 0 and erm.sample_weight is None and erm.X.shape[1] <= HOMOTOPY_MAX_DIM)
+def _homotopy_applies(erm) -> str | None:
+    if (erm.loss.name in ("squared", "squared_classification") and erm.penalty.name == "l1"
+            and erm.lam > 0 and erm.sample_weight is None
+            and erm.X.shape[1] <= HOMOTOPY_MAX_DIM):
+        return None
+    return (f"the homotopy needs the unweighted lasso (squared loss, l1, lam > 0) with at "
+            f"most {HOMOTOPY_MAX_DIM} features")
 
 
 def _homotopy_route(erm, **_):
@@ -155,9 +179,9 @@ def _homotopy_route(erm, **_):
     from lam_max down to lam; a SolverError when the path ends above lam (the active set
     outgrew the rank of X, or the breakpoint budget 4 d + 20 ran out)."""
     from ..solvers.erm.homotopy import lasso_homotopy
-    if not _homotopy_applies(erm):
-        raise NotApplicableError(f"route 'homotopy' needs the unweighted lasso; got "
-                                 f"{erm.describe()}")
+    reason = _homotopy_applies(erm)
+    if reason is not None:
+        raise NotApplicableError(f"route 'homotopy': {reason}; got {erm.describe()}")
     timer = Timer()
     X, d = erm._dense("the exact homotopy route"), erm.X.shape[1]
     hp = lasso_homotopy(X, erm.y, erm.intercept, lam_min=erm.lam, max_breakpoints=4 * d + 20)
@@ -183,58 +207,18 @@ def _zero_route(erm, **_):
 
 
 def _lp_route(erm, **_):
-    """min sum c_i xi_i + lam sum(u + v)  s.t.  y_i (<u - v, x_i> + b) + xi_i >= kappa,
-    xi, u, v >= 0 (kappa = 1 hinge, 0 perceptron; without l1, w is one free block;
-    c_i = 1/n, or s_i / sum s with sample weights)."""
-    import highspy
-    import scipy.sparse as sp
+    """The LP of hinge / perceptron with l1 or no penalty, straight to HiGHS
+    (:func:`convexlearn.solvers.erm.lp.margin_lp`)."""
     timer = Timer()
-    X, y, n, d = erm.X, erm.y, erm.X.shape[0], erm.X.shape[1]
     kappa = 1.0 if erm.loss.name == "hinge" else 0.0
     l1 = _penalized(erm) and erm.penalty.name == "l1"
-    YX = sp.diags(y) @ X if sp.issparse(X) else y[:, None] * X
-    blocks = [YX, -YX] if l1 else [YX]
-    if erm.intercept:
-        blocks.append(y[:, None])
-    blocks.append(sp.identity(n, format="csc"))
-    A = sp.hstack([sp.csc_matrix(blk) if not sp.issparse(blk) else blk for blk in blocks],
-                  format="csc")
-    nw = 2 * d if l1 else d
-    ncol = A.shape[1]
-    cost = np.zeros(ncol)
-    s = erm.sample_weight
-    cost[-n:] = 1.0 / n if s is None else s / np.sum(s)
-    lower = np.full(ncol, -highspy.kHighsInf)
-    upper = np.full(ncol, highspy.kHighsInf)
-    if l1:
-        cost[:nw] = erm.lam
-        lower[:nw] = 0.0
-    lower[-n:] = 0.0
-    lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = ncol, n
-    lp.col_cost_, lp.col_lower_, lp.col_upper_ = cost, lower, upper
-    lp.row_lower_, lp.row_upper_ = np.full(n, kappa), np.full(n, highspy.kHighsInf)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_, lp.a_matrix_.index_ = A.indptr, A.indices
-    lp.a_matrix_.value_ = A.data
-    silence_highs_banner()
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    for key in ("primal_feasibility_tolerance", "dual_feasibility_tolerance"):
-        h.setOptionValue(key, 1e-10)
-    h.passModel(lp)
-    h.run()
-    status = h.modelStatusToString(h.getModelStatus())
-    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-        raise SolverError(f"HiGHS ended with status {status!r} on the ERM LP")
-    x = np.asarray(h.getSolution().col_value)
-    w = x[:d] - x[d:2 * d] if l1 else x[:d].copy()
-    b = float(x[nw]) if erm.intercept else 0.0
+    w, b, info = margin_lp(erm.X, erm.y, kappa=kappa, lam1=erm.lam if l1 else 0.0,
+                           intercept=erm.intercept, sample_weight=erm.sample_weight)
     return Solution(w=w, b=b, objective=erm.objective(w, b), status="converged", method="lp",
-                    n_iter=int(h.getInfo().simplex_iteration_count), time_s=timer(),
+                    n_iter=info["iterations"], time_s=timer(),
                     provenance={"solver": "HiGHS (highspy)",
-                                "solver_version": getattr(highspy, "__version__", "?"),
-                                "hiGHS_status": status})
+                                "solver_version": info["solver_version"],
+                                "hiGHS_status": info["status"]})
 
 
 def _svm_route(erm, **_):
@@ -355,18 +339,32 @@ def _cvxpy_once(erm, solver, options) -> Solution:
                                 "cvxpy_objective": float(form.problem.value)})
 
 
-#: name -> route function ``run(erm, *, warm_start, screen, solver, options, tol)``.
-ROUTES = {"newton": _newton_route, "cd": _cd_route, "homotopy": _homotopy_route,
-          "zero": _zero_route,
-          "lp": _lp_route, "svm": _svm_route,
-          "exact-primal": _cvxpy_route}
+#: Every exact route by name: ``run(erm, *, warm_start, screen, solver, options, tol)``.
+ROUTES: dict[str, Route] = {route.name: route for route in (
+    Route("newton", _newton_route, applies=_newton_applies),
+    Route("cd", _cd_route, applies=_cd_applies),
+    Route("homotopy", _homotopy_route, applies=_homotopy_applies),
+    Route("zero", _zero_route, applies=_zero_applies),
+    Route("lp", _lp_route, applies=_lp_applies, refine=lambda erm, sol, tol: _lp_refine(erm, sol, tol)),
+    Route("svm", _svm_route, applies=_svm_applies),
+    Route("exact-primal", _cvxpy_route, refine=lambda erm, sol, tol: _polish(erm, sol, tol)),
+)}
+#: The order of the chain (:func:`exact_chain` keeps the routes that apply).
+ORDER = ("zero", "newton", "cd", "homotopy", "lp", "svm", "exact-primal")
+
+
+def _violation(report) -> float:
+    """How far an ERM certificate is from passing (relative distance or gap)."""
+    gap = report.relative_gap
+    return max(report.relative_distance, 0.0 if math.isnan(gap) else gap)
 
 
 def solve_exact(erm: Any, *, tol: float = EXACT_TOL, solver: str | None = None,
                 warm_start: Solution | None = None, screen: Any = None, routes: Any = None,
                 **options) -> Solution:
-    """Walk the chain of :func:`exact_chain` (or ``routes``) and return the first answer
-    whose certificate passes at ``tol`` (relative); the last route's answer otherwise.
+    """Walk the chain of :func:`exact_chain` (or ``routes``) with the walker of
+    :mod:`convexlearn.routes.chain`: the first answer whose certificate passes at ``tol``
+    (relative), else the one nearest to passing.
 
     ``solver`` or ``options`` (cvxpy solver options) go to the cvxpy route and make it the
     only one (the user asked for that solver). ``warm_start`` (a Solution) starts Newton and
@@ -377,38 +375,21 @@ def solve_exact(erm: Any, *, tol: float = EXACT_TOL, solver: str | None = None,
     chain = list(routes or exact_chain(erm))
     if solver is not None or options:
         chain = ["exact-primal"]
-    failures: dict[str, str] = {}
-    sol = None
-    for i, name in enumerate(chain):
-        last = i == len(chain) - 1
-        try:
-            sol = ROUTES[name](erm, warm_start=warm_start, screen=screen, solver=solver,
-                               options=options, tol=tol)
-        except ConvexLearnError as exc:
-            if last:
-                raise
-            failures[name] = f"{type(exc).__name__}: {exc}"
-            continue
-        sol = _snap_zeros(erm, _certify(erm, sol, tol), tol)
-        if not sol.report.passed and name in ("exact-primal", "lp"):
-            polished = (_polish if name == "exact-primal" else _lp_refine)(erm, sol, tol)
-            sol = polished if polished is not None else sol
-        if sol.report.passed or last:
-            break
-        failures[name] = (f"certificate failed: relative distance "
-                          f"{sol.report.relative_distance:.2e}, relative gap "
-                          f"{sol.report.relative_gap:.2e}")
-    sol = _finish(erm, sol, tol, failures)
+    sol = walk(erm, [ROUTES[name] for name in chain],
+               certify=lambda s: _snap_zeros(erm, _certify(erm, s, tol), tol),
+               violation=_violation, tol=tol,
+               context={"warm_start": warm_start, "screen": screen, "solver": solver,
+                        "options": options, "tol": tol})
+    sol = _finish(erm, sol, tol)
     sol.time_s = timer()
     return sol
 
 
-def _finish(erm, sol: Solution, tol: float, failures=None) -> Solution:
-    """Route name into provenance, the certificate's figures beside it."""
-    sol.provenance["route"] = sol.method
+def _finish(erm, sol: Solution, tol: float) -> Solution:
+    """The method is "exact", the route that answered in provenance (the walker's, else
+    the method that produced the point), the certificate's figures beside it."""
+    sol.provenance.setdefault("route", sol.method)
     sol.method = "exact"
-    if failures:
-        sol.provenance["fallback_from"] = failures
     sol.provenance["certificate"] = {
         "tol": tol, "relative_distance": sol.report.relative_distance,
         "relative_gap": sol.report.relative_gap, "distance": sol.report.distance}
@@ -420,8 +401,7 @@ def _finish(erm, sol: Solution, tol: float, failures=None) -> Solution:
 def solve_iterative(erm: Any, method: str, tol: float, warm_start: Any, options: dict) -> Solution:
     """An iterative method of :data:`ITERATIVE_METHODS` on ``erm`` (status: the caller's
     certificate decides "optimal")."""
-    module, func = ITERATIVE_METHODS[method].split(":")
-    run = getattr(importlib.import_module(f"convexlearn.solvers.{module}"), func)
+    run = ITERATIVE_METHODS[method]
     oracle = erm.oracle()
     x0 = (None if warm_start is None
           else oracle.join(erm._checked_w(warm_start.w), warm_start.b))
@@ -437,7 +417,6 @@ def solve_iterative(erm: Any, method: str, tol: float, warm_start: Any, options:
 
 
 def _require_cd(erm) -> None:
-    from ..solvers.erm.cd import CD_LOSSES
     if erm.loss.name not in CD_LOSSES or erm.penalty.name not in (
             "l1", "elastic_net", "l2", "none"):
         raise NotApplicableError(

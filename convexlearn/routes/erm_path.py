@@ -86,7 +86,7 @@ def solve_path(erm: Any, lams: Any, *, method: str = "exact", tol: float = EXACT
         for lam in lams:
             erm.lam = lam
             try:
-                previous = ROUTES[route](erm, warm_start=previous, screen=screen)
+                previous = ROUTES[route].run(erm, warm_start=previous, screen=screen)
             except ConvexLearnError:
                 previous = None
             raw.append(previous)

@@ -14,42 +14,45 @@ The iterative methods ("subgradient", "pegasos", "smo", "dcd") are looked up in
 :data:`ITERATIVE_METHODS` and called with the problem and their own options; their status
 "optimal" also rests on the KKT report, at their own tolerance.
 
-Adding a route: write ``route(svm, *, solver, polish, kkt_tol, options) -> Solution`` (or
-raise a :class:`~convexlearn.errors.ConvexLearnError`), register it in :data:`ROUTES`
-with its memory estimate, and place it in :func:`exact_chain`.
+Adding a route: write ``run(svm, *, solver, polish, kkt_tol, options) -> Solution`` (or
+raise a :class:`~convexlearn.errors.ConvexLearnError`), register a
+:class:`~convexlearn.routes.chain.Route` (name, run, applies, memory estimate) in
+:data:`ROUTES`, and place it in :func:`exact_chain`; the walker of
+:mod:`convexlearn.routes.chain` does the rest.
 """
 
 from __future__ import annotations
 
-import importlib
 import math
-from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
 from ..certify.kkt import solution_multipliers
-from ..data import (available_memory, check_bool, check_C, check_method_options, check_positive)
+from ..data import (check_bool, check_C, check_method_options, check_positive)
 from ..errors import (ConvexLearnError, DataError, InfeasibleError, NotApplicableError,
                       ParameterError, SolverError, UnboundedError)
 from ..formulations.base import solve_formulation
 from ..formulations.svm import svm_dual, svm_primal
+from .chain import Route, walk
 from .halfspace import SeparabilityResult, decide_separability
 from ..path import Path
 from ..solution import Solution, Timer
 from ..solvers.kernel_svm.certified_smo import certified_smo, memory_estimate
 from ..solvers.linear_svm.linear_exact import solve_linear_exact
 from ..solvers.kernel_svm.polish import polish_alpha
+from ..solvers.kernel_svm import smo
 from ..solvers.kernel_svm.svm_path import svm_c_path
+from ..solvers.linear_svm import dcd, pegasos, svm_subgradient
 
 __all__ = ["EXACT_METHODS", "ITERATIVE_METHODS", "ROUTES", "Route", "exact_chain", "solve",
            "feature_space_separability", "exact_c_path", "exact_path"]
 
-#: Iterative methods: name -> "module:function" under convexlearn.solvers; each function
-#: takes the SVM and keyword options and returns a Solution.
-ITERATIVE_METHODS: dict[str, str] = {"subgradient": "linear_svm.svm_subgradient:solve_svm",
-                                     "pegasos": "linear_svm.pegasos:solve_svm", "smo": "kernel_svm.smo:solve_svm",
-                                     "dcd": "linear_svm.dcd:solve_svm"}
+#: Iterative methods: name -> function; each takes the SVM and keyword options and returns
+#: a Solution.
+ITERATIVE_METHODS: dict[str, Callable[..., Solution]] = {
+    "subgradient": svm_subgradient.solve_svm, "pegasos": pegasos.solve_svm,
+    "smo": smo.solve_svm, "dcd": dcd.solve_svm}
 
 #: The tolerance the fast exact routes certify at (relative duality gap, recomputed).
 EXACT_TOL = 1e-9
@@ -59,33 +62,12 @@ EXACT_TOL = 1e-9
 #: so 1e-9 would call representable optima "inaccurate"; pass kkt_tol=1e-9 to ask for it.
 REPORT_TOL = 1e-6
 
-#: Memory estimates below this (bytes) are not checked against the system's free memory.
-_ALWAYS_FITS = 64 * 2**20
-
 #: Methods that work on a sparse X (linear kernel) through products, never densifying it.
 SPARSE_METHODS = ("dcd", "pegasos", "subgradient")
 
 INFEASIBLE_HINT = ("the hard-margin SVM is infeasible: no hyperplane separates the two classes "
                    "with margin. cl.Halfspace(X, y).check() decides linear separability and "
                    "returns a certificate; use a finite C for the soft margin")
-
-
-@dataclass(frozen=True)
-class Route:
-    """One way to the exact answer.
-
-    Attributes
-    ----------
-    run : callable
-        ``run(svm, *, solver, polish, kkt_tol, options) -> Solution``.
-    memory : callable
-        ``memory(svm) -> int``: bytes the route allocates beyond the data, estimated before
-        it starts (an interior-point method on the dual holds the n x n matrix Q, and its
-        factorization another).
-    """
-
-    run: Callable
-    memory: Callable
 
 
 def _cvxpy_memory(svm) -> int:
@@ -103,7 +85,7 @@ def _cvxpy_route(method: str) -> Route:
         if polish:
             solution = _polished(svm, solution, kkt_tol)
         return solution
-    return Route(run, _cvxpy_memory)
+    return Route(method, run, memory=_cvxpy_memory)
 
 
 def _smo_polish(svm, *, solver, polish, kkt_tol, options):
@@ -132,14 +114,21 @@ def _linear_route_memory(svm) -> int:
     return 8 * (5 * n * (d + 1) + 8 * (d + 1) ** 2)
 
 
+def _linear_applies(svm) -> str | None:
+    if not svm.kernel.is_linear or svm.X is None:
+        return (f"route 'exact-linear' needs the linear kernel on features; this problem "
+                f"is {svm.describe()}")
+    return None
+
+
 def _linear_route(svm, *, solver, polish, kkt_tol, options) -> Solution:
     """DCD warm start, w-space polish (active set; interior point then active set for heavy
     overlap; consistency LP then active set for the hard margin), duality-gap certificate
     at 1e-9 relative (:func:`convexlearn.solvers.linear_svm.linear_exact.solve_linear_exact`). A
     point whose own certificate fails is reported as not passed, so the chain moves on."""
-    if not svm.kernel.is_linear or svm.X is None:
-        raise NotApplicableError(f"route 'exact-linear' needs the linear kernel on features; "
-                                 f"this problem is {svm.describe()}")
+    reason = _linear_applies(svm)
+    if reason is not None:
+        raise NotApplicableError(reason)
     if options or solver is not None:
         raise SolverError(f"route 'exact-linear' takes no cvxpy solver or options "
                           f"(solver={solver!r}, options={sorted(options)}): left to the "
@@ -163,8 +152,9 @@ def _linear_route(svm, *, solver, polish, kkt_tol, options) -> Solution:
 #: Every exact route by name; ``SVM.solve(method=name)`` runs one directly.
 ROUTES: dict[str, Route] = {m: _cvxpy_route(m)
                             for m in ("exact-primal", "exact-primal-hinge", "exact-dual")}
-ROUTES["exact-smo"] = Route(_smo_polish, _smo_memory)
-ROUTES["exact-linear"] = Route(_linear_route, _linear_route_memory)
+ROUTES["exact-smo"] = Route("exact-smo", _smo_polish, memory=_smo_memory)
+ROUTES["exact-linear"] = Route("exact-linear", _linear_route, applies=_linear_applies,
+                               memory=_linear_route_memory)
 
 EXACT_METHODS = ("exact",) + tuple(ROUTES)
 
@@ -232,81 +222,51 @@ def _solve_iterative(svm, method: str, tol: float, options: dict) -> Solution:
             f"SVM.solve solves the hinge-loss SVM; loss={options['loss']!r} is another "
             f"problem, whose KKT conditions this report does not check. Use "
             f"cl.ERM(X, y, loss={options['loss']!r}, penalty='l2') or call "
-            f"convexlearn.solvers.{ITERATIVE_METHODS[method].split(':')[0]} directly")
+            f"{ITERATIVE_METHODS[method].__module__} directly")
     if svm.sample_weight is not None:
         raise NotApplicableError(
             f"method {method!r} does not take sample weights; the exact methods do "
             f"(per-sample cost C s_i)")
-    module_name, func_name = ITERATIVE_METHODS[method].split(":")
-    func = getattr(importlib.import_module(f"convexlearn.solvers.{module_name}"), func_name)
+    func = ITERATIVE_METHODS[method]
     options = check_method_options(method, func, options, ("svm", "tol"))
     solution = func(svm, tol=tol, **options)
     solution.provenance.setdefault("route", method)
     return solution
 
 
-def _certified(svm, solution: Solution, kkt_tol: float):
-    report = solution.report
-    if report is None or report.tol != kkt_tol:
-        report = solution.report = svm.kkt(solution, tol=kkt_tol)
-    return report
-
-
 def _solve_exact(svm, method: str, solver: str | None, polish: bool, kkt_tol: float,
                  options: dict) -> Solution:
     """Walk the chain (``method="exact"``) or one named route with the other cvxpy
-    formulation as its fallback; keep the first certified answer, else the one with the
-    smallest KKT violation. A claim of infeasibility is raised only when every route that
-    ran makes it and, for the hard margin, the separability LP proves it."""
+    formulation as its fallback (:func:`convexlearn.routes.chain.walk`); keep the first
+    certified answer, else the one with the smallest KKT violation. A claim of
+    infeasibility is raised only when every route that ran makes it and, for the hard
+    margin, the separability LP proves it."""
     timer = Timer()
     if method == "exact":
         chain = exact_chain(svm)
-    elif method == "exact-smo":
-        chain = [method, "exact-dual", "exact-primal"]
     else:
+        reason = ROUTES[method].applies(svm)
+        if reason is not None:
+            raise NotApplicableError(reason)
         chain = [method, "exact-primal" if method == "exact-dual" else "exact-dual"]
-    failures: list[tuple[str, Exception]] = []
-    skipped: dict[str, str] = {}
-    uncertified: list[tuple[str, Solution]] = []
-    best: Solution | None = None
-    best_name = ""
-    available = None
-    for name in chain:
-        route = ROUTES[name]
-        need = route.memory(svm)
-        if need > _ALWAYS_FITS and available is None:   # ask the system only when it matters
-            available = available_memory()
-        if available is not None and need > available:
-            skipped[name] = (f"needs ~{need / 2**30:.2f} GiB (estimate), "
-                             f"{available / 2**30:.2f} GiB available")
-            continue
-        try:
-            solution = route.run(svm, solver=solver, polish=polish, kkt_tol=kkt_tol,
-                                 options=options)
-        except (InfeasibleError, UnboundedError, SolverError) as exc:
-            failures.append((name, exc))
-            continue
-        report = _certified(svm, solution, kkt_tol)
-        if best is None or report.max_violation < best.report.max_violation:
-            best, best_name = solution, name
-        if report.passed:
-            break
-        uncertified.append((name, solution))
-        if method != "exact" and not failures:
-            break           # a named route answered: its own verdict stands
-    if best is None:
+        if method == "exact-smo":
+            chain.append("exact-primal")
+
+    def certify(solution: Solution) -> Solution:
+        if solution.report is None or solution.report.tol != kkt_tol:
+            solution.report = svm.kkt(solution, tol=kkt_tol)
+        return solution
+
+    def no_answer(failures, skipped) -> Exception:
         if not failures and skipped:
-            raise ConvexLearnError(_memory_message(svm, skipped))
-        raise _exact_failure(svm, failures)
-    history = {m: str(e) for m, e in failures}
-    history.update({m: f"its point failed the KKT check (max violation "
-                       f"{s.report.max_violation:.3g} > {kkt_tol:g})"
-                    for m, s in uncertified if s is not best})
-    if history:
-        best.provenance["fallback_from"] = history
-    if skipped:
-        best.provenance["skipped"] = skipped
-    best.provenance["route"] = best_name
+            return ConvexLearnError(_memory_message(svm, skipped))
+        return _exact_failure(svm, failures)
+
+    best = walk(svm, [ROUTES[name] for name in chain], certify=certify,
+                violation=lambda report: report.max_violation, tol=kkt_tol,
+                context={"solver": solver, "polish": polish, "kkt_tol": kkt_tol,
+                         "options": options},
+                named=method != "exact", no_answer=no_answer)
     best.time_s = timer()
     if svm.psd_check is not None:
         best.extra["psd_check"] = svm.psd_check
