@@ -92,9 +92,10 @@ def _svc(est, X, y, s) -> Source:
     X = np.asarray(X, dtype=float) if not hasattr(X, "tocsr") else X.tocsr()
     classes = est.classes_
     binary = len(classes) == 2
-    # LIBSVM's own layout (scikit-learn flips the signs of a binary model's public arrays)
-    coef = -est.dual_coef_ if binary else est.dual_coef_
-    rho = est.intercept_ if binary else -est.intercept_
+    # LIBSVM's own layout, the arrays predict() uses (scikit-learn flips the signs of a
+    # binary model's public dual_coef_ and intercept_; the private copies are unflipped)
+    coef = getattr(est, "_dual_coef_", -est.dual_coef_ if binary else est.dual_coef_)
+    rho = -getattr(est, "_intercept_", -est.intercept_ if binary else est.intercept_)
     sv_rows = np.asarray(est.support_)
     sv_class = np.repeat(np.arange(len(classes)), est.n_support_)
 
