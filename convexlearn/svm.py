@@ -365,9 +365,12 @@ class SVM(KernelSamples):
             Hard margin on data that are proven not linearly separable.
         """
         options = check_solve_options(options)     # seed, callback, max_iter, ... at the edge
+        # before solving: a route may densify a sparse X, and the fingerprint is of the
+        # data as given (a fresh problem on the same file must match it)
+        fingerprint = self.fingerprint()
         solution = routes.solve(self, method, solver=check_solver(solver), tol=tol,
                                 kkt_tol=kkt_tol, polish=polish, **options)
-        solution.provenance["fingerprint"] = self.fingerprint()
+        solution.provenance["fingerprint"] = fingerprint
         return solution
 
     def feature_space_separability(self) -> SeparabilityResult:
