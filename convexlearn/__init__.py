@@ -24,6 +24,7 @@ from .compare import Comparison, compare
 from .erm import ERM
 from .certify.optimality import OptimalityReport
 from .verification import VerifyReport, verify
+from .svmlight import read_svmlight
 from .distributed import register as _register_dask
 
 _register_dask()     # cl.ERM / cl.SVM on dask arrays (dask itself is imported on use)
@@ -38,5 +39,5 @@ __all__ = [
     "Halfspace", "SeparabilityResult", "shatters", "perceptron",
     "compare", "Comparison",
     "ERM", "OptimalityReport", "Path",
-    "verify", "VerifyReport",
+    "verify", "VerifyReport", "read_svmlight",
 ]

@@ -4,12 +4,12 @@ Every ``import`` in the package is read from the source (module-level *and* func
 a lazy import that hides a circle still counts), resolved to a module of the package, and
 checked against the layer of docs/architecture.md:
 
-    0 vocabulary  errors, data, kernels, losses, penalties, solution
+    0 vocabulary  errors, data, kernels, losses, penalties, solution, svmlight, modelfiles
     1 certify     certificates recomputed from the data (know no solver)
     2 formulations, solvers
     3 routes      which algorithm answers solve(), and the fallback chain
     4 problems    svm, erm, halfspace, shattering, perceptron, compare, path
-    5 consumers   estimators, plot, distributed, the package root
+    5 consumers   estimators, plot, distributed, verification, the package root
     6 app         the command line and everything only it needs
 
 A module may import its own layer or a lower one, never a higher one.
