@@ -12,13 +12,14 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 from ..errors import DataError
 
 __all__ = ["add_verify_parser", "cmd_verify"]
 
 
-def add_verify_parser(sub) -> None:
+def add_verify_parser(sub: Any) -> None:
     """The ``verify`` subcommand's parser (sets ``func`` to :func:`cmd_verify`)."""
     p = sub.add_parser("verify", help="verify a LIBSVM/LIBLINEAR model file or a saved "
                        "solution against the certified optimum",

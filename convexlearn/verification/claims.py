@@ -81,12 +81,11 @@ def augmented(scaling: float) -> Callable[[Any], Any]:
 
 def linear_claims(kind: str, X: Any, y: np.ndarray, W: np.ndarray, b: np.ndarray,
                   classes: np.ndarray, make_erm: Callable, bias: float | None,
-                  order: np.ndarray | None = None, notes=None) -> Source:
+                  notes: list | None = None) -> Source:
     """Claims of a linear classifier: W (d, k') and b (k'), one column per binary problem.
 
-    One column: binary, +1 for ``classes[order[1]]``... in practice the column's positive
-    class is ``classes[-1]`` after sorting (the caller passes W signed that way); k columns:
-    one-vs-rest, column k positive for ``classes[k]``. ``bias``: LIBLINEAR's bias feature
+    One column: binary, positive for ``classes[1]`` of the two sorted classes (the caller
+    signs W that way); k columns: one-vs-rest, column k positive for ``classes[k]``. ``bias``: LIBLINEAR's bias feature
     value (its weight is the last row of W, penalized) or None for an unpenalized
     intercept b. ``make_erm(Z, labels)`` builds the problem.
     """
@@ -112,8 +111,8 @@ def linear_claims(kind: str, X: Any, y: np.ndarray, W: np.ndarray, b: np.ndarray
 
 def ovo_claims(kind: str, y: np.ndarray, classes: np.ndarray, sv_rows: np.ndarray,
                sv_class: np.ndarray, coef: np.ndarray, rho: np.ndarray,
-               make_svm: Callable[[np.ndarray], Any], notes=None,
-               predict_proba=None) -> Source:
+               make_svm: Callable[[np.ndarray], Any], notes: list | None = None,
+               predict_proba: Any = None) -> Source:
     """The claims of a LIBSVM one-vs-one model.
 
     ``classes``: the model's label order; ``sv_rows``: the row of each support vector in
