@@ -216,6 +216,15 @@ def _one(f: _Lines, head: dict, key: str, end: str) -> tuple[int, str]:
     return line, values[0]
 
 
+def _nr_class(f: _Lines, head: dict, end: str, low: int) -> int:
+    """The class count, between ``low`` and :data:`MAX_CLASSES`."""
+    line, text = _one(f, head, "nr_class", end)
+    k = f.count(text, line, "nr_class", low=low)
+    if k > MAX_CLASSES:
+        raise f.error(line, f"nr_class {k} is beyond {MAX_CLASSES}")
+    return k
+
+
 def _sized(f: _Lines, head: dict, key: str, size: int, cast, what: str):
     if key not in head:
         return None
@@ -254,10 +263,7 @@ def read_libsvm_model(path: Any) -> LibsvmModel:
         return f.count(text, line, key) if cast is int else f.number(text, line, key)
 
     gamma, coef0, degree = param("gamma", 0.0), param("coef0", 0.0), param("degree", 3, int)
-    line, text = _one(f, head, "nr_class", "SV")
-    k = f.count(text, line, "nr_class", low=2)
-    if k > MAX_CLASSES:
-        raise f.error(line, f"nr_class {k} is beyond {MAX_CLASSES}")
+    k = _nr_class(f, head, "SV", low=2)
     line, text = _one(f, head, "total_sv", "SV")
     total = f.count(text, line, "total_sv")
     if total > f.remaining():
@@ -341,10 +347,7 @@ def read_liblinear_model(path: Any) -> LiblinearModel:
     if solver not in LIBLINEAR_SOLVERS:
         raise f.error(line, f"unknown solver_type {solver!r}; valid: "
                       f"{', '.join(LIBLINEAR_SOLVERS)}")
-    line, text = _one(f, head, "nr_class", "w")
-    k = f.count(text, line, "nr_class", low=1)
-    if k > MAX_CLASSES:
-        raise f.error(line, f"nr_class {k} is beyond {MAX_CLASSES}")
+    k = _nr_class(f, head, "w", low=1)
     line, text = _one(f, head, "nr_feature", "w")
     d = f.count(text, line, "nr_feature")
     line, text = _one(f, head, "bias", "w")
