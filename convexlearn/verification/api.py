@@ -130,8 +130,7 @@ def _report(source: Source, tol: float, X_eval: Any) -> VerifyReport:
         elif X_eval is None:
             raise ParameterError("internal: X_eval needed")
         else:
-            mine = [c.decisions(X_eval) for c in source.claims]
-            best = [c.decisions(X_eval, optimum=True) for c in source.claims]
+            mine, best = zip(*(c.decisions(X_eval) for c in source.claims))
         flipped = np.flatnonzero(source.predict(mine) != source.predict(best)).tolist()
     proba = None
     if source.predict_proba is not None and X_eval is not None:

@@ -33,7 +33,7 @@ from ..solution import Solution
 __all__ = ["Claim", "PartReport", "check_claim", "certified_optimum", "clear_cache"]
 
 #: Certified optima kept (fingerprint -> Solution), most recently used last.
-CACHE_SIZE = 16
+CACHE_SIZE = 64
 _CACHE: OrderedDict = OrderedDict()
 
 
@@ -81,13 +81,24 @@ class Claim:
     features: Any = None
     pos: int = 1
     neg: int = 0
+    optimum: Solution | None = field(default=None, repr=False)
 
-    def decisions(self, X: Any, optimum: bool = False) -> np.ndarray:
-        """f(x) of the answer (or of the certified optimum) on the caller's samples X
-        (mapped by ``features``, e.g. LinearSVC's appended bias column, when set)."""
-        sol = certified_optimum(self.problem) if optimum else self.solution
+    def decisions(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
+        """f(x) of the answer and of the certified optimum on the caller's samples X
+        (mapped by ``features``, e.g. LinearSVC's appended bias column, when set).
+
+        For a kernel expansion both come from one kernel block, X against the union of
+        the two supports only."""
+        p, sol = self.problem, self.solution
+        opt = self.optimum if self.optimum is not None else certified_optimum(p)
         Z = X if self.features is None else self.features(X)
-        return self.problem.decision_function(sol, Z)
+        if _is_svm(p) and p.X is not None and not p.kernel.is_linear:
+            mine, best = p.expansion(sol), p.expansion(opt)
+            cols = np.flatnonzero((mine != 0) | (best != 0))
+            Z = Z.toarray() if hasattr(Z, "toarray") else np.asarray(Z, dtype=float)
+            K = p.kernel(Z, p.X[cols])
+            return K @ mine[cols] + sol.b, K @ best[cols] + opt.b
+        return p.decision_function(sol, Z), p.decision_function(opt, Z)
 
 
 @dataclass
@@ -132,7 +143,7 @@ def _violators(claim: Claim, per_sample: np.ndarray, tol: float) -> dict:
 
 def _check_svm(claim: Claim, tol: float) -> PartReport:
     svm, sol = claim.problem, claim.solution
-    optimum = certified_optimum(svm)
+    optimum = claim.optimum = certified_optimum(svm)
     rep = svm.kkt(sol, tol=tol)
     per_sample = np.zeros(svm.n_samples)
     for r in rep.residuals.values():
@@ -193,7 +204,7 @@ def _erm_support(erm, w: np.ndarray, scores: np.ndarray, ref_w: np.ndarray, tol:
 
 def _check_erm(claim: Claim, tol: float) -> PartReport:
     erm, sol = claim.problem, claim.solution
-    optimum = certified_optimum(erm)
+    optimum = claim.optimum = certified_optimum(erm)
     cert = erm.optimality(sol, tol=tol, reference=optimum)
     F, F_star = cert.objective, cert.optimal_objective
     gap = (F - F_star) / max(abs(F_star), abs(F), np.finfo(float).tiny)
