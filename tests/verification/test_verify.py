@@ -210,3 +210,21 @@ def test_report_dict_and_summary_round_trip():
     data = json.loads(rep.to_json())
     assert data["passed"] == rep.passed and data["gap"] == rep.gap
     assert "FAILED" in rep.summary() or "PASSED" in rep.summary()
+
+
+def test_sparse_data_stay_sparse(monkeypatch):
+    from scipy import sparse
+    import convexlearn.erm as erm_module
+    Xs = sparse.random(300, 40, density=0.1, random_state=0, format="csr")
+    ys = np.sign(Xs @ np.random.default_rng(0).normal(size=40) + 0.05)
+    seen = []
+    original = erm_module.ERM.__init__
+
+    def spy(self, X, *args, **kwargs):
+        seen.append(sparse.issparse(X))
+        original(self, X, *args, **kwargs)
+
+    monkeypatch.setattr(erm_module.ERM, "__init__", spy)
+    est = sksvm.LinearSVC(tol=1e-12, max_iter=100000).fit(Xs, ys)
+    assert cl.verify(est, Xs, ys).passed
+    assert seen == [True]
