@@ -125,11 +125,9 @@ def _report(source: Source, tol: float, X_eval: Any) -> VerifyReport:
     flipped = None
     if source.scheme != "regression":
         single = len(parts) == 1 and X_eval is None and source.claims[0].rows is None
-        if single:
+        if single:      # the training samples of one problem: the reports have f
             mine, best = [parts[0].decision], [parts[0].optimum_decision]
-        elif X_eval is None:
-            raise ParameterError("internal: X_eval needed")
-        else:
+        else:           # verify() passes X_eval (X or X_test) whenever not single
             mine, best = zip(*(c.decisions(X_eval) for c in source.claims))
         flipped = np.flatnonzero(source.predict(mine) != source.predict(best)).tolist()
     proba = None

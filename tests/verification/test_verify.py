@@ -228,3 +228,18 @@ def test_sparse_data_stay_sparse(monkeypatch):
     est = sksvm.LinearSVC(tol=1e-12, max_iter=100000).fit(Xs, ys)
     assert cl.verify(est, Xs, ys).passed
     assert seen == [True]
+
+
+def test_sgd_regressor_is_lam_2_alpha_the_long_way():
+    est = linear_model.SGDRegressor(alpha=0.01, penalty="l2", random_state=0, max_iter=50,
+                                    tol=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(XR, YR)
+    rep = cl.verify(est, XR, YR)
+    erm = cl.ERM(XR, YR, loss="squared", penalty="l2", lam=0.02)
+    cert = erm.optimality(cl.Solution(w=est.coef_, b=float(est.intercept_[0])),
+                          suboptimality=True)
+    assert rep.objective == pytest.approx(cert.objective, rel=1e-12)
+    assert rep.optimum == pytest.approx(cert.optimal_objective, rel=1e-9)
+    assert rep.gap == pytest.approx(cert.suboptimality / cert.objective, rel=1e-6)
