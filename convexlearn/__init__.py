@@ -23,6 +23,8 @@ from .perceptron import perceptron
 from .compare import Comparison, compare
 from .erm import ERM
 from .certify.optimality import OptimalityReport
+from .verification import VerifyReport, verify
+from .svmlight import read_svmlight
 from .distributed import register as _register_dask
 
 _register_dask()     # cl.ERM / cl.SVM on dask arrays (dask itself is imported on use)
@@ -37,4 +39,5 @@ __all__ = [
     "Halfspace", "SeparabilityResult", "shatters", "perceptron",
     "compare", "Comparison",
     "ERM", "OptimalityReport", "Path",
+    "verify", "VerifyReport", "read_svmlight",
 ]

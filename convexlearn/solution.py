@@ -301,6 +301,12 @@ def data_digest(*arrays) -> str:
         if a is None:
             h.update(b"none;")
             continue
+        if hasattr(a, "tocsr"):     # scipy.sparse: its arrays (an object array would hash
+            a = a.tocsr()           # the pointer, different in every process)
+            h.update(f"sparse{a.shape};".encode())
+            for part in (a.data, a.indices, a.indptr):
+                h.update(np.ascontiguousarray(part).view(np.uint8))
+            continue
         a = np.ascontiguousarray(a)
         h.update(f"{a.shape}{a.dtype.str};".encode())
         # the array's own buffer, not a tobytes() copy (the same bytes, one pass fewer)

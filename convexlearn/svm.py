@@ -365,9 +365,12 @@ class SVM(KernelSamples):
             Hard margin on data that are proven not linearly separable.
         """
         options = check_solve_options(options)     # seed, callback, max_iter, ... at the edge
+        # before solving: a route may densify a sparse X, and the fingerprint is of the
+        # data as given (a fresh problem on the same file must match it)
+        fingerprint = self.fingerprint()
         solution = routes.solve(self, method, solver=check_solver(solver), tol=tol,
                                 kkt_tol=kkt_tol, polish=polish, **options)
-        solution.provenance["fingerprint"] = self.fingerprint()
+        solution.provenance["fingerprint"] = fingerprint
         return solution
 
     def feature_space_separability(self) -> SeparabilityResult:
@@ -381,7 +384,9 @@ class SVM(KernelSamples):
         alpha is clipped to its box [0, C s_i]; b, when not given, is taken from the
         free multipliers (the midpoint of the feasible interval when none is free;
         :func:`~convexlearn.solvers.kernel_svm.polish.intercept_from_alpha`); ``extra["intercept_rule"]``
-        says which.
+        says which. ``objective`` is the primal value P(w, b) (recomputed from the data, as
+        :meth:`primal_objective`) and ``method`` is "from_alpha", so a saved copy compares
+        (``convexlearn diff``) like any solved one.
         """
         alpha = np.clip(np.asarray(alpha, float), 0.0, self.C_bounds)
         beta = self.y * alpha
@@ -397,8 +402,15 @@ class SVM(KernelSamples):
             rule = "active-set polish"
         else:
             b, rule = intercept_from_alpha(self.y, self.C_bounds, alpha, g)
-        xi = None if self.hard_margin else np.maximum(0.0, 1.0 - self.y * (g + b))
-        sol = Solution(w=w, b=b, alpha=alpha, xi=xi, dual_coef=beta)
+        hinge = np.maximum(0.0, 1.0 - self.y * (g + b))
+        xi = None if self.hard_margin else hinge
+        # P(w, b) from the products already formed (||w||^2 = beta^T K beta = beta^T g)
+        if self.hard_margin:
+            objective = 0.5 * float(beta @ g) if hinge.max(initial=0.0) <= 1e-6 else math.inf
+        else:
+            objective = 0.5 * float(beta @ g) + float(np.sum(self.C_bounds * hinge))
+        sol = Solution(w=w, b=b, alpha=alpha, xi=xi, dual_coef=beta, objective=objective,
+                       method="from_alpha")
         sol.extra["intercept_rule"] = rule
         return sol
 

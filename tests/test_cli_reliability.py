@@ -201,12 +201,16 @@ def test_bad_cli_input(tmp_path, capsys, name, argv, files, code, fragments):
 
 
 def test_argparse_usage_errors_exit_2(capsys):
-    for argv in (["solve"], ["diff", "a.json"], ["separable", "x.csv"], ["solve", "f", "--tol", "x"],
-                 ["frobnicate"]):
+    for argv in (["solve"], ["diff", "a.json"], ["separable"], ["solve", "f", "--tol", "x"],
+                 ["verify", "m.model"], ["frobnicate"]):
         with pytest.raises(SystemExit) as exc:
             main(argv)
         assert exc.value.code == 2
         assert "error:" in capsys.readouterr().err
+    # --label is optional since an svmlight file carries its labels: a CSV file without
+    # it (here a missing one) is still bad input
+    assert main(["separable", "x.csv"]) == 2
+    assert "error:" in capsys.readouterr().err
 
 
 # ------------------------------------------------------------------------------ fuzzing

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +34,7 @@ from numpy.typing import ArrayLike
 from ..errors import ConvexLearnError, ProblemFileError
 from .adapters import adapter_for
 from .csvfile import CsvFile, check_delimiter, read_csv
+from ..svmlight import looks_like_svmlight
 from .generators import GENERATORS
 from .schema import Dataset, FileContext, Key, Problem, is_number, read_toml, validate
 
@@ -135,8 +137,24 @@ def _load_data(spec: dict, task: str, ctx: FileContext, classes_hint: str) -> Da
     return data
 
 
+def _from_svmlight(spec: dict, path: Path, ctx: FileContext) -> Dataset:
+    """An svmlight / LIBSVM data file (the label is each line's first field)."""
+    from ..data import dense_or_refuse
+    from ..svmlight import read_svmlight
+    if spec["features"]:
+        raise ctx.error("data.features", f"{path.name} is in svmlight format: its features "
+                        f"are numbered, not named; leave 'features' out")
+    data = read_svmlight(path)
+    X = dense_or_refuse(data.X, "a problem read from an svmlight file")
+    return Dataset(X=X, y=data.y, feature_names=[f"x{j + 1}" for j in range(X.shape[1])],
+                   label=spec["label"] or "label", source=str(path),
+                   source_sha256=hashlib.sha256(path.read_bytes()).hexdigest())
+
+
 def _from_csv(spec: dict, task: str, ctx: FileContext) -> Dataset:
     path = ctx.path.parent / spec["path"]
+    if looks_like_svmlight(path):
+        return _from_svmlight(spec, path, ctx)
     try:
         check_delimiter(spec["delimiter"])
     except ProblemFileError as exc:

@@ -8,6 +8,7 @@
     convexlearn list [PATHS ...] [--long]
     convexlearn diff REF.json OTHER.json [--tol TOL] [--method M]
     convexlearn separable DATA.csv --label COL [--classes A B] [--delimiter C] [--json OUT|-]
+    convexlearn verify MODEL --data FILE [--label COL] [--C C] [--tol T] [--json OUT|-]
 
 Exit codes: 0 success; 1 an expectation of a problem file failed;
 2 bad input or usage (file, data, parameter, unwritable output); 3 infeasible or
@@ -32,6 +33,7 @@ from ..errors import ConvexLearnError
 from .commands import (EXIT_EXPECTATION, EXIT_INFEASIBLE, EXIT_OK, EXIT_SOLVER, EXIT_USAGE,
                        cmd_check, cmd_diff, cmd_list, cmd_separable, cmd_solve, exit_code)
 from .progress import Progress, configure_logging
+from .verify_cmd import add_verify_parser
 
 __all__ = ["main", "run", "build_parser", "exit_code", "Progress", "EXIT_OK", "EXIT_EXPECTATION",
            "EXIT_USAGE", "EXIT_INFEASIBLE", "EXIT_SOLVER"]
@@ -138,8 +140,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("separable", help="is a labeled CSV file linearly separable? (with proof)",
                        description="Decide whether two classes of a CSV file are linearly "
                        "separable and print the verified certificate either way.")
-    p.add_argument("data", metavar="DATA.csv", help="CSV file with a header line")
-    p.add_argument("--label", required=True, metavar="COL", help="the label column")
+    p.add_argument("data", metavar="DATA.csv",
+                   help="CSV file with a header line, or an svmlight/LIBSVM data file")
+    p.add_argument("--label", metavar="COL",
+                   help="the label column (CSV; an svmlight file's label is its first field)")
     p.add_argument("--classes", nargs=2, type=_classes, metavar=("A", "B"),
                    help="the two classes to compare (needed when the column has more)")
     p.add_argument("--features", nargs="+", metavar="COL",
@@ -154,6 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also write the answer as JSON; '-' is standard output")
     _common(p)
     p.set_defaults(func=cmd_separable)
+    add_verify_parser(sub)
     return parser
 
 

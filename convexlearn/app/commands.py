@@ -227,6 +227,10 @@ def cmd_separable(args: argparse.Namespace) -> int:
     from .report import dumps, provenance_of_data, separability_record
 
     _check_files({"--json": args.json}, {"data file": args.data})
+    from ..svmlight import looks_like_svmlight
+    if args.label is None and not looks_like_svmlight(args.data):
+        raise ParameterError(f"{args.data}: a CSV file needs --label COL (the label column); "
+                             f"an svmlight file carries its labels")
     data = load_dataset(args.data, args.label, classes=args.classes, features=args.features,
                         standardize=args.standardize, delimiter=args.delimiter)
     progress = Progress(args.quiet)
