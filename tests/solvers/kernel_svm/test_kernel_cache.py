@@ -5,7 +5,7 @@ import pytest
 
 from convexlearn.errors import ParameterError
 from convexlearn.kernels import make_kernel
-from convexlearn.solvers.kernel_svm.kernel_cache import KernelColumns, kernel_diagonal
+from convexlearn.gram import KernelColumns, kernel_diagonal
 
 
 @pytest.fixture(scope="module")
