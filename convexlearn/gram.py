@@ -260,9 +260,14 @@ class Gram:
 
 
 class IndexedGram(Gram):
-    """K[index][:, index] for a base operator and an index map (repeats allowed), read
-    through the base: a column is the base's column at index_i, gathered; ``products``
-    adds B's rows of the same sample before one product of the base."""
+    """K[index][:, index] for a base operator and an index map (repeats allowed).
+
+    Blocks and the diagonal are read through the base; ``products`` adds B's rows of the
+    same sample before one product of the base (n samples' kernel, not |index|). SMO's
+    columns come from X[index] (the compiled loop computes a column of |index| entries:
+    for epsilon-SVR the kernel of each sample twice, where LIBSVM computes n entries and
+    expands them); a base with K in memory (precomputed, or not PSD by construction)
+    gives the view K[index][:, index] as a matrix."""
 
     def __init__(self, base: Gram, index: np.ndarray):
         super().__init__(base.kernel, None if base.X is None else base.X[index],

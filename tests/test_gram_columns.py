@@ -1,4 +1,5 @@
-"""The LRU cache of kernel columns used by SMO: right values, bounded memory, LRU order."""
+"""The LRU cache of kernel columns (gram.KernelColumns) used by SMO: right values, bounded
+memory, LRU order."""
 
 import numpy as np
 import pytest
