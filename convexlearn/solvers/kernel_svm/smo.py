@@ -49,6 +49,11 @@ the removed ones is rebuilt, and optimality checked on all variables, before sto
 Kernel columns come from :class:`~convexlearn.gram.KernelColumns`, an LRU
 cache bounded by ``cache_size`` megabytes.
 
+The same iteration solves every dual QP of :mod:`~convexlearn.solvers.kernel_svm.qp` with
+lower bounds 0 and one equality row s^T a = Delta, or none (:func:`smo_qp`): ``y`` are the
+signs s, ``C`` the upper bounds u (per variable), and the linear term p enters as
+``target = -s * p`` in place of y, v = target - g (the C-SVC above has p = -1: target = y).
+
 Two implementations of the same iteration: :func:`smo`, in numpy (the reference, and the
 path for a per-iteration ``callback`` or a problem without intercept), and
 :func:`smo_compiled`, the loop of :mod:`~convexlearn.solvers.kernel_svm.smo_kernels` compiled by numba
