@@ -129,7 +129,7 @@ def worker(side: str, n: int, kind: str = "classification") -> dict:
                    report_gap=sol.report.relative_gap, n_sv=int(sol.report.support.size),
                    max_violation=sol.report.max_violation, n_iter=sol.n_iter,
                    gap=_independent_gap(X, y, sol.alpha, sol.b, 1.0, svm.kernel.gamma),
-                   gram_formed=svm._K is not None)
+                   gram_formed=svm.gram_formed)
     else:
         alpha = np.zeros(n)
         alpha[svc.support_] = np.abs(svc.dual_coef_.ravel())

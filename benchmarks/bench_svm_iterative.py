@@ -41,7 +41,7 @@ import convexlearn as cl  # noqa: E402
 from _common import RESULTS, best_time, markdown_table, write_result  # noqa: E402
 from convexlearn.solvers.kernel_svm import smo  # noqa: E402
 from convexlearn.solvers.linear_svm import dcd, pegasos, svm_subgradient  # noqa: E402
-from convexlearn.solvers.kernel_svm.kernel_cache import KernelColumns  # noqa: E402
+from convexlearn.gram import KernelColumns  # noqa: E402
 
 TOLS = (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
 

@@ -40,15 +40,11 @@ __all__ = [
     "check_psd",
     "polynomial_features",
     "polynomial_feature_count",
-    "kernel_products",
 ]
 
 KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
 
 DEFAULT_PSD_TOL = 1e-9
-
-#: Memory of one block of kernel rows in :func:`kernel_products` (8 MiB: blocks this size are reused by the allocator instead of page-faulted afresh).
-PRODUCT_BLOCK_BYTES = 2**23
 
 
 def _sq_dists(A: np.ndarray, B: np.ndarray) -> np.ndarray:
@@ -338,38 +334,3 @@ def polynomial_features(X: ArrayLike, degree: int = 2, gamma: float = 1.0, coef0
             col = np.prod(X[:, list(combo)], axis=1) if h else np.ones(n)
             columns.append(math.exp(0.5 * log_c) * col)
     return np.column_stack(columns)
-
-
-def kernel_products(kernel: "Kernel", X: np.ndarray, B: np.ndarray,
-                    block_bytes: int | None = None) -> np.ndarray:
-    """``K @ B`` for the Gram matrix K_ij = k(x_i, x_j) of X, without forming K.
-
-    Only the rows S of B that are not all zero enter (the support of an expansion): K is
-    read as blocks ``kernel(X[rows], X[S])`` of at most ``block_bytes`` bytes, so the
-    memory is O(block) whatever n, and the work n |S| kernel evaluations.
-
-    Parameters
-    ----------
-    kernel : Kernel
-        Not ``precomputed`` (multiply the matrix itself).
-    X : ndarray of shape (n, d)
-    B : ndarray of shape (n,) or (n, k)
-    block_bytes : int, optional
-        Default :data:`PRODUCT_BLOCK_BYTES`.
-
-    Returns
-    -------
-    ndarray of the shape of B
-    """
-    block_bytes = PRODUCT_BLOCK_BYTES if block_bytes is None else int(block_bytes)
-    B = np.asarray(B, dtype=float)
-    flat = B.ndim == 1
-    B2 = B[:, None] if flat else B
-    support = np.flatnonzero(np.any(B2 != 0.0, axis=1))
-    out = np.zeros((X.shape[0], B2.shape[1]))
-    if support.size:
-        Xs, Bs = X[support], B2[support]
-        rows = max(1, int(block_bytes // (8 * support.size)))
-        for start in range(0, X.shape[0], rows):
-            out[start:start + rows] = kernel(X[start:start + rows], Xs) @ Bs
-    return out[:, 0] if flat else out

@@ -22,11 +22,11 @@ from numpy.typing import ArrayLike
 from .certify.kkt import KKTReport, gram_factor, kkt_report
 from .data import (as_binary_labels, as_features, as_sample_weight, backend_class,
                    check_bool, check_C, check_nonnegative, check_positive,
-                   check_solve_options, check_solver, dense_or_refuse, is_sparse)
+                   check_solve_options, check_solver)
 from .errors import DataError, NotApplicableError, ParameterError
 from .formulations.svm import svm_dual, svm_primal
-from .kernels import (DEFAULT_PSD_TOL, Kernel, PSDCheck, check_gram, check_psd, kernel_products,
-                      make_kernel)
+from .gram import Gram
+from .kernels import DEFAULT_PSD_TOL, Kernel, PSDCheck, check_gram, make_kernel
 from .logs import logged_solve
 from .routes import svm as routes
 from .routes.halfspace import SeparabilityResult
@@ -34,7 +34,7 @@ from .path import Path
 from .routes.svm_warm_path import svm_warm_path
 from .solution import (Solution, check_same_problem, check_solution_shapes, data_digest,
                        problem_fingerprint)
-from .solvers.kernel_svm.polish import intercept_from_alpha
+from .solvers.kernel_svm.c_svc import c_svc_solution
 
 __all__ = ["SVM", "EXACT_METHODS", "ITERATIVE_METHODS"]
 
@@ -43,91 +43,67 @@ ITERATIVE_METHODS = routes.ITERATIVE_METHODS
 
 
 class KernelSamples:
-    """Training samples seen through a kernel: the Gram matrix, its products and blocks.
+    """Training samples seen through a kernel: the Gram operator, and the decision function.
 
-    The part of a kernel problem that is about the data, not the objective: ``K`` is
-    formed only when asked for (``gram``) and PSD-checked then; products ``K @ B`` and
-    blocks ``K[rows][:, cols]`` are computed from X, by blocks, when K is not in memory
-    and the kernel is PSD by construction, so that no n x n matrix is ever needed for
-    them; the decision function f(x) = sum_i beta_i k(x_i, x) + b of an expansion (or
-    <w, x> + b) on the training samples or new ones. Subclasses set ``X`` (None for a
-    precomputed kernel), ``_K``, ``kernel``, ``y``, ``psd_tol``, ``repair_psd``,
-    ``psd_check`` and ``_gram_factor``.
+    The part of a kernel problem that is about the data, not the objective. Kernel access
+    goes through ``gram_operator`` (:class:`~convexlearn.gram.Gram`: columns, blocks,
+    products by blocks, the diagonal, the compiled spec, the PSD check); the methods here
+    are its names on the problem. Subclasses set ``X`` (None for a precomputed kernel),
+    ``kernel``, ``y`` and ``_gram`` (the operator; None where there is none, dask).
     """
 
     X: np.ndarray | None
     kernel: Kernel
-    psd_check: PSDCheck | None
+
+    @property
+    def gram_operator(self) -> Gram:
+        """The problem's Gram operator (:class:`~convexlearn.gram.Gram`)."""
+        return self._gram
+
+    @property
+    def gram_formed(self) -> bool:
+        """True when the n x n Gram matrix is in memory (precomputed, shared, or formed)."""
+        return self._gram is not None and self._gram.formed
+
+    @property
+    def psd_check(self) -> PSDCheck | None:
+        """The PSD check of the formed Gram matrix (None before it was formed)."""
+        return None if self._gram is None else self._gram.psd_check
 
     @property
     def gram(self) -> np.ndarray:
         """The training Gram matrix K, PSD-checked (computed once)."""
-        if self._K is None:
-            self.densify("the Gram matrix")
-            self._K = self.kernel(self.X)
-        if self.psd_check is None:
-            if self.kernel.known_psd:
-                self.psd_check = PSDCheck(float("nan"), float("nan"), skipped=True)
-            else:
-                self._K, self.psd_check = check_psd(self._K, tol=self.psd_tol,
-                                                    repair=self.repair_psd,
-                                                    name=f"{self.kernel.describe()} Gram matrix")
-        return self._K
+        K = self._gram.matrix
+        self.X = self._gram.X          # (densified to form it)
+        return K
 
     def share_gram(self, K: np.ndarray) -> None:
-        """Use K = kernel(X, X), computed by the caller, as this problem's Gram matrix.
-
-        For several problems on subsets of the same samples (one-vs-one, one-vs-rest): one
-        Gram matrix of all samples is computed once and each problem takes its block, so
-        products, blocks and SMO's columns read K instead of evaluating the kernel again.
-        Only for a kernel PSD by construction (no PSD check is owed to K).
-
-        Parameters
-        ----------
-        K : ndarray of shape (n, n)
-            kernel(X, X) for this problem's samples, in their order. Kept, not copied.
-
-        Raises
-        ------
-        ParameterError
-            Wrong shape, a kernel not PSD by construction (or a precomputed one), or K
-            differing from the kernel on rows 0 and n - 1 (recomputed from X) by more than
-            1e-9 of their largest entry (rounding is ~1e-16 of it): a block of the wrong
-            samples.
-        """
-        n = self.n_samples
-        K = np.asarray(K, dtype=float)
-        if self.X is None or not self.kernel.known_psd or K.shape != (n, n):
-            raise ParameterError(f"share_gram takes the ({n}, {n}) Gram matrix of a kernel "
-                                 f"PSD by construction on features; got shape "
-                                 f"{K.shape} for {self.kernel.describe()}")
-        probe = np.unique([0, n - 1])
-        rows = K[probe]
-        scale = max(float(np.max(np.abs(rows))), np.finfo(float).tiny)
-        if np.max(np.abs(self.kernel(self.X[probe], self.X) - rows)) > 1e-9 * scale:
-            raise ParameterError("share_gram: K is not this kernel's Gram matrix of X "
-                                 "(rows 0 and n - 1 differ)")
-        self._K = K
+        """Use K = kernel(X, X), computed by the caller, as this problem's Gram matrix
+        (one Gram matrix of all samples shared by the problems of a multiclass fit):
+        :meth:`convexlearn.gram.Gram.share`, which raises ParameterError for a matrix of
+        the wrong shape, kernel or samples."""
+        self._gram.share(K)
 
     def densify(self, purpose: str) -> None:
         """Replace a sparse X by its dense copy for a method that needs dense rows (only
         below data.DENSIFY_LIMIT_BYTES; beyond, a DataError gives the dense size)."""
-        if is_sparse(self.X):
-            self.X = dense_or_refuse(self.X, purpose)
+        self._gram.densify(purpose)
+        self.X = self._gram.X
 
     def samples_fingerprint(self, *arrays, **params) -> str:
         """sha256 of the samples (X or K) and ``arrays`` (digest cached: every byte is read
         once), with ``params`` and the kernel's parameters: a problem's fingerprint."""
         if getattr(self, "_digest", None) is None:
-            self._digest = data_digest(self.X if self.X is not None else self._K, *arrays)
+            self._digest = data_digest(self._gram.source, *arrays)
         k = self.kernel
         return problem_fingerprint(self._digest, {**params, "kernel": (
             k.name, k.gamma, k.degree, k.coef0, k.function)})
 
     def gram_products(self, B: Any) -> np.ndarray:
-        """``K @ B`` for the training Gram matrix K, B of shape (n,) or (n, k): see
-        :func:`_gram_products` (no n x n matrix for a kernel PSD by construction)."""
-        return _gram_products(self, B)
+        """``K @ B`` for the training Gram matrix K, B of shape (n,) or (n, k), by blocks
+        (:meth:`convexlearn.gram.Gram.products`: no n x n matrix for a kernel PSD by
+        construction)."""
+        return self._gram.products(B)
 
     @property
     def gram_factor(self) -> np.ndarray:
@@ -137,10 +113,8 @@ class KernelSamples:
         return self._gram_factor
 
     def kernel_block(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-        """K[rows][:, cols]; from X when K is not in memory and the kernel is PSD."""
-        if self._K is None and self.X is not None and self.kernel.known_psd:
-            return self.kernel(self.X[rows], self.X[cols])
-        return self.gram[np.ix_(rows, cols)]
+        """K[rows][:, cols] (:meth:`convexlearn.gram.Gram.block`)."""
+        return self._gram.block(rows, cols)
 
     def decision_function(self, solution: Solution, X: ArrayLike | None = None) -> np.ndarray:
         """f(x) for the training samples (``X=None``) or new samples.
@@ -229,15 +203,15 @@ class SVM(KernelSamples):
         y_arr = np.asarray(y)
         n = y_arr.shape[0] if y_arr.ndim >= 1 else None
         if precomputed:
-            self._K = check_gram(X, n=n)
+            K = check_gram(X, n=n)
             self.X = None
         else:
             # the linear kernel keeps a sparse X sparse (its iterative methods and the KKT
             # report use products); other kernels need dense rows (densified below a limit)
             linear = isinstance(kernel, str) and kernel == "linear"
             self.X = as_features(X, sparse="keep" if linear else "densify")
-            self._K = None
-        n_rows = (self._K if precomputed else self.X).shape[0]
+            K = None
+        n_rows = (K if precomputed else self.X).shape[0]
         self.y, self.label_map = as_binary_labels(y, n=n_rows)
         self.C = check_C(C)
         self.sample_weight = _checked_weights(self, sample_weight)
@@ -246,7 +220,8 @@ class SVM(KernelSamples):
         self.intercept = check_bool("intercept", intercept)
         self.repair_psd = check_bool("repair_psd", repair_psd)
         self.psd_tol = check_nonnegative("psd_tol", psd_tol)
-        self.psd_check: PSDCheck | None = None
+        self._gram = Gram(self.kernel, self.X, K, psd_tol=self.psd_tol,
+                          repair_psd=self.repair_psd)
         self._gram_factor: np.ndarray | None = None
 
     # ------------------------------------------------------------------ basics
@@ -383,35 +358,22 @@ class SVM(KernelSamples):
 
         alpha is clipped to its box [0, C s_i]; b, when not given, is taken from the
         free multipliers (the midpoint of the feasible interval when none is free;
-        :func:`~convexlearn.solvers.kernel_svm.polish.intercept_from_alpha`); ``extra["intercept_rule"]``
+        :func:`~convexlearn.solvers.kernel_svm.c_svc.c_svc_solution`); ``extra["intercept_rule"]``
         says which. ``objective`` is the primal value P(w, b) (recomputed from the data, as
         :meth:`primal_objective`) and ``method`` is "from_alpha", so a saved copy compares
         (``convexlearn diff``) like any solved one.
         """
         alpha = np.clip(np.asarray(alpha, float), 0.0, self.C_bounds)
         beta = self.y * alpha
-        if self.kernel.is_linear:
-            w = self.X.T @ beta
-            g = self.X @ w
-        else:
-            w = None
-            g = self.gram_products(beta)
-        if not self.intercept:
-            b, rule = 0.0, "no intercept"
-        elif b is not None:
-            rule = "active-set polish"
-        else:
-            b, rule = intercept_from_alpha(self.y, self.C_bounds, alpha, g)
-        hinge = np.maximum(0.0, 1.0 - self.y * (g + b))
-        xi = None if self.hard_margin else hinge
+        g = self.X @ (self.X.T @ beta) if self.kernel.is_linear else self.gram_products(beta)
+        sol = c_svc_solution(self, alpha, g, b)
+        hinge = np.maximum(0.0, 1.0 - self.y * (g + sol.b))
         # P(w, b) from the products already formed (||w||^2 = beta^T K beta = beta^T g)
         if self.hard_margin:
-            objective = 0.5 * float(beta @ g) if hinge.max(initial=0.0) <= 1e-6 else math.inf
+            sol.objective = 0.5 * float(beta @ g) if hinge.max(initial=0.0) <= 1e-6 else math.inf
         else:
-            objective = 0.5 * float(beta @ g) + float(np.sum(self.C_bounds * hinge))
-        sol = Solution(w=w, b=b, alpha=alpha, xi=xi, dual_coef=beta, objective=objective,
-                       method="from_alpha")
-        sol.extra["intercept_rule"] = rule
+            sol.objective = 0.5 * float(beta @ g) + float(np.sum(self.C_bounds * hinge))
+        sol.method = "from_alpha"
         return sol
 
     # ------------------------------------------------------------------ checks
@@ -475,19 +437,6 @@ class SVM(KernelSamples):
             v = self.X.T @ ya
             return float(alpha.sum() - 0.5 * v @ v)
         return float(alpha.sum() - 0.5 * ya @ self.gram_products(ya))
-
-
-def _gram_products(svm, B) -> np.ndarray:
-    """``K @ B`` for the Gram matrix K of ``svm``'s training samples.
-
-    The matrix when it is already in memory (precomputed, or computed for a formulation
-    or a PSD check); otherwise, for a kernel that is PSD by construction, by blocks of
-    rows against the nonzero rows of B only (:func:`~convexlearn.kernels.kernel_products`):
-    O(block x |support|) memory, no n x n matrix.
-    """
-    if svm._K is None and svm.X is not None and svm.kernel.known_psd:
-        return kernel_products(svm.kernel, svm.X, B)
-    return svm.gram @ np.asarray(B, dtype=float)
 
 
 def _checked_weights(svm, sample_weight) -> np.ndarray | None:

@@ -4,7 +4,7 @@ Every ``import`` in the package is read from the source (module-level *and* func
 a lazy import that hides a circle still counts), resolved to a module of the package, and
 checked against the layer of docs/architecture.md:
 
-    0 vocabulary  errors, data, kernels, losses, penalties, solution, svmlight, modelfiles
+    0 vocabulary  errors, data, kernels, gram, losses, penalties, solution, svmlight, modelfiles
     1 certify     certificates recomputed from the data (know no solver)
     2 formulations, solvers
     3 routes      which algorithm answers solve(), and the fallback chain
@@ -33,7 +33,7 @@ MAX_CLASS_LINES = 300
 #: Top-level modules and subpackages -> layer. A new module must be given a layer here
 #: (and in docs/architecture.md): the test says so rather than guessing.
 LAYERS: dict[str, int] = {
-    "errors": 0, "data": 0, "kernels": 0, "losses": 0, "penalties": 0, "solution": 0,
+    "errors": 0, "data": 0, "kernels": 0, "gram": 0, "losses": 0, "penalties": 0, "solution": 0,
     "serialize": 0, "logs": 0, "version": 0, "path": 0, "svmlight": 0, "modelfiles": 0,
     "certify": 1,
     "formulations": 2, "solvers": 2,
@@ -179,3 +179,25 @@ def test_module_and_class_sizes(module):
         if isinstance(node, ast.ClassDef):
             size = node.end_lineno - node.lineno + 1
             assert size <= MAX_CLASS_LINES, f"{module}.{node.name} has {size} lines"
+
+
+def _private_gram_readers(sources: dict[str, str]) -> list[str]:
+    """Modules other than the Gram operator (and svm.py's own methods) that read a
+    problem's private matrix ``._K``."""
+    found = []
+    for module, text in sorted(sources.items()):
+        if module in ("convexlearn.gram", "convexlearn.svm"):
+            continue
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Attribute) and node.attr == "_K":
+                found.append(f"{module}:{node.lineno}")
+    return found
+
+
+def test_kernel_access_goes_through_the_gram_operator():
+    # solvers and certificates take convexlearn.gram.Gram (columns, blocks, products, the
+    # compiled spec); none reads a private Gram matrix
+    sources = {m: p.read_text(encoding="utf-8") for m, p in MODULES.items()}
+    assert _private_gram_readers(sources) == []
+    planted = dict(sources, **{"convexlearn.routes.svm": "def f(svm):\n    return svm._K\n"})
+    assert _private_gram_readers(planted) == ["convexlearn.routes.svm:2"]

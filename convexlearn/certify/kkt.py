@@ -6,7 +6,7 @@ m_i = y_i f(x_i) and a = alpha:
 =======================  ======================================  ==========================
 condition                 per-sample residual r_i                 scaled by
 =======================  ======================================  ==========================
-stationarity             ||w - sum_i a_i y_i phi(x_i)||          max(1, ||w||)
+stationarity             ||w - sum_i a_i y_i phi(x_i)||          s_w (below)
 balance (intercept)      |sum_i a_i y_i|                         s_a
 primal_feasibility       max(0, 1 - xi_i - m_i)                  1 (margins are unitless)
 slack_nonnegativity      max(0, -xi_i)                           1
@@ -26,7 +26,16 @@ both classes present has.
 sample has its own bound C_i = C s_i in place of C) for the soft margin, max(1, max_i a_i)
 for the hard margin, so every residual is dimensionless and a single ``tol`` applies.
 The stationarity norm is taken in feature space; for a kernel expansion
-f = sum_j beta_j k(x_j, .) + b it is sqrt((beta - y a)^T K (beta - y a)).
+f = sum_j beta_j k(x_j, .) + b it is sqrt((beta - y a)^T K (beta - y a)). It is the
+difference of two vectors that cancel, each a sum of n terms, so its round-off is eps times
+the size of those terms, not of the result: it is scaled by
+
+    s_w = max(||w||, sum_i |a_i| ||phi(x_i)||)       (||phi(x_i)|| = sqrt(K_ii))
+
+(``sum_i |beta_i| ||phi(x_i)||`` in place of ||w|| for an expansion), the triangle bound
+of both sums, as the ERM certificate scales ||X^T r|| by ||X|| ||r||. Every residual is
+then free of units: X -> c X with C -> C / c^2 (the same problem: alpha -> alpha / c^2,
+w -> w / c) scales s_w and the residual alike, and leaves the verdict unchanged.
 
 Slacks: the solution's own ``xi`` when it has one (slack form), otherwise the optimal
 slack for (w, b), xi_i = max(0, 1 - m_i). In the latter case the two feasibility rows
@@ -52,7 +61,7 @@ from scipy.optimize import lsq_linear
 from ..errors import NotApplicableError
 
 __all__ = ["KKTReport", "kkt_report", "relative_gap", "solution_multipliers", "svm_kkt",
-           "reconstruct_multipliers", "gram_factor", "CONDITIONS"]
+           "reconstruct_multipliers", "gram_factor", "dual_qp_objectives", "CONDITIONS"]
 
 CONDITIONS = ("stationarity", "balance", "primal_feasibility", "slack_nonnegativity",
               "dual_feasibility", "complementary_margin", "complementary_slack", "duality_gap")
@@ -60,7 +69,7 @@ CONDITIONS = ("stationarity", "balance", "primal_feasibility", "slack_nonnegativ
 _WORST_SHOWN = 5
 
 
-@dataclass
+@dataclass(repr=False)
 class KKTReport:
     """KKT conditions of an SVM solution, each residual recomputed from the data.
 
@@ -149,6 +158,13 @@ class KKTReport:
     def __str__(self) -> str:
         return self.summary()
 
+    def __repr__(self) -> str:
+        # a few lines: the arrays (margins, alpha, residuals) are for inspection
+        return (f"<KKTReport {'passed' if self.passed else 'FAILED'} at tol={self.tol:g}: "
+                f"max violation {self.max_violation:.2e}, relative gap "
+                f"{self.relative_gap:.2e}, n={self.alpha.size}, {self.support.size} support "
+                f"vectors ({self.free.size} free); .summary() for the conditions>")
+
 
 def reconstruct_multipliers(features: np.ndarray, y: np.ndarray, C: float, intercept: bool,
                             w: np.ndarray, margins: np.ndarray, band: float) -> np.ndarray:
@@ -211,9 +227,41 @@ def relative_gap(primal: float, dual: float) -> float:
     return abs(primal - dual) / max(abs(primal), abs(dual), GAP_FLOOR)
 
 
+def dual_qp_objectives(signs: np.ndarray, target: np.ndarray, upper: Any, alpha: np.ndarray,
+                       g: np.ndarray, b: float, delta: float = 0.0) -> tuple[float, float]:
+    """(P, D) of the dual QP min 1/2 a^T Q a + p^T a, s^T a = delta, 0 <= a <= u
+    (:mod:`convexlearn.solvers.kernel_svm.qp`) at a feasible a with multiplier b.
+
+    With Q_ij = s_i s_j K_ij, g = K (s * a) (computed by blocks by the caller), the target
+    t = -s * p and G = s (g + b - t) (the gradient of the Lagrangian)::
+
+        D = -F(a) = (s t)^T a - 1/2 (s a)^T g
+        P = 1/2 (s a)^T g + b delta + sum_{u_i finite} u_i max(0, -G_i)
+
+    P - D = a^T G - b (s^T a - delta) + sum_i u_i max(0, -G_i) is the Lagrangian duality
+    gap, >= 0 at a feasible a and 0 exactly at an optimum; for the C-SVC (s = y, t = y,
+    delta = 0) P is the primal objective 1/2 ||w||^2 + sum_i C_i xi_i at (w, b) and D the
+    dual objective. Variables without an upper bound (the hard margin) add no term: there
+    G_i >= 0 is primal feasibility, which the KKT report checks on its own row.
+    """
+    sa = signs * alpha
+    aQa = float(sa @ g)
+    st = signs * target
+    # (the C-SVC's s t = 1: summed as before, for the same roundings)
+    linear = float(alpha.sum()) if np.all(st == 1.0) else float(st @ alpha)
+    upper = np.broadcast_to(np.asarray(upper, dtype=float), alpha.shape)
+    finite = np.isfinite(upper)
+    primal = 0.5 * aQa + b * delta
+    if finite.any():
+        hinge = np.maximum(0.0, -signs * (g + b - target))
+        primal += float(upper @ hinge) if finite.all() else float(upper[finite] @ hinge[finite])
+    return primal, linear - 0.5 * aQa
+
+
 def svm_kkt(y: np.ndarray, C: float, intercept: bool, alpha: np.ndarray, f: np.ndarray,
             w_norm2: float, alpha_Q_alpha: float, stationarity: float,
-            xi: np.ndarray | None = None, tol: float = 1e-6, notes: Any = ()) -> KKTReport:
+            xi: np.ndarray | None = None, tol: float = 1e-6, notes: Any = (),
+            stationarity_scale: float | None = None) -> KKTReport:
     """Evaluate the KKT conditions from precomputed quantities.
 
     Parameters
@@ -232,6 +280,9 @@ def svm_kkt(y: np.ndarray, C: float, intercept: bool, alpha: np.ndarray, f: np.n
         alpha^T Q alpha = ||sum_i alpha_i y_i phi(x_i)||^2.
     stationarity : float
         ||w - sum_i alpha_i y_i phi(x_i)|| in feature space.
+    stationarity_scale : float, optional
+        s_w of the module docstring (the size of the terms that cancel in the
+        stationarity residual); default ||w||.
     xi : ndarray, optional
         The solution's slacks; default max(0, 1 - m).
     tol : float
@@ -245,7 +296,8 @@ def svm_kkt(y: np.ndarray, C: float, intercept: bool, alpha: np.ndarray, f: np.n
     if hard:
         xi_used = np.zeros_like(m)
     s_a = max(1.0, float(np.max(alpha))) if hard else float(np.max(C))
-    res = {"stationarity": stationarity / max(1.0, math.sqrt(max(w_norm2, 0.0)))}
+    s_w = math.sqrt(max(w_norm2, 0.0)) if stationarity_scale is None else stationarity_scale
+    res = {"stationarity": stationarity / max(s_w, GAP_FLOOR) if stationarity else 0.0}
     if intercept:
         res["balance"] = abs(float(alpha @ y)) / s_a
     res["primal_feasibility"] = np.maximum(0.0, 1.0 - xi_used - m)
@@ -327,12 +379,14 @@ def kkt_report(svm: Any, solution: Any, tol: float = 1e-6) -> KKTReport:
     y, b = svm.y, float(solution.b)
     alpha, note = solution_multipliers(svm, solution, band=max(tol, 1e-9) * 10)
     notes = [] if note is None else [note]
+    norms = np.sqrt(np.maximum(svm.gram_operator.diagonal, 0.0))     # ||phi(x_i)||
     if svm.kernel.is_linear and solution.w is not None:
         w = np.asarray(solution.w, float)
         f = svm.X @ w + b
         v = svm.X.T @ (y * alpha)
         w_norm2, aQa = float(w @ w), float(v @ v)
         stationarity = float(np.linalg.norm(w - v))
+        scale = max(math.sqrt(w_norm2), float(np.abs(alpha) @ norms))
     else:
         # K [beta, y alpha] in one pass, by blocks of rows against the support only
         # (svm.gram_products): O(block x n_SV) memory, no n x n matrix at scale.
@@ -344,5 +398,6 @@ def kkt_report(svm: Any, solution: Any, tol: float = 1e-6) -> KKTReport:
         diff = beta - y * alpha
         w_norm2, aQa = float(beta @ Kb), float((y * alpha) @ Kya)
         stationarity = math.sqrt(max(float(diff @ (Kb - Kya)), 0.0))
+        scale = max(float(np.abs(beta) @ norms), float(np.abs(alpha) @ norms))
     return svm_kkt(y, svm.C_bounds, svm.intercept, alpha, f, w_norm2, aQa, stationarity,
-                   xi=solution.xi, tol=tol, notes=notes)
+                   xi=solution.xi, tol=tol, notes=notes, stationarity_scale=scale)

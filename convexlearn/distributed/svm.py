@@ -79,7 +79,7 @@ class DaskSVM(SVM):
         if not self.kernel.known_psd:
             raise NotApplicableError(f"{self.kernel.describe()} is not PSD by construction "
                                      f"(poly needs coef0 >= 0 and an integer degree)")
-        self.sample_weight, self._K, self.psd_check = None, None, None
+        self.sample_weight, self._gram = None, None     # no Gram operator: chunks
 
     @property
     def n_samples(self) -> int:

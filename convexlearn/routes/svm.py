@@ -179,7 +179,7 @@ def exact_chain(svm: Any) -> list[str]:
     active-set polish: benchmarks/bench_svm_linear.py, n=5000, d=50, both regimes, under
     SVC(kernel="linear")'s time, certified at a relative gap of 1e-9).
     """
-    if svm.kernel.is_linear and svm.X is not None and svm._K is None:
+    if svm.kernel.is_linear and svm.X is not None and not svm.gram_formed:
         return ["exact-linear", "exact-dual", "exact-primal"]
     if not svm.kernel.is_linear and (svm.intercept or svm.sample_weight is None):
         return ["exact-smo", "exact-dual", "exact-primal"]
@@ -292,7 +292,7 @@ def feature_space_separability(svm: Any) -> SeparabilityResult:
         Without intercept, when a sample is the zero vector of the feature space: no
         hyperplane through the origin classifies it.
     """
-    features = svm.X if svm.kernel.is_linear and svm._K is None else svm.gram
+    features = svm.X if svm.kernel.is_linear and not svm.gram_formed else svm.gram
     if not svm.intercept:
         zero = np.flatnonzero(~np.any(features != 0, axis=1))
         if zero.size:
@@ -404,7 +404,7 @@ def _solver_data(svm) -> tuple[dict, float, np.ndarray | None]:
     """
     def safe(kappa: float) -> float:
         return kappa if math.isfinite(kappa) and kappa > 0 else 1.0
-    if svm.kernel.is_linear and svm._K is None:
+    if svm.kernel.is_linear and not svm.gram_formed:
         shift = svm.X.mean(axis=0) if svm.intercept else None
         Xs = svm.X - shift if shift is not None else svm.X
         kappa = safe(float(np.mean(np.einsum("ij,ij->i", Xs, Xs))))

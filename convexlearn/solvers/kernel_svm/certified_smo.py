@@ -2,7 +2,10 @@
 
 ``certified_smo(svm)`` is the exact answer of a kernel SVM at LIBSVM's scale:
 
-1. SMO (:func:`~convexlearn.solvers.kernel_svm.smo.smo_compiled`: second-order working set,
+The C-SVC is built as a dual QP (:func:`~convexlearn.solvers.kernel_svm.c_svc.c_svc_qp`), and
+SMO and the polish run on the QP:
+
+1. SMO (:func:`~convexlearn.solvers.kernel_svm.smo.smo_qp`: second-order working set,
    shrinking, kernel columns from X in a cache bounded in MB) to the maximal violation
    ``tol``; it identifies the active set (which multipliers are 0, C_i or free);
 2. the active-set polish (:func:`~convexlearn.solvers.kernel_svm.polish.polish_expansion`) solves
@@ -29,15 +32,15 @@ from typing import Any
 import numpy as np
 
 from ...data import check_positive
-from ...errors import NotApplicableError
 from ...solution import History, Solution, Timer
-from .kernel_cache import KernelColumns
-from .polish import intercept_from_alpha, is_balanced, polish_expansion
-from .smo import KernelSpec, _raise_diverged, smo, smo_compiled
+from .c_svc import c_svc_qp, c_svc_solution
+from .polish import is_balanced
+from .qp import DualQP
+from .smo import _raise_diverged, smo_qp
 
 __all__ = ["certified_smo", "memory_estimate"]
 
-#: Memory of the kernel-product blocks (kernels.PRODUCT_BLOCK_BYTES) and their temporaries.
+#: Memory of the kernel-product blocks (gram.PRODUCT_BLOCK_BYTES) and their temporaries.
 _PRODUCT_BYTES = 4 * 2**23
 
 
@@ -49,20 +52,8 @@ def memory_estimate(svm: Any, cache_size: float = 200.0) -> int:
     n = svm.n_samples
     cache = min(cache_size * 2**20, 8.0 * n * n)
     free = min(n, 2000)
-    gram = 0 if (svm.X is not None and svm.kernel.known_psd) or svm._K is not None else 8 * n * n
+    gram = svm.gram_operator.memory_bytes()
     return int(cache + 12 * 8 * n + _PRODUCT_BYTES + 2 * 8 * free * free + gram)
-
-
-def _run_smo(svm, spec, alpha0, tol, max_iter, cache_size):
-    if svm.intercept:
-        return smo_compiled(spec, svm.y, svm.C_bounds, tol, max_iter, True, alpha0, None,
-                            cache_size, record=False)
-    cols = (KernelColumns.from_kernel(svm.kernel, svm.X, cache_size)
-            if spec.code != 4 else KernelColumns.from_gram(spec.K))
-    if svm.sample_weight is not None:     # the reference loop has one scalar C
-        raise NotApplicableError("certified_smo without intercept takes no sample "
-                                 "weights; use method='exact-dual'")
-    return smo(cols, svm.y, svm.C, False, tol, max_iter, True, alpha0)
 
 
 #: Rounds of the active-set polish after an SMO run, and after SMO's last run when it
@@ -82,12 +73,12 @@ def _budgets(svm, max_iter: int | None) -> tuple[int, int]:
     return first, (max(10**7, 100 * n) if svm.intercept else first)
 
 
-def _feasible(svm, alpha: np.ndarray) -> bool:
-    """0 <= alpha <= C_i and, with an intercept, |y^T alpha| <= 1e-12 n max C_i."""
-    C = svm.C_bounds
-    scale = float(np.max(C)) if np.all(np.isfinite(C)) else max(1.0, float(np.max(alpha)))
-    in_box = bool(np.all(alpha >= 0.0) and np.all(alpha <= C))
-    return in_box and (not svm.intercept or is_balanced(svm.y * alpha, scale))
+def _feasible(qp: DualQP, alpha: np.ndarray) -> bool:
+    """l <= alpha <= u and, with the equality row, |s^T alpha - Delta| <= 1e-12 n max u_i."""
+    u = qp.upper
+    scale = float(np.max(u)) if np.all(np.isfinite(u)) else max(1.0, float(np.max(alpha)))
+    in_box = bool(np.all(alpha >= qp.lower) and np.all(alpha <= u))
+    return in_box and (not qp.has_equality or is_balanced(qp.signs * alpha, scale, qp.delta))
 
 
 def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol: float = 1e-9,
@@ -133,39 +124,28 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
     kkt_tol = check_positive("kkt_tol", kkt_tol)
     gap_tol = check_positive("gap_tol", gap_tol)
     timer = Timer()
-    y, C = svm.y, svm.C_bounds
-    spec = KernelSpec.of(svm)
+    qp = c_svc_qp(svm)
     alpha0, best = None, None
     iterations, tols, polished_any = 0, [], False
     chunk, budget = _budgets(svm, max_iter)
     attempt = 0
     while True:
-        res = _run_smo(svm, spec, alpha0, tol, chunk, cache_size)
+        res, cache_stats, _ = smo_qp(qp, tol=tol, max_iter=chunk, alpha0=alpha0,
+                                     cache_size=cache_size, record=False)
         if res.status == "diverged":
             _raise_diverged(svm, res)
         iterations += res.n_iter
         tols.append(tol)
-        g = y - res.v
+        g = qp.target - res.v
         # SMO's last word (its budget spent): the polish, an active-set method that
         # converges from any feasible point given rounds, gets ten times as many
         last = res.status == "max_iter" and iterations >= budget
-        refined = (polish_expansion(y, C, res.alpha, g, svm.intercept, svm.kernel_block,
-                                    svm.gram_products, max_rounds=_LAST_ROUNDS if last
-                                    else _ROUNDS) if polish else None)
+        refined = (qp.polish(res.alpha, g, max_rounds=_LAST_ROUNDS if last else _ROUNDS)
+                   if polish else None)
         polished = refined is not None
         polished_any |= polished
         alpha, b, g = refined if polished else (res.alpha, None, g)
-        if not svm.intercept:
-            b, rule = 0.0, "no intercept"
-        elif b is None:
-            b, rule = intercept_from_alpha(y, C, alpha, g)
-        else:
-            rule = "active-set polish"
-        beta = y * alpha
-        w = svm.X.T @ beta if svm.kernel.is_linear and svm.X is not None else None
-        xi = None if svm.hard_margin else np.maximum(0.0, 1.0 - y * (g + b))
-        sol = Solution(w=w, b=float(b), alpha=alpha, xi=xi, dual_coef=beta)
-        sol.extra["intercept_rule"] = rule
+        sol = c_svc_solution(svm, alpha, g, b)
         sol.report = report = svm.kkt(sol, tol=kkt_tol)
         certified = report.passed and report.relative_gap <= gap_tol
         if best is None or report.max_violation < best.report.max_violation or certified:
@@ -174,7 +154,7 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
             break
         # resume from the polished point only when it is feasible (in the box and
         # balanced); SMO's own point always is
-        alpha0 = alpha if polished and _feasible(svm, alpha) else res.alpha
+        alpha0 = alpha if polished and _feasible(qp, alpha) else res.alpha
         if res.status == "max_iter":
             # SMO ran out of its chunk at this tolerance (large C on a low-rank kernel
             # needs 10^5..10^6 iterations at n = 400): resume it with twice the chunk,
@@ -203,6 +183,6 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
                        "polished": polished_any, "max_violation": report.max_violation,
                        "relative_gap": report.relative_gap, "gap_tol": gap_tol,
                        "kkt_tol": kkt_tol, "cache_size_mb": cache_size}
-    if res.cache is not None:
-        best.extra["cache"] = res.cache
+    if cache_stats is not None:
+        best.extra["cache"] = cache_stats
     return best

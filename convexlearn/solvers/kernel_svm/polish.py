@@ -137,14 +137,17 @@ def polish_alpha(y: np.ndarray, C: float, alpha: np.ndarray, intercept: bool,
 
 
 def intercept_from_alpha(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray,
-                         sv_tol: float = 1e-6) -> tuple[float, str]:
+                         sv_tol: float = 1e-6, target: np.ndarray | None = None
+                         ) -> tuple[float, str]:
     """The intercept b implied by optimal multipliers.
 
     With ``g_i = sum_j alpha_j y_j k(x_j, x_i)`` (f = g + b):
 
     * free support vectors (sv_tol s < alpha_i < C_i - sv_tol s, s = max C_i or max alpha;
       C may be a scalar or the per-sample bounds C_i) lie on
-      the margin, y_i (g_i + b) = 1, so b = mean_i (y_i - g_i) over them;
+      the margin, y_i (g_i + b) = 1, so b = mean_i (y_i - g_i) over them (in the dual QP
+      of :mod:`~convexlearn.solvers.kernel_svm.qp`: g_i + b = target_i, ``target`` = -s * p,
+      default y);
     * with no free support vector, the KKT conditions only bound b:
       alpha_i = 0 needs y_i f_i >= 1 and alpha_i = C needs y_i f_i <= 1, an interval
       [lo, hi]; its midpoint is returned (LIBSVM's rule).
@@ -161,14 +164,15 @@ def intercept_from_alpha(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarr
     lower = alpha > sv_tol * scale
     upper = (alpha < C - sv_tol * scale) if not hard else np.ones_like(lower)
     free = lower & upper
+    target = y if target is None else target
     if np.any(free):
-        return float(np.mean(y[free] - g[free])), "free support vectors"
+        return float(np.mean(target[free] - g[free])), "free support vectors"
     # y_i (g_i + b) >= 1 for alpha_i = 0; <= 1 for alpha_i = C. A sample with C_i = 0
     # (weight 0) is absent from the problem: it bounds b neither way.
     present = C > 0
     needs_ge = ~lower & present
     needs_le = ~upper & present
-    r = y - g      # y_i f_i >= 1  <=>  b >= r_i (y_i = +1) or b <= r_i (y_i = -1)
+    r = target - g      # y_i f_i >= 1  <=>  b >= r_i (y_i = +1) or b <= r_i (y_i = -1)
     lo = np.concatenate([r[needs_ge & (y > 0)], r[needs_le & (y < 0)]])
     hi = np.concatenate([r[needs_ge & (y < 0)], r[needs_le & (y > 0)]])
     lo_v = float(lo.max()) if lo.size else -math.inf
@@ -182,11 +186,11 @@ def intercept_from_alpha(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarr
     return 0.5 * (lo_v + hi_v), "midpoint of the feasible interval"
 
 
-def is_balanced(beta: np.ndarray, scale: float) -> bool:
-    """|sum_i beta_i| = |y^T alpha| <= 1e-12 n ``scale`` (``scale``: max C_i, or max alpha
-    for the hard margin): the equality constraint of the dual with intercept, to the
-    round-off of n terms of that size."""
-    return abs(float(np.sum(beta))) <= 1e-12 * beta.size * scale
+def is_balanced(beta: np.ndarray, scale: float, delta: float = 0.0) -> bool:
+    """|sum_i beta_i - delta| = |y^T alpha - delta| <= 1e-12 n ``scale`` (``scale``: max
+    C_i, or max alpha for the hard margin): the equality constraint of the dual with
+    intercept, to the round-off of n terms of that size."""
+    return abs(float(np.sum(beta)) - delta) <= 1e-12 * beta.size * scale
 
 
 def _kkt_solve(KFF: np.ndarray, rhs: np.ndarray, total: float | None, start: np.ndarray,
@@ -246,14 +250,18 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
                      kernel_block: Callable[[np.ndarray, np.ndarray], np.ndarray],
                      products: Callable[[np.ndarray], np.ndarray],
                      threshold: float = 1e-10, max_rounds: int = 100,
-                     margin_tol: float = 1e-9) -> tuple[np.ndarray, float | None, np.ndarray] | None:
+                     margin_tol: float = 1e-9, target: np.ndarray | None = None,
+                     delta: float = 0.0) -> tuple[np.ndarray, float | None, np.ndarray] | None:
     """:func:`polish_alpha` without the Gram matrix, for a large kernel problem.
 
     In the expansion beta = y * alpha (f = K beta + b), the free set F solves
 
         K_FF beta_F + b 1 = y_F - K_{F,R} beta_R,    1^T beta_F = -1^T beta_R
 
-    (R: the fixed multipliers, 0 or C_i; without intercept no b and no second row). Only
+    (R: the fixed multipliers, 0 or C_i; without intercept no b and no second row). On
+    the dual QP of :mod:`~convexlearn.solvers.kernel_svm.qp` (signs y, upper bounds C),
+    y_F is ``target``_F = -s_F p_F and the second row's right side has ``delta`` (s^T a =
+    delta); the margin error m_i - 1 is y_i (g_i + b - target_i). Only
     the |F| x |F| block of K is formed (``kernel_block``); g = K beta, given for the
     starting point (e.g. SMO's gradient), is kept up to date by ``products(delta)`` =
     K @ delta, which touches only the columns where delta is not zero (the free set and
@@ -287,6 +295,7 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
     beta = y * np.where(alpha > cut, np.where(alpha >= C - cut, C, alpha), 0.0)
     g = g + products(beta - y * alpha)       # snapping changed few entries: cheap columns
     free = (np.abs(beta) > 0) & (np.abs(beta) < C)
+    target = y if target is None else target
     face = _Face(intercept)
     # g is exact at the last synchronisation; the steps since then are in ``pending``
     # and only the free entries are kept current (through K_FF) until the margins are
@@ -303,7 +312,7 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
         if F.size == 0:
             g = g + products(pending)
             # No free multiplier: the point is only a candidate when it still balances.
-            if intercept and not is_balanced(beta, scale):
+            if intercept and not is_balanced(beta, scale, delta):
                 return None
             return y * beta, None, g
         face.focus(F, kernel_block)
@@ -313,8 +322,8 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
             cheap += 1
         # K_{F,R} beta_R = g_F - K_FF beta_F at the current point
         rest = g_free[F] - face.product(beta[F])
-        total = -float(beta.sum() - beta[F].sum()) if intercept else None
-        rhs = y[F] - rest
+        total = delta - float(beta.sum() - beta[F].sum()) if intercept else None
+        rhs = target[F] - rest
         u, b, ray = face.solve(rhs, total, beta[F], margin_tol, fresh=False)
         if (ray is None and not face.last_fresh
                 and _ratio_step(y[F] * beta[F], y[F] * (u - beta[F]), C[F]) is None):
@@ -351,10 +360,10 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
         g = g + products(pending)
         pending[:] = 0.0
         g_free = g.copy()
-        m = y * (g + b)
+        err = y * (g + b - target)          # m - 1 for the C-SVC
         a = y * beta
-        wrong = np.where(a <= 0.0, np.maximum(1.0 - m, 0.0), 0.0)
-        wrong = np.where(a >= C, np.maximum(m - 1.0, 0.0), wrong)
+        wrong = np.where(a <= 0.0, np.maximum(-err, 0.0), 0.0)
+        wrong = np.where(a >= C, np.maximum(err, 0.0), wrong)
         wrong[F] = 0.0
         wrong[C <= 0.0] = 0.0           # weight-0 samples are absent from the problem
         join = np.flatnonzero(wrong > margin_tol)

@@ -46,8 +46,13 @@ steps as rescaled data.
 Shrinking (LIBSVM): every min(n, 1000) iterations, bounded variables that cannot be part
 of a violating pair at the current (m, M) are removed from the active set; the gradient of
 the removed ones is rebuilt, and optimality checked on all variables, before stopping.
-Kernel columns come from :class:`~convexlearn.solvers.kernel_svm.kernel_cache.KernelColumns`, an LRU
+Kernel columns come from :class:`~convexlearn.gram.KernelColumns`, an LRU
 cache bounded by ``cache_size`` megabytes.
+
+The same iteration solves every dual QP of :mod:`~convexlearn.solvers.kernel_svm.qp` with
+lower bounds 0 and one equality row s^T a = Delta, or none (:func:`smo_qp`): ``y`` are the
+signs s, ``C`` the upper bounds u (per variable), and the linear term p enters as
+``target = -s * p`` in place of y, v = target - g (the C-SVC above has p = -1: target = y).
 
 Two implementations of the same iteration: :func:`smo`, in numpy (the reference, and the
 path for a per-iteration ``callback`` or a problem without intercept), and
@@ -65,13 +70,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...certify.kkt import relative_gap
+from ...certify.kkt import dual_qp_objectives, relative_gap
 from ...data import check_positive
 from ...errors import ConvexLearnError, DataError, InfeasibleError, ParameterError, SolverError
 from ...solution import History, Solution, Timer
-from .kernel_cache import KernelColumns, kernel_diagonal
+from ...gram import KernelColumns, KernelSpec
+from .c_svc import c_svc_qp, c_svc_solution
+from .polish import intercept_from_alpha
+from .qp import DualQP
 
-__all__ = ["solve_svm", "smo", "smo_compiled", "SMOResult", "KernelSpec"]
+__all__ = ["solve_svm", "smo", "smo_compiled", "smo_qp", "SMOResult"]
 
 _TAU = 1e-12           # floor of the curvature a_ij, relative to max_i K_ii (LIBSVM's TAU)
 _BLOCK = 256           # columns per block when rebuilding the gradient
@@ -105,9 +113,9 @@ class SMOResult:
 
 
 def _rebuild_v(cols: KernelColumns, y: np.ndarray, alpha: np.ndarray,
-               idx: np.ndarray) -> np.ndarray:
-    """v_t = y_t - sum_j a_j y_j K_jt for t in idx, from the columns of the support only."""
-    v = y[idx].astype(float, copy=True)
+               idx: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """v_t = target_t - sum_j a_j y_j K_jt for t in idx, from the columns of the support."""
+    v = target[idx].astype(float, copy=True)
     sv = np.flatnonzero(alpha)
     for start in range(0, sv.size, _BLOCK):
         chunk = sv[start:start + _BLOCK]
@@ -115,17 +123,19 @@ def _rebuild_v(cols: KernelColumns, y: np.ndarray, alpha: np.ndarray,
     return v
 
 
-def smo(cols: KernelColumns, y: np.ndarray, C: float, intercept: bool = True, tol: float = 1e-3,
+def smo(cols: KernelColumns, y: np.ndarray, C: Any, intercept: bool = True, tol: float = 1e-3,
         max_iter: int | None = None, shrinking: bool = True, alpha0: np.ndarray | None = None,
-        callback: Callable[..., Any] | None = None, gap_tol: float | None = None) -> SMOResult:
+        callback: Callable[..., Any] | None = None, gap_tol: float | None = None,
+        target: np.ndarray | None = None) -> SMOResult:
     """Run SMO on the dual of the SVM with kernel columns ``cols`` (see the module docstring).
 
     Parameters
     ----------
     cols : KernelColumns
     y : ndarray of {-1, +1}
-    C : float
-        ``inf`` for the hard margin.
+        The signs s of the dual QP (:mod:`~convexlearn.solvers.kernel_svm.qp`).
+    C : float or ndarray
+        Upper bounds u (scalar or per variable; ``inf`` for the hard margin).
     intercept : bool
         False: no equality constraint, single-variable updates.
     tol : float
@@ -143,6 +153,9 @@ def smo(cols: KernelColumns, y: np.ndarray, C: float, intercept: bool = True, to
         the intercept of :func:`~convexlearn.solvers.kernel_svm.polish.intercept_from_alpha`); while
         it fails, the violation target is cut tenfold, down to 1e-15 times the scale of v;
         a gap still too large there ends with status "inaccurate".
+    target : ndarray, optional
+        -s * p for the linear term p of the QP (default y: the C-SVC's p = -1); then
+        v = target - g.
 
     Returns
     -------
@@ -156,10 +169,13 @@ def smo(cols: KernelColumns, y: np.ndarray, C: float, intercept: bool = True, to
     n = y.shape[0]
     max_iter = max(100_000, 100 * n) if max_iter is None else int(max_iter)
     alpha = np.zeros(n) if alpha0 is None else np.array(alpha0, dtype=float)
-    v = _rebuild_v(cols, y, alpha, np.arange(n)) if alpha.any() else y.astype(float, copy=True)
-    dual = 0.5 * float(alpha @ (1.0 + y * v))   # e^T a - 1/2 a^T Q a, with g = y - v
+    target = y.astype(float) if target is None else np.asarray(target, dtype=float)
+    C = np.broadcast_to(np.asarray(C, dtype=float), (n,))
+    v = (_rebuild_v(cols, y, alpha, np.arange(n), target) if alpha.any()
+         else target.copy())
+    dual = 0.5 * float(alpha @ (y * target + y * v))   # -F(a), with g = target - v
     history = History()
-    hard = math.isinf(C)
+    hard = bool(np.all(np.isinf(C)))
     # Scale of the kernel: the curvature floor and the divergence test are relative to it.
     k_max = float(np.max(cols.diagonal)) if n else 0.0
     tau = _TAU * k_max if k_max > 0 else _TAU
@@ -178,7 +194,7 @@ def smo(cols: KernelColumns, y: np.ndarray, C: float, intercept: bool = True, to
 
     def masks():
         aA = alpha[active]
-        at_upper = aA >= C
+        at_upper = aA >= C[active]
         at_lower = aA <= 0.0
         up = np.where(yA > 0, ~at_upper, ~at_lower)
         low = np.where(yA > 0, ~at_lower, ~at_upper)
@@ -189,7 +205,7 @@ def smo(cols: KernelColumns, y: np.ndarray, C: float, intercept: bool = True, to
         v[active] = vA
         inactive = np.setdiff1d(np.arange(n), active, assume_unique=True)
         if inactive.size:
-            v[inactive] = _rebuild_v(cols, y, alpha, inactive)
+            v[inactive] = _rebuild_v(cols, y, alpha, inactive, target)
         active, full = np.arange(n), True
         yA, vA, dA = y.copy(), v.copy(), cols.diagonal.copy()
 
@@ -207,7 +223,8 @@ def smo(cols: KernelColumns, y: np.ndarray, C: float, intercept: bool = True, to
             grad = -yA * vA
             aA = alpha[active] if not full else alpha
             pg = np.where((aA <= 0.0) & (grad > 0), 0.0, grad)
-            pg = np.where((aA >= C) & (pg < 0), 0.0, pg)
+            CA = C if full else C[active]
+            pg = np.where((aA >= CA) & (pg < 0), 0.0, pg)
             violation = float(np.max(np.abs(pg))) if pg.size else 0.0
 
         if violation <= tol:
@@ -217,7 +234,7 @@ def smo(cols: KernelColumns, y: np.ndarray, C: float, intercept: bool = True, to
                 continue
             status = "converged"
             if gap_tol is not None:
-                gap = _relative_gap(y, C, alpha, vA, intercept)
+                gap = _relative_gap(y, C, alpha, vA, intercept, target)
                 if gap > gap_tol:              # margins still too far from 1 for this C
                     gap_checks.append((it, float(tol), float(gap)))
                     if tol > floor:
@@ -238,7 +255,7 @@ def smo(cols: KernelColumns, y: np.ndarray, C: float, intercept: bool = True, to
                 if intercept:
                     drop = (up & ~low & (vA < M_val)) | (low & ~up & (vA > m_val))
                 else:
-                    drop = ((aA <= 0.0) & (grad > violation)) | ((aA >= C) & (grad < -violation))
+                    drop = ((aA <= 0.0) & (grad > violation)) | ((aA >= CA) & (grad < -violation))
                 if drop.any() and not drop.all():
                     keep = ~drop
                     v[active] = vA
@@ -274,31 +291,31 @@ def smo(cols: KernelColumns, y: np.ndarray, C: float, intercept: bool = True, to
             a_ij = curv[j_loc]
             b_ij = m_val - vA[j_loc]
             t = b_ij / a_ij
-            room_i = (C - alpha[i]) if y[i] > 0 else alpha[i]
-            room_j = alpha[j] if y[j] > 0 else (C - alpha[j])
+            room_i = (C[i] - alpha[i]) if y[i] > 0 else alpha[i]
+            room_j = alpha[j] if y[j] > 0 else (C[j] - alpha[j])
             t = min(t, room_i, room_j)
             alpha[i] += y[i] * t
             alpha[j] -= y[j] * t
             # Snap to the bound that limited the step, so "at bound" is exact.
             if t == room_i:
-                alpha[i] = C if y[i] > 0 else 0.0
+                alpha[i] = C[i] if y[i] > 0 else 0.0
             if t == room_j:
-                alpha[j] = 0.0 if y[j] > 0 else C
+                alpha[j] = 0.0 if y[j] > 0 else C[j]
             vA += t * (KjA - KiA)
             dual += t * b_ij - 0.5 * t * t * a_ij
             for loc, glob in ((i_loc, i), (j_loc, j)):
                 a = alpha[glob]
-                up[loc] = (a < C) if yA[loc] > 0 else (a > 0.0)
-                low[loc] = (a > 0.0) if yA[loc] > 0 else (a < C)
+                up[loc] = (a < C[glob]) if yA[loc] > 0 else (a > 0.0)
+                low[loc] = (a > 0.0) if yA[loc] > 0 else (a < C[glob])
         else:
             # exact coordinate minimization: decrease of F for the clipped Newton step
-            step = np.clip(aA - grad / np.maximum(dA, tau), 0.0, C) - aA
+            step = np.clip(aA - grad / np.maximum(dA, tau), 0.0, CA) - aA
             gain = -(grad * step + 0.5 * dA * step * step)
             i_loc = int(np.argmax(gain))
             i = int(active[i_loc])
             delta = step[i_loc]
             new = alpha[i] + delta
-            alpha[i] = 0.0 if new <= 0.0 else (C if new >= C else new)
+            alpha[i] = 0.0 if new <= 0.0 else (C[i] if new >= C[i] else new)
             Ki = cols.column(i)
             vA -= (delta * y[i]) * (Ki if full else Ki[active])
             dual += gain[i_loc]
@@ -320,54 +337,56 @@ def smo(cols: KernelColumns, y: np.ndarray, C: float, intercept: bool = True, to
     return SMOResult(alpha, v, it, status, history, violation, n_shrink, diverged_at, gap_checks)
 
 
-def smo_compiled(spec: "KernelSpec", y: np.ndarray, C: float, tol: float = 1e-3,
+def smo_compiled(spec: KernelSpec, y: np.ndarray, C: Any, tol: float = 1e-3,
                  max_iter: int | None = None, shrinking: bool = True,
                  alpha0: np.ndarray | None = None, gap_tol: float | None = None,
-                 cache_mb: float = 200.0, record: bool = True) -> SMOResult:
+                 cache_mb: float = 200.0, record: bool = True,
+                 target: np.ndarray | None = None) -> SMOResult:
     """:func:`smo` with an intercept, in the compiled loop of
     :mod:`~convexlearn.solvers.kernel_svm.smo_kernels` (same iterates; kernel entries from X, column
     cache bounded by ``cache_mb`` megabytes; no per-iteration callback).
 
-    ``C`` may be a vector of per-sample bounds C_i. History: ``objective`` and
+    ``C`` may be a vector of per-sample bounds C_i; ``target`` = -s * p carries the linear
+    term of the QP (default y, the C-SVC's p = -1). History: ``objective`` and
     ``violation`` per iteration; ``time`` only at the last iteration of each pass of the
     compiled loop (NaN elsewhere: the loop has no clock); ``record=False`` leaves the
     history empty (a caller that discards it saves a Python loop over the iterations).
     """
-    from .smo_kernels import CONVERGED, DIVERGED, ColumnCache, smo_loop
+    from .smo_kernels import CONVERGED, DIVERGED, smo_loop
     timer = Timer()
     n = y.shape[0]
     max_iter = max(100_000, 100 * n) if max_iter is None else int(max_iter)
     Cv = np.ascontiguousarray(np.broadcast_to(np.asarray(C, dtype=float), (n,)))
     hard = bool(np.all(np.isinf(Cv)))
     alpha = np.zeros(n) if alpha0 is None else np.array(alpha0, dtype=float)
-    cache = ColumnCache(n, cache_mb)
+    target = np.ascontiguousarray(y if target is None else target, dtype=float)
+    cache = spec.column_arrays(cache_mb)
     # the gradient of the start: from the support's columns (none from alpha = 0)
-    v, gbar = y.astype(float, copy=True), np.zeros(n)
+    v, gbar = target.copy(), np.zeros(n)
     if alpha.any():
         g = spec.products(y * alpha)
         v -= g
         at_upper = alpha >= Cv
         if at_upper.any():
             gbar = spec.products(np.where(at_upper, y * Cv, 0.0))
-    dual = 0.5 * float(alpha @ (1.0 + y * v))
+    dual = 0.5 * float(alpha @ (y * target + y * v))     # -F(a), with g = target - v
     k_max = float(np.max(spec.diag)) if n else 0.0
     tau = _TAU * k_max if k_max > 0 else _TAU
     floor = 1e-15 * max(1.0, float(np.max(np.abs(v)))) if n else 0.0
     hist_obj, hist_viol = np.empty(max_iter), np.empty(max_iter)
-    XT = np.ascontiguousarray(spec.X.T)
     it, spread, unshrunk_once, n_shrink, gap_checks = 0, 0.0, False, 0, []
     time_at = {}
     while True:
         (code, it, violation, dual, spread, shrunk, unshrunk_once, div_at) = smo_loop(
             spec.code, spec.X, spec.K, spec.gamma, spec.coef0, spec.degree, spec.diag, y,
-            Cv, alpha, v, gbar, float(tol), it, max_iter, bool(shrinking), tau, hard,
-            _DIVERGENCE, spread, dual, unshrunk_once, *cache.arrays(XT), hist_obj, hist_viol)
+            target, Cv, alpha, v, gbar, float(tol), it, max_iter, bool(shrinking), tau, hard,
+            _DIVERGENCE, spread, dual, unshrunk_once, *cache.arrays(), hist_obj, hist_viol)
         n_shrink += shrunk
         time_at[it] = timer()
         status = {CONVERGED: "converged", DIVERGED: "diverged"}.get(code, "max_iter")
         if status != "converged" or gap_tol is None:
             break
-        gap = _relative_gap(y, Cv, alpha, v, True)
+        gap = _relative_gap(y, Cv, alpha, v, True, target)
         if gap <= gap_tol:
             break
         gap_checks.append((it, float(tol), float(gap)))
@@ -385,68 +404,56 @@ def smo_compiled(spec: "KernelSpec", y: np.ndarray, C: float, tol: float = 1e-3,
     return res
 
 
-def _primal_at(y, C, alpha, v, intercept):
-    """The primal point implied by alpha, with v = y - g (all samples): b (from
-    :func:`~convexlearn.solvers.kernel_svm.polish.intercept_from_alpha`), its rule, g, alpha^T Q alpha,
-    the hinge slacks and P(w, b)."""
-    from .polish import intercept_from_alpha
-    g = y - v
-    b, rule = intercept_from_alpha(y, C, alpha, g) if intercept else (0.0, "no intercept")
-    aQa = float((y * alpha) @ g)
-    hinge = np.maximum(0.0, 1.0 - y * (g + b))
-    C = np.broadcast_to(np.asarray(C, dtype=float), y.shape)
-    primal = 0.5 * aQa + (0.0 if np.all(np.isinf(C)) else float(C @ hinge))
-    return b, rule, g, aQa, hinge, primal
+def _primal_at(y, C, alpha, v, intercept, target=None):
+    """The point implied by alpha, with v = target - g (all samples): b (from
+    :func:`~convexlearn.solvers.kernel_svm.polish.intercept_from_alpha`), its rule, g, and
+    the objectives P and D = -F(a) (:func:`~convexlearn.certify.kkt.dual_qp_objectives`;
+    for the C-SVC, P(w, b) and D(a))."""
+    target = y if target is None else target
+    g = target - v
+    b, rule = (intercept_from_alpha(y, C, alpha, g, target=target) if intercept
+               else (0.0, "no intercept"))
+    primal, dual = dual_qp_objectives(y, target, C, alpha, g, b)
+    return b, rule, g, primal, dual
 
 
-def _relative_gap(y, C, alpha, v, intercept) -> float:
+def _relative_gap(y, C, alpha, v, intercept, target=None) -> float:
     """The relative duality gap (:func:`~convexlearn.certify.kkt.relative_gap`) at alpha,
-    with v = y - g (all samples) and b from alpha."""
-    _, _, _, aQa, _, primal = _primal_at(y, C, alpha, v, intercept)
-    return relative_gap(primal, float(alpha.sum()) - 0.5 * aQa)
+    with v = target - g (all samples) and b from alpha."""
+    *_, primal, dual = _primal_at(y, C, alpha, v, intercept, target)
+    return relative_gap(primal, dual)
 
 
-@dataclass
-class KernelSpec:
-    """What the compiled loop needs to compute kernel entries: the kernel code of
-    :data:`~convexlearn.solvers.kernel_svm.smo_kernels.KERNEL_CODES`, X (or the matrix K for
-    ``precomputed``; the other one a 1 x 1 placeholder), the parameters, the diagonal,
-    and ``products(B) = K @ B`` (chunked, :meth:`convexlearn.SVM.gram_products`)."""
+def smo_qp(qp: DualQP, *, tol: float = 1e-3, max_iter: int | None = None,
+           shrinking: bool = True, alpha0: np.ndarray | None = None,
+           gap_tol: float | None = None, cache_size: float = 200.0,
+           callback: Callable[..., Any] | None = None,
+           record: bool = True) -> tuple[SMOResult, dict, str]:
+    """SMO on a dual QP (:mod:`~convexlearn.solvers.kernel_svm.qp`): the compiled loop with
+    its equality row, the numpy reference without one or with a ``callback``.
 
-    code: int
-    X: np.ndarray
-    K: np.ndarray
-    gamma: float
-    coef0: float
-    degree: float
-    diag: np.ndarray
-    products: object
+    Returns
+    -------
+    (SMOResult, cache statistics, the loop's name)
 
-    @classmethod
-    def of(cls, svm: Any) -> "KernelSpec":
-        """The spec of ``svm``'s kernel. Kernels not PSD by construction (sigmoid,
-        callables, precomputed) go through the checked (possibly repaired) Gram matrix:
-        SMO must not run on a non-convex problem. A Gram matrix already in memory (e.g.
-        shared by the problems of a multiclass fit) is read rather than recomputed."""
-        from .smo_kernels import KERNEL_CODES
-        placeholder = np.zeros((1, 1))
-        kernel = svm.kernel
-        if svm.X is None or not kernel.known_psd or svm._K is not None:
-            K = np.ascontiguousarray(svm.gram)
-            return cls(KERNEL_CODES["precomputed"], placeholder, K, 0.0, 0.0, 1.0,
-                       np.diag(K).copy(), lambda B: K @ B)
-        X = np.ascontiguousarray(svm.X, dtype=float)
-        return cls(KERNEL_CODES[kernel.name], X, placeholder, float(kernel.gamma or 0.0),
-                   float(kernel.coef0 or 0.0), float(kernel.degree or 1.0),
-                   kernel_diagonal(kernel, X), svm.gram_products)
-
-
-def _columns_for(svm, cache_size: float) -> KernelColumns:
-    # Kernels not PSD by construction (sigmoid, callables, precomputed) go through the
-    # checked (possibly repaired) Gram matrix: SMO must not run on a non-convex problem.
-    if svm.X is None or not svm.kernel.known_psd:
-        return KernelColumns.from_gram(svm.gram)
-    return KernelColumns.from_kernel(svm.kernel, svm.X, cache_size)
+    Raises
+    ------
+    NotApplicableError
+        A QP outside SMO's form (:meth:`DualQP.check_smo_form`).
+    ParameterError
+        Delta != 0 without a feasible start ``alpha0`` (a = 0 is feasible only for 0).
+    """
+    qp.check_smo_form()
+    if alpha0 is None and qp.delta != 0.0:
+        raise ParameterError(f"{qp.name}: s^T a = {qp.delta:g} needs a feasible alpha0")
+    if qp.has_equality and callback is None:
+        res = smo_compiled(qp.gram.spec(), qp.signs, qp.upper, tol, max_iter, shrinking,
+                           alpha0, gap_tol, cache_size, record, target=qp.target)
+        return res, res.cache, "compiled (numba)"
+    cols = qp.gram.columns(cache_size)
+    res = smo(cols, qp.signs, qp.upper, qp.has_equality, tol, max_iter, shrinking, alpha0,
+              callback, gap_tol=gap_tol, target=qp.target)
+    return res, cols.stats(), "numpy reference"
 
 
 def _warm_alpha(warm_start, svm) -> np.ndarray | None:
@@ -459,8 +466,8 @@ def _warm_alpha(warm_start, svm) -> np.ndarray | None:
     if alpha.shape != (svm.n_samples,):
         raise ParameterError(f"warm_start: alpha must have shape ({svm.n_samples},); "
                              f"got {alpha.shape}")
-    alpha = np.clip(alpha, 0.0, svm.C)
-    scale = max(1.0, float(alpha.max())) if svm.hard_margin else svm.C
+    alpha = np.clip(alpha, 0.0, svm.C_bounds)
+    scale = max(1.0, float(alpha.max())) if svm.hard_margin else float(np.max(svm.C_bounds))
     if svm.intercept and abs(float(alpha @ svm.y)) > 1e-8 * scale * svm.n_samples:
         raise ParameterError(f"warm_start: alpha violates y^T alpha = 0 "
                              f"(y^T alpha = {float(alpha @ svm.y):.3g}); SMO keeps the "
@@ -549,18 +556,12 @@ def solve_svm(svm: Any, tol: float = 1e-3, max_iter: int | None = None, shrinkin
     tol = check_positive("tol", tol)
     gap_tol = tol if gap_tol is None else check_positive("gap_tol", gap_tol, allow_inf=True)
     timer = Timer()
-    y, C = svm.y, svm.C
     alpha0 = _warm_alpha(warm_start, svm)
     gap = None if math.isinf(gap_tol) else gap_tol
-    if svm.intercept and callback is None:
-        res = smo_compiled(KernelSpec.of(svm), y, C, tol, max_iter, shrinking, alpha0, gap,
-                           cache_size)
-        cache_stats, loop = res.cache, "compiled (numba)"
-    else:      # the reference loop: per-iteration callback, or no equality constraint
-        cols = _columns_for(svm, cache_size)
-        res = smo(cols, y, C, svm.intercept, tol, max_iter, shrinking, alpha0, callback,
-                  gap_tol=gap)
-        cache_stats, loop = cols.stats(), "numpy reference"
+    qp = c_svc_qp(svm)
+    res, cache_stats, loop = smo_qp(qp, tol=tol, max_iter=max_iter, shrinking=shrinking,
+                                    alpha0=alpha0, gap_tol=gap, cache_size=cache_size,
+                                    callback=callback)
     if res.status == "diverged":
         _raise_diverged(svm, res)
     if res.status == "max_iter" and svm.hard_margin:
@@ -577,17 +578,15 @@ def solve_svm(svm: Any, tol: float = 1e-3, max_iter: int | None = None, shrinkin
                 f"{float(res.alpha.max()):.3g}: the classes are not linearly separable in "
                 f"{'input space' if linear else 'the kernel feature space'} (verified "
                 f"certificate from Halfspace.check); use a finite C")
-    alpha = res.alpha
-    b, rule, _, _, hinge, objective = _primal_at(y, C, alpha, res.v, svm.intercept)
-    beta = y * alpha
-    w = svm.X.T @ beta if svm.kernel.is_linear and svm.X is not None else None
-    xi = None if svm.hard_margin else hinge
-    sol = Solution(w=w, b=float(b), alpha=alpha, xi=xi, objective=objective, status=res.status,
-                   method="smo", n_iter=res.n_iter, history=res.history, time_s=timer(),
-                   provenance={"solver": "convexlearn.smo", "tol": tol, "gap_tol": gap_tol,
-                               "working_set": "second order (WSS2)", "shrinking": shrinking,
-                               "loop": loop},
-                   dual_coef=beta)
-    sol.extra.update(intercept_rule=rule, violation=res.violation, n_shrink=res.n_shrink,
+    b, rule, g, primal, _ = _primal_at(qp.signs, qp.upper, res.alpha, res.v,
+                                             svm.intercept)
+    sol = c_svc_solution(svm, res.alpha, g, b)
+    sol.extra["intercept_rule"] = rule
+    sol.objective, sol.status, sol.method = primal, res.status, "smo"
+    sol.n_iter, sol.history, sol.time_s = res.n_iter, res.history, timer()
+    sol.provenance = {"solver": "convexlearn.smo", "tol": tol, "gap_tol": gap_tol,
+                      "working_set": "second order (WSS2)", "shrinking": shrinking,
+                      "loop": loop}
+    sol.extra.update(violation=res.violation, n_shrink=res.n_shrink,
                      cache=cache_stats, gap_checks=res.gap_checks)
     return sol

@@ -16,7 +16,11 @@ speed (Chang and Lin 2011, section 5):
   back;
 * ``gbar_t = sum_{j: a_j = C_j} C_j y_j K_jt`` kept up to date, so that unshrinking
   rebuilds the gradient of the shrunk variables from the free multipliers only:
-  ``v_t = y_t - gbar_t - sum_{j free} a_j y_j K_jt``.
+  ``v_t = target_t - gbar_t - sum_{j free} a_j y_j K_jt``.
+
+The loop solves the dual QP of :mod:`~convexlearn.solvers.kernel_svm.qp` with one equality
+row: ``y`` are the signs s of Q_ij = s_i s_j K_ij, ``target = -s * p`` carries the linear
+term p (the C-SVC's p = -1 gives target = y), ``Cv`` the upper bounds (lower bounds 0).
 
 State lives in arrays the caller owns (alpha, v, gbar, the cache), so the loop can be
 re-entered with a smaller tolerance (the duality-gap stop of :func:`smo`).
@@ -32,9 +36,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 from numba import njit
 
-__all__ = ["KERNEL_CODES", "smo_loop", "ColumnCache", "CONVERGED", "MAX_ITER", "DIVERGED"]
+from ...gram import KERNEL_CODES
 
-KERNEL_CODES = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3, "precomputed": 4}
+__all__ = ["KERNEL_CODES", "smo_loop", "CONVERGED", "MAX_ITER", "DIVERGED"]
 CONVERGED, MAX_ITER, DIVERGED = 0, 1, 2
 
 
@@ -213,9 +217,9 @@ def _add_to_gbar(i, coef, n, code, X, K, gamma, coef0, degree, cache, slot_of, p
 
 
 @njit(cache=True)
-def _unshrink(act, m, n, y, Cv, alpha, v, gbar, code, X, K, gamma, coef0, degree,
+def _unshrink(act, m, n, y, target, Cv, alpha, v, gbar, code, X, K, gamma, coef0, degree,
               cache, slot_of, owner, stamp, partial, bits, scratch):
-    """Rebuild v on the shrunk variables (from gbar and the free multipliers), reactivate
+    """Rebuild v on the shrunk variables (v_t = target_t - gbar_t - free terms), reactivate
     every variable in index order, drop the partial columns. Returns n."""
     inactive = np.ones(n, dtype=np.bool_)
     for k in range(m):
@@ -224,7 +228,7 @@ def _unshrink(act, m, n, y, Cv, alpha, v, gbar, code, X, K, gamma, coef0, degree
     if rest.size:
         for r in range(rest.size):
             t = rest[r]
-            v[t] = y[t] - gbar[t]
+            v[t] = target[t] - gbar[t]
         for j in range(n):
             a = alpha[j]
             if a <= 0.0 or a >= Cv[j]:
@@ -281,7 +285,7 @@ def _select_i(act, m, v, upn, lowp):
 
 @njit(cache=True)
 def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree: int, diag: Any,
-             y: ArrayLike, Cv: Any, alpha: Any, v: Any, gbar: Any, tol: float, it: Any,
+             y: ArrayLike, target: Any, Cv: Any, alpha: Any, v: Any, gbar: Any, tol: float, it: Any,
              max_iter: int, shrinking: Any, tau: Any, hard: Any, divergence: Any, spread: Any,
              dual: Any, unshrunk_once: Any,
              cache: Any, slot_of: Any, owner: Any, stamp: Any, partial: Any, counters: Any,
@@ -327,7 +331,7 @@ def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree
         violation = m_val - M_val
         if violation <= tol:
             if not full:
-                m = _unshrink(act, m, n, y, Cv, alpha, v, gbar, code, X, K, gamma, coef0,
+                m = _unshrink(act, m, n, y, target, Cv, alpha, v, gbar, code, X, K, gamma, coef0,
                               degree, cache, slot_of, owner, stamp, partial, bits, scratch)
                 full = True
                 continue
@@ -339,7 +343,7 @@ def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree
                 counter = shrink_every
                 if not unshrunk_once and violation <= 10 * tol:
                     unshrunk_once = True       # LIBSVM: one full re-check near the end
-                    m = _unshrink(act, m, n, y, Cv, alpha, v, gbar, code, X, K, gamma,
+                    m = _unshrink(act, m, n, y, target, Cv, alpha, v, gbar, code, X, K, gamma,
                                   coef0, degree, cache, slot_of, owner, stamp, partial,
                                   bits, scratch)
                     full = True
@@ -442,42 +446,6 @@ def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree
                 diverged_at = i
                 break
     if not full:
-        _unshrink(act, m, n, y, Cv, alpha, v, gbar, code, X, K, gamma, coef0, degree,
+        _unshrink(act, m, n, y, target, Cv, alpha, v, gbar, code, X, K, gamma, coef0, degree,
                   cache, slot_of, owner, stamp, partial, bits, scratch)
     return status, it, violation, dual, spread, n_shrink, unshrunk_once, diverged_at
-
-
-class ColumnCache:
-    """The arrays of the compiled loop's kernel-column cache, bounded in megabytes.
-
-    ``capacity = max(2, floor(cache_mb * 2**20 / (8 n)))`` columns of n doubles, at most
-    n (then the whole matrix fits). ``hits`` and ``misses`` count column requests.
-    """
-
-    def __init__(self, n: int, cache_mb: float):
-        self.n = int(n)
-        self.cache_mb = float(cache_mb)
-        capacity = max(2, int(self.cache_mb * 2**20 // (8 * max(self.n, 1))))
-        self.capacity = min(capacity, max(self.n, 2))
-        self.data = np.empty((self.capacity, max(self.n, 1)))
-        self.slot_of = np.full(max(self.n, 1), -1, dtype=np.int64)
-        self.owner = np.full(self.capacity, -1, dtype=np.int64)
-        self.stamp = np.full(self.capacity, -1, dtype=np.int64)
-        self.partial = np.zeros(self.capacity, dtype=np.bool_)
-        # clock, hits, misses, gbar updates, gbar updates computing a column afresh
-        self.counters = np.zeros(5, dtype=np.int64)
-        self.bits = np.empty(max(self.n, 1), dtype=np.int64)     # scratch of the rbf exp
-        self.scratch = np.empty((2, max(self.n, 1)))            # an uncached column
-
-    def arrays(self, XT: np.ndarray) -> tuple:
-        """(data, slot_of, owner, stamp, partial, counters, XT, bits, scratch), in
-        :func:`smo_loop`'s order; ``XT`` is the data transposed (d x n, contiguous)."""
-        return (self.data, self.slot_of, self.owner, self.stamp, self.partial,
-                self.counters, XT, self.bits, self.scratch)
-
-    def stats(self) -> dict:
-        """Hits, misses, cached columns and the bound, for ``Solution.extra``."""
-        return {"hits": int(self.counters[1]), "misses": int(self.counters[2]),
-                "gbar_updates": int(self.counters[3]), "gbar_computed": int(self.counters[4]),
-                "columns": int(np.count_nonzero(self.owner >= 0)),
-                "capacity_columns": self.capacity, "cache_size_mb": self.cache_mb}

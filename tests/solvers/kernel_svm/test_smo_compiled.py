@@ -7,11 +7,11 @@ from helpers import binary_dataset, support_is_unique
 from test_smo import synthetic
 
 import convexlearn as cl
-import convexlearn.kernels as kernels_module
+import convexlearn.gram as gram_module
 from convexlearn.solvers.kernel_svm.certified_smo import certified_smo
-from convexlearn.solvers.kernel_svm.kernel_cache import KernelColumns
+from convexlearn.gram import KernelColumns, KernelSpec
 from convexlearn.solvers.kernel_svm.polish import polish_expansion
-from convexlearn.solvers.kernel_svm.smo import KernelSpec, smo, smo_compiled
+from convexlearn.solvers.kernel_svm.smo import smo, smo_compiled
 from convexlearn.solvers.kernel_svm.smo_kernels import _exp_nonpositive
 
 KERNELS = {"rbf": {"gamma": 0.5}, "poly": {"gamma": 0.5, "coef0": 1.0, "degree": 2},
@@ -81,7 +81,7 @@ def test_exact_smo_equals_the_cvxpy_dual(data, kernel, C):
     svm = cl.SVM(X, y, C=C, kernel=kernel, **params)
     sol = svm.solve()
     assert sol.provenance["route"] == "exact-smo" and sol.status == "optimal"
-    assert svm._K is None                      # certified without forming the Gram matrix
+    assert not svm.gram_formed                      # certified without forming the Gram matrix
     ref = cl.SVM(X, y, C=C, kernel=kernel, **params).solve("exact-dual")
     assert abs(sol.objective - ref.objective) <= 1e-9 * abs(ref.objective)
     # the gap recomputed independently, on the dense Gram matrix
@@ -115,7 +115,7 @@ def test_perturbed_answers_fail_the_certificate():
 def test_chunked_certificate_equals_the_dense_one(monkeypatch):
     svm = _problem("rbf", C=2.0, n=150)
     sol = certified_smo(svm)
-    monkeypatch.setattr(kernels_module, "PRODUCT_BLOCK_BYTES", 8 * 7 * 16)   # 7-row blocks
+    monkeypatch.setattr(gram_module, "PRODUCT_BLOCK_BYTES", 8 * 7 * 16)   # 7-row blocks
     chunked = svm.kkt(sol, tol=1e-6)
     dense_svm = cl.SVM(svm.gram, svm.y, C=2.0, kernel="precomputed")
     dense = dense_svm.kkt(sol, tol=1e-6)

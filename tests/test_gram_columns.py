@@ -1,11 +1,12 @@
-"""The LRU cache of kernel columns used by SMO: right values, bounded memory, LRU order."""
+"""The LRU cache of kernel columns (gram.KernelColumns) used by SMO: right values, bounded
+memory, LRU order."""
 
 import numpy as np
 import pytest
 
 from convexlearn.errors import ParameterError
 from convexlearn.kernels import make_kernel
-from convexlearn.solvers.kernel_svm.kernel_cache import KernelColumns, kernel_diagonal
+from convexlearn.gram import KernelColumns, kernel_diagonal
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,81 @@
+"""The Gram operator: every way of reading K agrees with the matrix, views by index, the
+PSD check, the shared Gram matrix."""
+
+import numpy as np
+import pytest
+
+import convexlearn as cl
+from convexlearn.errors import NotPSDError, ParameterError
+from convexlearn.gram import Gram, KERNEL_CODES
+from convexlearn.kernels import make_kernel
+
+
+@pytest.fixture(scope="module")
+def X():
+    return np.random.default_rng(1).normal(size=(30, 4))
+
+
+@pytest.mark.parametrize("name,params", [("linear", {}), ("rbf", {"gamma": 0.3}),
+                                         ("poly", {"gamma": 0.5, "coef0": 1.0, "degree": 2}),
+                                         ("sigmoid", {"gamma": 0.05, "coef0": 0.0})])
+def test_blocks_columns_products_and_diagonal_agree_with_the_matrix(X, name, params):
+    kernel = make_kernel(name, X, **params)
+    K = kernel(X, X)
+    gram = Gram(kernel, X, repair_psd=True)
+    # a kernel PSD by construction is read from X: K is never formed; another one is read
+    # from its checked (here repaired) matrix
+    assert gram.from_samples == kernel.known_psd
+    if not kernel.known_psd:
+        K = gram.matrix
+        assert gram.psd_check.repaired
+    rows, cols = np.array([3, 0, 7]), np.array([5, 5, 29, 1])
+    np.testing.assert_allclose(gram.block(rows, cols), K[np.ix_(rows, cols)], rtol=1e-12,
+                               atol=1e-12)
+    np.testing.assert_allclose(gram.column(4), K[:, 4], rtol=1e-12, atol=1e-12)
+    B = np.random.default_rng(2).normal(size=(30, 2))
+    B[::3] = 0.0
+    np.testing.assert_allclose(gram.products(B), K @ B, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(gram.diagonal, np.diag(K), rtol=1e-12, atol=1e-12)
+    assert gram.formed == (not kernel.known_psd)
+    spec = gram.spec()
+    assert spec.code == (KERNEL_CODES[name] if kernel.known_psd else KERNEL_CODES["precomputed"])
+    np.testing.assert_allclose(spec.products(B), K @ B, rtol=1e-10, atol=1e-10)
+    cols_cache = gram.columns(cache_size=1.0)
+    np.testing.assert_allclose(cols_cache.column(2), K[:, 2], rtol=1e-12, atol=1e-12)
+
+
+def test_a_view_by_index_reads_the_base_with_repeats(X):
+    kernel = make_kernel("rbf", X, gamma=0.5)
+    K = kernel(X, X)
+    gram = Gram(kernel, X)
+    index = np.r_[np.arange(30), np.arange(30)]          # epsilon-SVR: 2n variables on n
+    view = gram.take(index)
+    Kv = K[np.ix_(index, index)]
+    assert view.n == 60 and gram.take(np.arange(30)) is gram
+    np.testing.assert_allclose(view.diagonal, np.diag(Kv))
+    np.testing.assert_allclose(view.block(np.arange(60), np.array([1, 31])), Kv[:, [1, 31]],
+                               rtol=1e-12)
+    B = np.random.default_rng(3).normal(size=60)
+    np.testing.assert_allclose(view.products(B), Kv @ B, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(view.spec().products(B), Kv @ B, rtol=1e-10, atol=1e-10)
+
+
+def test_the_psd_check_of_a_formed_matrix(X):
+    K = -np.eye(30)
+    gram = Gram(make_kernel("precomputed"), None, K)
+    with pytest.raises(NotPSDError):
+        gram.matrix
+    repaired = Gram(make_kernel("precomputed"), None, K, repair_psd=True)
+    assert repaired.psd_check is None
+    np.testing.assert_allclose(repaired.matrix, 0.0, atol=1e-12)
+    assert repaired.psd_check.repaired
+
+
+def test_a_shared_matrix_must_be_this_kernels(X):
+    y = np.where(X[:, 0] > 0, 1, -1)
+    svm = cl.SVM(X, y, kernel="rbf", gamma=0.5)
+    assert not svm.gram_formed
+    with pytest.raises(ParameterError):
+        svm.share_gram(make_kernel("rbf", X, gamma=0.7)(X, X))
+    svm.share_gram(svm.kernel(X, X))
+    assert svm.gram_formed and svm.gram_operator.spec().code == KERNEL_CODES["precomputed"]
