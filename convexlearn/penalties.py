@@ -97,7 +97,10 @@ class Penalty(Capable, ABC):
                     "split": "split", "smooth_piece": "smooth_piece"}
 
     def capabilities(self) -> frozenset[str]:
-        """The capability names of this penalty (see :data:`VOCABULARY`)."""
+        """The capability names of this penalty (see :data:`VOCABULARY`), computed once."""
+        cached = self.__dict__.get("_caps")
+        if cached is not None:
+            return cached
         cls = type(self)
         caps = {c for c, m in self._PROVIDED_BY.items()
                 if getattr(cls, m) is not getattr(Penalty, m)}
@@ -106,7 +109,8 @@ class Penalty(Capable, ABC):
         caps |= {c for c, ok in facts.items() if ok} | set(self.declared)
         if self.shape:
             caps.add(self.shape)
-        return frozenset(caps)
+        self._caps = frozenset(caps)
+        return self._caps
 
     def label(self) -> str:
         return self.describe()

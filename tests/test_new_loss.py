@@ -109,3 +109,11 @@ def test_a_missing_capability_is_named_with_the_method_and_the_problem():
     assert "coordinate descent" in text and "bare_test" in text and "'least_squares'" in text
     with pytest.raises(NotApplicableError, match="capability 'split'.*lp"):
         cdmod.require(make_loss("squared"), make_penalty("lp", p=1.5), "a problem")
+
+
+def test_the_estimator_takes_it_by_its_registered_name(log_cosh):
+    from convexlearn.estimators import ERMRegressor
+    X, y = _data(2)
+    model = ERMRegressor(loss="log_cosh_test", penalty="l2", lam=0.05).fit(X, y)
+    sol = cl.ERM(X, y, loss="log_cosh_test", penalty="l2", lam=0.05).solve()
+    np.testing.assert_allclose(model.coef_, sol.w, rtol=1e-9, atol=1e-12)

@@ -77,6 +77,8 @@ def require(loss: Any, penalty: Any, problem: str, method: str = "coordinate des
     """Raise NotApplicableError naming ``method``, ``problem`` and the missing capability."""
     loss.require_any(method, problem, *LOSS_NEEDS)
     penalty.require(method, problem, *PENALTY_NEEDS)
+
+
 #: The Gram form needs d^2 floats (8 d^2 bytes: 200 MB at d = 5000); beyond, residual form.
 GRAM_MAX_FEATURES = 5000
 
