@@ -358,7 +358,7 @@ def _require_finite_minimizer(erm) -> None:
     """Unregularized logistic/exponential loss: refuse separable data (no minimizer)."""
     if not erm.loss.zero_only_at_infinity:
         return
-    if erm.penalty.name != "none" and erm.lam > 0:
+    if not erm.penalty.has("zero") and erm.lam > 0:
         return
     if erm._recession is None:
         rows = (slice(None) if erm.sample_weight is None

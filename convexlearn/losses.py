@@ -26,8 +26,15 @@ every m (never ``log1p(exp(-m))``, which overflows), written with numpy's vector
 ufuncs, 3-4x faster than ``logaddexp`` — and as ``cp.logistic(-m)`` in cvxpy.
 "logistic_log2" is the lectures' variant: the natural logistic divided by log 2.
 
-Adding a loss touches this file only: write one :class:`Loss` and register it in
-:data:`LOSSES`.
+What solvers and certificates may use of a loss is its set of capabilities
+(:meth:`Loss.capabilities`, the vocabulary in :data:`Loss.VOCABULARY`): derived from what the
+entry provides (a derivative, a Hessian, a conjugate, a cvxpy expression, a kink, the
+Lipschitz constants) and from its declared ``shape`` and facts. The conjugates in f
+(margin losses: l^*(u) = phi^*(y u); regression losses of the residual r = f - y with
+r -> psi(r): l^*(u) = u y + psi^*(u)) serve the Fenchel gap of :mod:`convexlearn.certify.duality`.
+
+Adding a loss touches this file only: write one :class:`Loss` and register it with
+:func:`register_loss` (or in :data:`LOSSES`).
 """
 
 from __future__ import annotations
@@ -39,16 +46,17 @@ from typing import Any, Callable
 import cvxpy as cp
 import numpy as np
 
+from .capabilities import Capable
 from .data import check_choice
-from .errors import NotApplicableError
+from .errors import NotApplicableError, ParameterError
 
-__all__ = ["Loss", "LOSSES", "make_loss"]
+__all__ = ["Loss", "LOSSES", "make_loss", "register_loss", "registered_name"]
 
 _LN2 = math.log(2.0)
 
 
 @dataclass(frozen=True)
-class Loss:
+class Loss(Capable):
     """One loss function ``loss(y, f)`` with what solvers need from it.
 
     For a margin loss ``loss(y, f) = phi(y f)``, derivatives in f follow from the chain
@@ -69,7 +77,37 @@ class Loss:
         sup_f d^2 loss / df^2 (None: unbounded or not differentiable).
     kink : float or None
         The margin at which a piecewise loss is not differentiable.
+    lipschitz : float or None
+        sup |d loss / df|, the Lipschitz constant of the loss in f (None: unbounded).
+    shape : str or None
+        "piecewise_linear", "quadratic" or "piecewise_quadratic" in f (a QP writes it),
+        None otherwise (the exact formulation is conic).
+    declared : frozenset
+        Facts no callable shows: "least_squares" (loss = (y - f)^2), "hinge_form"
+        (loss = max(0, kink - m)), "minimal_at_zero" (loss(y, 0) = min loss: (w, b) = 0
+        minimizes F for every penalty minimal at 0).
     """
+
+    KIND = "loss"
+    VOCABULARY = {
+        "value": "per-sample values",
+        "convex": "convex in f",
+        "subgradient": "a subgradient and the subdifferential in f",
+        "gradient": "differentiable in f",
+        "hessian": "a (generalized) second derivative in f, for Newton",
+        "twice_differentiable": "C^2 in f",
+        "curvature": "a bounded second derivative (Lipschitz gradient), for step sizes",
+        "lipschitz": "a bounded first derivative (Lipschitz in f)",
+        "kink": "one kink: piecewise smooth with a known non-differentiable margin",
+        "conjugate": "its convex conjugate in f, for the Fenchel duality gap",
+        "cvxpy": "a convex cvxpy expression, for the exact formulation",
+        "piecewise_linear": "piecewise linear in f (an LP/QP writes it)",
+        "quadratic": "quadratic in f (a QP writes it)",
+        "piecewise_quadratic": "piecewise quadratic in f (a QP writes it)",
+        "least_squares": "the loss is (y - f)^2 (Gram-matrix methods, closed forms, homotopy)",
+        "hinge_form": "the loss is max(0, kink - y f) (the LP route; kink 1: the SVM)",
+        "minimal_at_zero": "loss(y, 0) is the loss's minimum, so (w, b) = 0 minimizes F",
+    }
 
     name: str
     task: str
@@ -88,6 +126,31 @@ class Loss:
     #: loss > 0 everywhere but -> 0 as m -> +inf: without a penalty, separable data leave
     #: F without a minimizer (ERM checks this with a separability LP).
     zero_only_at_infinity: bool = False
+    lipschitz: float | None = None
+    shape: str | None = None
+    declared: frozenset = frozenset()
+    _conj: Callable | None = None           # phi^* (margin) or psi^* (residual), per sample
+
+    def __post_init__(self):
+        if self.shape is not None and self.shape not in self.VOCABULARY:
+            raise ParameterError(f"unknown loss shape {self.shape!r}")
+        provided = {"subgradient": self._dphi, "hessian": self._d2phi,
+                    "cvxpy": self._cvx, "conjugate": self._conj}
+        facts = {"value": True, "convex": self.convex, "gradient": self.differentiable,
+                 "twice_differentiable": self.twice_differentiable,
+                 "curvature": self.curvature is not None,
+                 "lipschitz": self.lipschitz is not None, "kink": self.kink is not None}
+        caps = ({c for c, f in provided.items() if f is not None}
+                | {c for c, ok in facts.items() if ok} | set(self.declared)
+                | ({self.shape} if self.shape else set()))
+        unknown = caps - set(self.VOCABULARY)
+        if unknown:
+            raise ParameterError(f"unknown loss capabilities {sorted(unknown)}")
+        object.__setattr__(self, "_caps", frozenset(caps))
+
+    def capabilities(self) -> frozenset[str]:
+        """The capability names of this loss (see :data:`VOCABULARY`)."""
+        return self._caps
 
     @property
     def margin_based(self) -> bool:
@@ -140,6 +203,15 @@ class Loss:
         self._require(self._d2phi is not None, "a second derivative (Newton)")
         return self._d2phi(self._arg(y, f))
 
+    def conjugate(self, y: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """l_i^*(u_i) = sup_f u_i f - loss(y_i, f), per sample (inf outside the domain):
+        phi^*(y_i u_i) for a margin loss, u_i y_i + psi^*(u_i) for a residual loss."""
+        self._require(self._conj is not None, "a conjugate (Fenchel gap)")
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if self.margin_based:
+                return self._conj(y * u)
+            return u * y + self._conj(u)
+
     def cvxpy(self, y: np.ndarray, f: Any) -> cp.Expression:
         """The per-sample losses as a convex cvxpy expression of the decision values ``f``."""
         self._require(self._cvx is not None, "a convex cvxpy expression (exact solver)")
@@ -190,48 +262,116 @@ def _exp_neg(m):
         return np.exp(-m)
 
 
+def _xlogx(x):
+    """x log x with 0 log 0 = 0."""
+    x = np.asarray(x, dtype=float)
+    out = np.zeros_like(x)
+    pos = x > 0
+    out[pos] = x[pos] * np.log(x[pos])
+    return out
+
+
+def _outside(out, bad):
+    """``out`` with inf where ``bad`` (outside a conjugate's domain)."""
+    out = np.array(out, dtype=float)
+    out[bad] = np.inf
+    return out
+
+
+def _logistic_conj(v):
+    """(-v) log(-v) + (1 + v) log(1 + v) on -1 <= v <= 0."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        u = np.clip(v, -1, 0)
+        return _outside(_xlogx(-u) + _xlogx(1 + u), (v < -1) | (v > 0))
+
+
+def _logistic_log2_conj(v):
+    """c phi_logistic^*(v / c), c = 1/log 2, on -c <= v <= 0."""
+    c = 1.0 / _LN2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        u = np.clip(v / c, -1, 0)
+        return _outside(c * (_xlogx(-u) + _xlogx(1 + u)), (v < -c) | (v > 0))
+
+
+def _exponential_conj(v):
+    """v + (-v) log(-v) on v <= 0."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return _outside(v + _xlogx(-np.minimum(v, 0.0)), v > 0)
+
+
 LOSSES: dict[str, Loss] = {loss.name: loss for loss in [
     Loss("hinge", "classification", "max(0, 1 - m)", True, False, False, None, 1.0,
          lambda m: np.maximum(0.0, 1.0 - m),
          _dphi=lambda m: np.where(m < 1.0, -1.0, 0.0), _kink_slopes=(-1.0, 0.0),
-         _cvx=lambda m: cp.pos(1 - m)),
+         _cvx=lambda m: cp.pos(1 - m), lipschitz=1.0, shape="piecewise_linear",
+         declared=frozenset({"hinge_form"}),
+         _conj=lambda v: _outside(v, (v < -1) | (v > 0))),
     Loss("squared_hinge", "classification", "max(0, 1 - m)^2", True, True, False, 2.0, None,
          lambda m: np.maximum(0.0, 1.0 - m) ** 2,
          _dphi=lambda m: -2.0 * np.maximum(0.0, 1.0 - m),
          _d2phi=lambda m: np.where(m < 1.0, 2.0, 0.0),
-         _cvx=lambda m: cp.square(cp.pos(1 - m))),
+         _cvx=lambda m: cp.square(cp.pos(1 - m)), shape="piecewise_quadratic",
+         _conj=lambda v: np.where(v > 0, np.inf, v + 0.25 * v * v)),
     Loss("logistic", "classification", "log(1 + exp(-m))", True, True, True, 0.25, None,
          _log1p_exp_neg,
          _dphi=lambda m: -_sigmoid_neg(m),
          _d2phi=_sigmoid_curvature,
-         _cvx=lambda m: cp.logistic(-m), zero_only_at_infinity=True),
+         _cvx=lambda m: cp.logistic(-m), zero_only_at_infinity=True, lipschitz=1.0,
+         _conj=_logistic_conj),
     Loss("logistic_log2", "classification", "log2(1 + exp(-m))", True, True, True,
          0.25 / _LN2, None,
          lambda m: _log1p_exp_neg(m) / _LN2,
          _dphi=lambda m: -_sigmoid_neg(m) / _LN2,
          _d2phi=lambda m: _sigmoid_curvature(m) / _LN2,
-         _cvx=lambda m: cp.logistic(-m) / _LN2, zero_only_at_infinity=True),
+         _cvx=lambda m: cp.logistic(-m) / _LN2, zero_only_at_infinity=True,
+         lipschitz=1.0 / _LN2, _conj=_logistic_log2_conj),
     Loss("exponential", "classification", "exp(-m)", True, True, True, None, None,
          _exp_neg, _dphi=lambda m: -_exp_neg(m), _d2phi=_exp_neg,
-         _cvx=lambda m: cp.exp(-m), zero_only_at_infinity=True),
+         _cvx=lambda m: cp.exp(-m), zero_only_at_infinity=True, _conj=_exponential_conj),
     Loss("perceptron", "classification", "max(0, -m)", True, False, False, None, 0.0,
          lambda m: np.maximum(0.0, -m),
          _dphi=lambda m: np.where(m < 0.0, -1.0, 0.0), _kink_slopes=(-1.0, 0.0),
-         _cvx=lambda m: cp.pos(-m)),
+         _cvx=lambda m: cp.pos(-m), lipschitz=1.0, shape="piecewise_linear",
+         declared=frozenset({"hinge_form", "minimal_at_zero"}),
+         _conj=lambda v: np.where((v < -1) | (v > 0), np.inf, 0.0)),
     Loss("squared_classification", "classification", "(1 - m)^2", True, True, True, 2.0, None,
          lambda m: (1.0 - m) ** 2,
          _dphi=lambda m: -2.0 * (1.0 - m), _d2phi=lambda m: np.full_like(m, 2.0),
-         _cvx=lambda m: cp.square(1 - m)),
+         _cvx=lambda m: cp.square(1 - m), shape="quadratic",
+         declared=frozenset({"least_squares"}), _conj=lambda v: v + 0.25 * v * v),
     # Regression: the argument is the residual r = f - y.
     Loss("squared", "regression", "(y - f)^2", True, True, True, 2.0, None,
          lambda r: r ** 2,
          _dphi=lambda r: 2.0 * r, _d2phi=lambda r: np.full_like(r, 2.0),
-         _cvx=lambda r: cp.square(r)),
+         _cvx=lambda r: cp.square(r), shape="quadratic",
+         declared=frozenset({"least_squares"}), _conj=lambda u: 0.25 * u * u),
     # sign(0) = +1 cannot be read off the margin alone (m = 0 is an error for y = -1 only).
     Loss("zero_one", "classification", "1[y != sign(f)], sign(0) = +1", False, False, False,
          None, None, None,
          _value_yf=lambda y, f: np.where(np.where(f >= 0.0, 1.0, -1.0) != y, 1.0, 0.0)),
 ]}
+
+
+def register_loss(loss: Loss) -> Loss:
+    """Add ``loss`` to :data:`LOSSES` under its name (so ``make_loss(name)``, the
+    estimators and the distributed tasks find it); returns it.
+
+    Raises
+    ------
+    ParameterError
+        A different loss is registered under that name.
+    """
+    if not isinstance(loss, Loss):
+        raise ParameterError(f"register_loss takes a Loss; got {type(loss).__name__}")
+    if LOSSES.get(loss.name, loss) is not loss:
+        raise ParameterError(f"a loss named {loss.name!r} is already registered")
+    LOSSES[loss.name] = loss
+    return loss
+
+
+def registered_name(loss: Loss) -> str | None:
+    """The catalogue key of ``loss`` when this very object is registered, else None."""
+    return loss.name if LOSSES.get(loss.name) is loss else None
 
 
 def make_loss(loss: Any) -> Loss:

@@ -20,8 +20,16 @@ Each penalty also describes its subdifferential, for the optimality certificate:
 |w_j| <= tol count as zero), or for ||w||_p (p > 1) at w = 0 the dual-norm ball
 ``{r : ||r||_q <= 1}``, 1/p + 1/q = 1.
 
-Adding a penalty touches this file only: subclass :class:`Penalty` and register it in
-:data:`PENALTIES`.
+What solvers and certificates may use of a penalty is its set of capabilities
+(:meth:`Penalty.capabilities`, the vocabulary in :data:`Penalty.VOCABULARY`), the same
+pattern as the losses': derived from the methods a class provides (``hessian_diag``,
+``prox``, ``conjugate``, ``split``, ``smooth_piece``), its ``shape`` and its declared
+facts. ``split(lam)`` writes lam R(w) = lam1 ||w||_1 + lam2/2 ||w||_2^2; the conjugates
+are: l2 R^* = 1/2 ||v||^2; l1 the indicator of ||v||_inf <= 1; elastic net
+sum_j max(|v_j| - r, 0)^2 / (2 (1 - r)) (r < 1).
+
+Adding a penalty touches this file only: subclass :class:`Penalty` and register it with
+:func:`register_penalty` (or in :data:`PENALTIES`).
 """
 
 from __future__ import annotations
@@ -35,10 +43,11 @@ from abc import ABC, abstractmethod
 import cvxpy as cp
 import numpy as np
 
+from .capabilities import Capable
 from .data import check_choice
 from .errors import NotApplicableError, ParameterError
 
-__all__ = ["Penalty", "PENALTIES", "make_penalty", "soft_threshold"]
+__all__ = ["Penalty", "PENALTIES", "make_penalty", "register_penalty", "soft_threshold"]
 
 
 def soft_threshold(v: np.ndarray, t: float) -> np.ndarray:
@@ -46,12 +55,13 @@ def soft_threshold(v: np.ndarray, t: float) -> np.ndarray:
     return np.sign(v) * np.maximum(np.abs(v) - t, 0.0)
 
 
-class Penalty(ABC):
+class Penalty(Capable, ABC):
     """A regularizer R(w) with what solvers and the certificate need from it.
 
     Class attributes: ``name``, ``formula``, ``convex``, ``differentiable`` (everywhere),
-    ``strong_convexity`` (mu such that R is mu-strongly convex) and ``smoothness``
-    (Lipschitz constant of the gradient, None when not differentiable).
+    ``strong_convexity`` (mu such that R is mu-strongly convex), ``smoothness``
+    (Lipschitz constant of the gradient, None when not differentiable), ``shape`` (see
+    :data:`VOCABULARY`) and ``declared`` (facts no method shows: "sparse").
     """
 
     name = ""
@@ -60,9 +70,55 @@ class Penalty(ABC):
     differentiable = False
     strong_convexity = 0.0
     smoothness: float | None = None
-    has_prox = True
+    shape: str | None = None
+    declared: frozenset = frozenset()
 
     params: dict = {}
+
+    KIND = "penalty"
+    VOCABULARY = {
+        "value": "R(w)",
+        "convex": "convex, with a subgradient, a subdifferential and a cvxpy expression",
+        "gradient": "differentiable everywhere",
+        "hessian": "a diagonal Hessian (Newton)",
+        "curvature": "a Lipschitz gradient (step sizes)",
+        "prox": "the proximal operator of t R",
+        "conjugate": "its convex conjugate R^*, for the Fenchel duality gap",
+        "split": "lam R = lam1 ||w||_1 + lam2/2 ||w||^2 (coordinate descent, LP, homotopy)",
+        "smooth_piece": "gradient and Hessian on the piece with the zeros held (the polish)",
+        "sparse": "an l1 part: exact zeros, held by the polish and snapped by the routes",
+        "zero": "R = 0 (no penalty)",
+        "piecewise_linear": "piecewise linear (an LP/QP writes it)",
+        "quadratic": "quadratic (a QP writes it)",
+        "piecewise_quadratic": "piecewise quadratic (a QP writes it)",
+    }
+    #: capability -> the method whose override provides it
+    _PROVIDED_BY = {"hessian": "hessian_diag", "prox": "prox", "conjugate": "conjugate",
+                    "split": "split", "smooth_piece": "smooth_piece"}
+
+    def capabilities(self) -> frozenset[str]:
+        """The capability names of this penalty (see :data:`VOCABULARY`), computed once."""
+        cached = self.__dict__.get("_caps")
+        if cached is not None:
+            return cached
+        cls = type(self)
+        caps = {c for c, m in self._PROVIDED_BY.items()
+                if getattr(cls, m) is not getattr(Penalty, m)}
+        facts = {"value": True, "convex": self.convex, "gradient": self.differentiable,
+                 "curvature": self.smoothness is not None}
+        caps |= {c for c, ok in facts.items() if ok} | set(self.declared)
+        if self.shape:
+            caps.add(self.shape)
+        self._caps = frozenset(caps)
+        return self._caps
+
+    def label(self) -> str:
+        return self.describe()
+
+    @property
+    def has_prox(self) -> bool:
+        """True when the prox is provided (kept for callers; ``has("prox")``)."""
+        return self.has("prox")
 
     @abstractmethod
     def value(self, w: np.ndarray) -> float:
@@ -86,6 +142,20 @@ class Penalty(ABC):
         g = self.subgradient(w)
         return "box", g, np.zeros_like(w), np.zeros_like(w)
 
+    def conjugate(self, v: np.ndarray) -> float:
+        """R^*(v) = sup_w <v, w> - R(w) (inf outside its domain)."""
+        raise NotApplicableError(f"the {self.describe()} penalty has no conjugate here")
+
+    def split(self, lam: float) -> tuple[float, float]:
+        """(lam1, lam2) with lam R(w) = lam1 ||w||_1 + lam2/2 ||w||_2^2."""
+        raise NotApplicableError(f"the {self.describe()} penalty ({self.formula}) is not "
+                                 f"a combination of ||w||_1 and ||w||_2^2")
+
+    def smooth_piece(self, w: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
+        """Gradient and Hessian of lam R at w on its smooth piece (signs fixed, the zeros
+        of an l1 part held by the caller)."""
+        raise NotApplicableError(f"no smooth piece for penalty {self.describe()}")
+
     @abstractmethod
     def cvxpy(self, w: Any) -> cp.Expression:
         """R(w) as a convex cvxpy expression of the variable ``w``."""
@@ -100,7 +170,13 @@ class Penalty(ABC):
 
 
 class NoPenalty(Penalty):
-    name, formula, differentiable, smoothness = "none", "0", True, 0.0
+    name, formula, differentiable, smoothness, shape = "none", "0", True, 0.0, "zero"
+
+    def split(self, lam: float) -> tuple[float, float]:
+        return 0.0, 0.0
+
+    def smooth_piece(self, w: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
+        return np.zeros(w.size), np.zeros((w.size, w.size))
 
     def value(self, w: np.ndarray) -> float:
         return 0.0
@@ -118,8 +194,28 @@ class NoPenalty(Penalty):
         return cp.Constant(0.0)
 
 
+def _l1_indicator(v: np.ndarray) -> float:
+    """The indicator of ||v||_inf <= 1 (to 1e-12), the conjugate of ||.||_1."""
+    return 0.0 if np.max(np.abs(v), initial=0.0) <= 1.0 + 1e-12 else math.inf
+
+
+def _l1_l2_piece(w: np.ndarray, lam: float, r: float) -> tuple[np.ndarray, np.ndarray]:
+    """lam (r ||w||_1 + (1 - r)/2 ||w||^2) on its smooth piece: gradient
+    lam (r sign(w) + (1 - r) w), Hessian lam (1 - r) I."""
+    return lam * (r * np.sign(w) + (1 - r) * w), lam * (1 - r) * np.eye(w.size)
+
+
 class L1(Penalty):
-    name, formula = "l1", "||w||_1"
+    name, formula, shape, declared = "l1", "||w||_1", "piecewise_linear", frozenset({"sparse"})
+
+    def split(self, lam: float) -> tuple[float, float]:
+        return lam, 0.0
+
+    def conjugate(self, v: np.ndarray) -> float:
+        return _l1_indicator(v)
+
+    def smooth_piece(self, w: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
+        return _l1_l2_piece(w, lam, 1.0)
 
     def value(self, w: np.ndarray) -> float:
         return float(np.abs(w).sum())
@@ -140,8 +236,17 @@ class L1(Penalty):
 
 
 class L2(Penalty):
-    name, formula, differentiable = "l2", "1/2 ||w||_2^2", True
+    name, formula, differentiable, shape = "l2", "1/2 ||w||_2^2", True, "quadratic"
     strong_convexity, smoothness = 1.0, 1.0
+
+    def split(self, lam: float) -> tuple[float, float]:
+        return 0.0, lam
+
+    def conjugate(self, v: np.ndarray) -> float:
+        return 0.5 * float(v @ v)
+
+    def smooth_piece(self, w: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
+        return lam * w, lam * np.eye(w.size)
 
     def value(self, w: np.ndarray) -> float:
         return 0.5 * float(w @ w)
@@ -166,6 +271,20 @@ def _is_real(value) -> bool:
 
 class ElasticNet(Penalty):
     name, formula = "elastic_net", "l1_ratio ||w||_1 + (1 - l1_ratio)/2 ||w||_2^2"
+    shape, declared = "piecewise_quadratic", frozenset({"sparse"})
+
+    def split(self, lam: float) -> tuple[float, float]:
+        return lam * self.l1_ratio, lam * (1.0 - self.l1_ratio)
+
+    def conjugate(self, v: np.ndarray) -> float:
+        r = self.l1_ratio
+        if r >= 1.0:
+            return _l1_indicator(v)
+        excess = np.maximum(np.abs(v) - r, 0.0)
+        return float(excess @ excess) / (2.0 * (1.0 - r))
+
+    def smooth_piece(self, w: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
+        return _l1_l2_piece(w, lam, self.l1_ratio)
 
     def __init__(self, l1_ratio: float = 0.5):
         if not _is_real(l1_ratio) or not 0.0 <= l1_ratio <= 1.0:
@@ -255,6 +374,17 @@ class Lp(Penalty):
     def cvxpy(self, w: Any) -> cp.Expression:
         return cp.pnorm(w, self.p)
 
+    def smooth_piece(self, w: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
+        """lam u and lam (p - 1)/N (diag(a^(p-2)) - u u^T), N = ||w||_p, a = |w| / N,
+        u = sign(w) a^(p-1): every |w_j| > 0 and p > 1 needed."""
+        p = self.p
+        N = float(np.linalg.norm(w, ord=p))
+        if N == 0.0 or p == 1.0 or np.any(w == 0):
+            raise NotApplicableError("lp polish needs every |w_j| > 0 and p > 1")
+        a = np.abs(w) / N
+        u = np.sign(w) * a ** (p - 1)
+        return lam * u, lam * (p - 1) / N * (np.diag(a ** (p - 2)) - np.outer(u, u))
+
 
 def _solve_shrink(a: np.ndarray, c: float, q: float, iters: int = 100) -> np.ndarray:
     """Per coordinate, the root s in [0, a_j] of s + c s^(q-1) = a_j (c >= 0, q > 1).
@@ -340,7 +470,7 @@ def _project_lq_ball(a: np.ndarray, q: float, iters: int = 100, mu0: float = 1.0
 
 
 class L0(Penalty):
-    name, formula, convex, has_prox = "l0", "#{j : w_j != 0}", False, False
+    name, formula, convex = "l0", "#{j : w_j != 0}", False
 
     def value(self, w: np.ndarray) -> float:
         return float(np.count_nonzero(w))
@@ -360,6 +490,26 @@ class L0(Penalty):
 
 
 PENALTIES: dict[str, type] = {cls.name: cls for cls in (NoPenalty, L1, L2, Lp, ElasticNet, L0)}
+#: The parameters each penalty's constructor accepts (none when absent).
+PENALTY_PARAMS: dict[str, set] = {"lp": {"p"}, "elastic_net": {"l1_ratio"}}
+
+
+def register_penalty(cls: type, params: tuple = ()) -> type:
+    """Add the :class:`Penalty` subclass ``cls`` to :data:`PENALTIES` under ``cls.name``,
+    with the constructor parameters ``params`` that ``make_penalty`` may pass; returns it.
+
+    Raises
+    ------
+    ParameterError
+        Not a Penalty subclass, or another class holds that name.
+    """
+    if not (isinstance(cls, type) and issubclass(cls, Penalty)) or not cls.name:
+        raise ParameterError(f"register_penalty takes a named Penalty subclass; got {cls!r}")
+    if PENALTIES.get(cls.name, cls) is not cls:
+        raise ParameterError(f"a penalty named {cls.name!r} is already registered")
+    PENALTIES[cls.name] = cls
+    PENALTY_PARAMS[cls.name] = set(params)
+    return cls
 
 
 def make_penalty(penalty: Any = "l2", **params) -> Penalty:
@@ -377,7 +527,7 @@ def make_penalty(penalty: Any = "l2", **params) -> Penalty:
                                  f"{penalty.describe()} penalty")
         return penalty
     cls = PENALTIES[check_choice("penalty", penalty, PENALTIES)]
-    accepted = {"lp": {"p"}, "elastic_net": {"l1_ratio"}}.get(penalty, set())
+    accepted = PENALTY_PARAMS.get(penalty, set())
     unknown = set(params) - accepted
     if unknown:
         raise ParameterError(f"unknown parameter(s) {sorted(unknown)} for penalty {penalty!r}; "

@@ -125,3 +125,55 @@ def test_unknown_and_evaluation_only_losses():
     with pytest.raises(NotApplicableError, match="hinge.*second derivative.*m = 1"):
         LOSSES["hinge"].hessian(Y, F)
     assert make_loss(LOSSES["hinge"]) is LOSSES["hinge"]
+
+
+# ------------------------------------------------------------------ capabilities
+@pytest.mark.parametrize("name", [n for n, l in LOSSES.items() if l.has("conjugate")])
+def test_conjugate_is_the_supremum_that_defines_it(name):
+    # l^*(u) = sup_f u f - l(y, f), by a fine grid on f (the sup is attained inside it for
+    # u inside the domain; outside, the grid value grows without bound and ours is inf)
+    loss = LOSSES[name]
+    f = np.linspace(-60, 60, 240001)
+    for y in (1.0, -1.0) if loss.margin_based else (0.7, -2.0):
+        for u in (-0.9, -0.4, -0.05, 0.3):
+            ours = float(loss.conjugate(np.array([y]), np.array([u]))[0])
+            grid = np.max(u * f - loss.value(np.full_like(f, y), f))
+            if math.isinf(ours):        # unbounded: u f - l grows along one direction
+                far = np.array([-1e4, 1e4])
+                assert np.max(u * far - loss.value(np.full(2, y), far)) > 100.0, (name, y, u)
+            else:
+                assert ours == pytest.approx(grid, abs=1e-6), (name, y, u)
+
+
+def test_capabilities_match_what_the_loss_can_do():
+    for name, loss in LOSSES.items():
+        for capability, call in [("subgradient", loss.derivative), ("hessian", loss.hessian),
+                                 ("conjugate", loss.conjugate)]:
+            if loss.has(capability):
+                assert np.all(np.isfinite(call(Y, 0.5 * F))) or capability == "conjugate"
+            else:
+                with pytest.raises(NotApplicableError):
+                    call(Y, F)
+        assert loss.has("kink") == (loss.kink is not None)
+        assert loss.has("gradient") == loss.differentiable
+    with pytest.raises(ValueError, match="unknown loss capability"):
+        LOSSES["hinge"].has("hesian")
+
+
+def test_shapes_and_facts_are_true_of_the_values():
+    m = np.linspace(-4, 4, 81)
+    y = np.ones_like(m)
+    for name, loss in LOSSES.items():
+        if loss.has("least_squares"):
+            np.testing.assert_allclose(loss.value(y, m), (y - m) ** 2, rtol=1e-14)
+        if loss.has("hinge_form"):
+            np.testing.assert_allclose(loss.value(y, m), np.maximum(0.0, loss.kink - m))
+        if loss.has("minimal_at_zero"):
+            assert np.all(loss.value(y, m) >= loss.value(y, 0 * m))
+        if loss.has("lipschitz"):
+            assert np.max(np.abs(loss.derivative(y, m))) <= loss.lipschitz * (1 + 1e-12)
+        if loss.has("curvature"):
+            assert np.max(loss.hessian(y, m)) <= loss.curvature * (1 + 1e-12)
+        if loss.has("piecewise_linear"):
+            assert np.allclose(np.diff(loss.value(y, m), 2)[np.abs(m[1:-1] - loss.kink) > 0.2],
+                               0.0, atol=1e-12)

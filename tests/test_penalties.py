@@ -135,3 +135,67 @@ def test_p_that_cvxpy_cannot_represent_is_refused():
     with pytest.raises(ParameterError, match="p=1.0001 is represented by cvxpy's pnorm as p=1.0"):
         make_penalty("lp", p=1.0001)
     assert make_penalty("lp", p=1.001).p == 1.001
+
+
+# ------------------------------------------------------------------ capabilities
+CAPABLE = [(n, v) for n, v in SPECS + [("elastic_net", {"l1_ratio": 1.0})]]
+
+
+@pytest.mark.parametrize("name,params", CAPABLE)
+def test_split_writes_the_penalty(name, params):
+    pen = make_penalty(name, **params)
+    if not pen.has("split"):
+        with pytest.raises(NotApplicableError):
+            pen.split(1.0)
+        return
+    lam1, lam2 = pen.split(0.7)
+    assert 0.7 * pen.value(W) == pytest.approx(lam1 * np.abs(W).sum() + lam2 / 2 * (W @ W))
+
+
+@pytest.mark.parametrize("name,params", CAPABLE)
+def test_conjugate_is_the_supremum_that_defines_it(name, params):
+    pen = make_penalty(name, **params)
+    if not pen.has("conjugate"):
+        with pytest.raises(NotApplicableError):
+            pen.conjugate(W)
+        return
+    for v in (np.array([0.2, -0.9]), np.array([1.6, 0.1])):
+        ours = pen.conjugate(v)
+        w = cp.Variable(2)
+        sup = cp.Problem(cp.Maximize(v @ w - pen.cvxpy(w)), [cp.norm_inf(w) <= 1e3]).solve()
+        if np.isinf(ours):
+            assert sup > 100.0
+        else:
+            assert ours == pytest.approx(sup, abs=1e-6)
+
+
+@pytest.mark.parametrize("name,params", CAPABLE)
+def test_smooth_piece_is_the_gradient_and_hessian_off_zero(name, params):
+    pen = make_penalty(name, **params)
+    w = np.array([0.8, -1.3, 2.1])
+    if not pen.has("smooth_piece"):
+        return
+    if name == "lp" and params["p"] == 1:
+        with pytest.raises(NotApplicableError):
+            pen.smooth_piece(w, 1.0)
+        return
+    g, H = pen.smooth_piece(w, 2.0)
+    eps = 1e-6
+    for j in range(3):
+        e = np.eye(3)[j] * eps
+        fd = (pen.value(w + e) - pen.value(w - e)) / (2 * eps)
+        assert 2.0 * fd == pytest.approx(g[j], rel=1e-6)
+        gp, _ = pen.smooth_piece(w + e, 2.0)
+        gm, _ = pen.smooth_piece(w - e, 2.0)
+        np.testing.assert_allclose((gp - gm) / (2 * eps), H[:, j], atol=1e-6)
+
+
+def test_capabilities_are_queried_alike_and_a_misspelt_one_is_an_error():
+    l1 = make_penalty("l1")
+    assert l1.has("prox", "split", "sparse", "conjugate") and not l1.has("gradient")
+    assert make_penalty("none").has("zero") and not l1.has("zero")
+    assert not make_penalty("l0").has("prox") and not make_penalty("l0").has_prox
+    with pytest.raises(ValueError, match="unknown penalty capability"):
+        l1.has("spars")
+    with pytest.raises(NotApplicableError, match="needs the penalty capability 'hessian'.*l1"):
+        l1.require("newton", "some problem", "hessian")

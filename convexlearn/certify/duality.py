@@ -6,8 +6,9 @@ gives, for any dual point g in R^n (one multiplier per sample)::
     D(g) = -(1/n) sum_i l_i^*(g_i) - lam R^*(-X^T g / (n lam)),   sum_i g_i = 0 (intercept)
 
 and weak duality P(w, b) >= D(g) for every feasible g; at the optimum g_i = l_i'(f_i) and
-P = D. The conjugates in f of the catalogue's losses (margin losses phi(y f), y = +-1, have
-l^*(u) = phi^*(y u)):
+P = D. The conjugates are the catalogue's (capability "conjugate" of a loss and of a
+penalty; without it the gap is nan). Those of the losses in f (margin losses phi(y f),
+y = +-1, have l^*(u) = phi^*(y u)):
 
 =======================  ===========================================  ==============
 loss                     phi^*(v) (or l^*(u) for regression)          domain
@@ -24,14 +25,15 @@ squared (regression)     u y + u^2/4                                  all u
 
 and of the penalties: l2 R^* = 1/2 ||v||^2; l1 the indicator of ||v||_inf <= 1; elastic
 net sum_j max(|v_j| - r, 0)^2 / (2 (1 - r)) (r = l1_ratio < 1). Penalty "none" (R^*
-the indicator of v = 0) and lp have no gap here (nan): their certificate is the
+the indicator of v = 0) and lp declare no conjugate (nan): their certificate is the
 stationarity distance alone.
 
 The dual point is the certificate's own multiplier vector (an element of the loss's
 subdifferential at the point), made feasible by shrinking toward 0 (every domain
 above contains 0): for the intercept, the class (sign of g) with the larger total is
 scaled down until sum_i g_i = 0 (regression losses: g is centred instead, their domain is
-all of R); for l1, g is scaled by min(1, n lam r / ||X^T g||_inf).
+all of R); for a pure l1 penalty (split lam2 = 0), g is scaled by
+min(1, n lam / ||X^T g||_inf).
 """
 
 from __future__ import annotations
@@ -45,50 +47,10 @@ from numpy.typing import ArrayLike
 
 __all__ = ["dual_objective", "feasible_dual_point"]
 
-_LN2 = math.log(2.0)
-
-
-def _xlogx(x):
-    """x log x with 0 log 0 = 0."""
-    x = np.asarray(x, dtype=float)
-    out = np.zeros_like(x)
-    pos = x > 0
-    out[pos] = x[pos] * np.log(x[pos])
-    return out
-
-
-def _phi_star(name: str, v: np.ndarray) -> np.ndarray | None:
-    """phi^*(v) per sample (inf outside the domain); None for a loss without a table entry."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        if name == "hinge":
-            out = v.copy()
-            out[(v < -1) | (v > 0)] = np.inf
-        elif name == "perceptron":
-            out = np.where((v < -1) | (v > 0), np.inf, 0.0)
-        elif name in ("squared_hinge",):
-            out = np.where(v > 0, np.inf, v + 0.25 * v * v)
-        elif name == "squared_classification":
-            out = v + 0.25 * v * v
-        elif name == "logistic":
-            out = _xlogx(-np.clip(v, -1, 0)) + _xlogx(1 + np.clip(v, -1, 0))
-            out[(v < -1) | (v > 0)] = np.inf
-        elif name == "logistic_log2":
-            c = 1.0 / _LN2
-            u = np.clip(v / c, -1, 0)
-            out = c * (_xlogx(-u) + _xlogx(1 + u))
-            out[(v < -c) | (v > 0)] = np.inf
-        elif name == "exponential":
-            out = v + _xlogx(-np.minimum(v, 0.0))
-            out[v > 0] = np.inf
-        else:
-            return None
-    return out
-
-
 def _loss_conjugate_mean(loss, y: np.ndarray, g: np.ndarray,
-                         weights: np.ndarray | None = None) -> float | None:
+                         weights: np.ndarray | None = None) -> float:
     """(1/n) sum_i v_i l_i^*(g_i / v_i) (v = 1 without weights; a sample of weight 0
-    admits only g_i = 0), None when the loss has no table entry."""
+    admits only g_i = 0); the loss needs the capability "conjugate"."""
     n = g.shape[0]
     if weights is not None:
         held = weights > 0
@@ -97,29 +59,17 @@ def _loss_conjugate_mean(loss, y: np.ndarray, g: np.ndarray,
         y, g, v = y[held], g[held] / weights[held], weights[held]
     else:
         v = None
-    if loss.name == "squared":
-        values = g * y + 0.25 * g * g
-    elif not loss.margin_based:
-        return None
-    else:
-        values = _phi_star(loss.name, y * g)
-        if values is None:
-            return None
+    values = loss.conjugate(y, g)
     return float(np.sum(values if v is None else v * values)) / n
 
 
-def _penalty_conjugate(penalty, v: np.ndarray) -> float | None:
-    """R^*(v) (inf outside its domain); None where no gap is defined here."""
-    name = penalty.name
-    if name == "l2":
-        return 0.5 * float(v @ v)
-    l1_ratio = 1.0 if name == "l1" else getattr(penalty, "l1_ratio", None)
-    if name not in ("l1", "elastic_net") or l1_ratio is None:
+def _l1_bound(penalty, lam: float) -> float | None:
+    """lam1 when lam R = lam1 ||w||_1 (split with lam2 = 0 < lam1): the conjugate's domain
+    ||X^T g|| / n <= lam1 is bounded and g must be scaled into it; else None."""
+    if lam <= 0 or not penalty.has("split"):
         return None
-    if l1_ratio >= 1.0:
-        return 0.0 if np.max(np.abs(v), initial=0.0) <= 1.0 + 1e-12 else math.inf
-    excess = np.maximum(np.abs(v) - l1_ratio, 0.0)
-    return float(excess @ excess) / (2.0 * (1.0 - l1_ratio))
+    lam1, lam2 = penalty.split(lam)
+    return lam1 if lam1 > 0 and lam2 == 0 else None
 
 
 def feasible_dual_point(X: ArrayLike, loss: Any, penalty: Any, lam: float, intercept: bool,
@@ -156,12 +106,12 @@ def feasible_dual_point(X: ArrayLike, loss: Any, penalty: Any, lam: float, inter
             shift = g.sum() / weights.sum()
             g -= shift * weights
             XTg = XTg - shift * np.asarray(X.T @ weights).ravel()
-    l1_ratio = 1.0 if penalty.name == "l1" else getattr(penalty, "l1_ratio", None)
-    if penalty.name in ("l1", "elastic_net") and l1_ratio == 1.0 and lam > 0:
+    lam1 = _l1_bound(penalty, lam)
+    if lam1 is not None:
         top = float(np.max(np.abs(XTg), initial=0.0)) / X.shape[0]
-        if top > lam:
-            g *= lam / top
-            XTg = XTg * (lam / top)
+        if top > lam1:
+            g *= lam1 / top
+            XTg = XTg * (lam1 / top)
     return g, XTg
 
 
@@ -170,7 +120,8 @@ def dual_objective(X: ArrayLike, y: ArrayLike, loss: Any, penalty: Any, lam: flo
                    XTg: np.ndarray | None = None,
                    col_sums: np.ndarray | None = None,
                    sample_weight: ArrayLike | None = None) -> float:
-    """D(g) at the feasible point made from ``g`` (nan where no gap is defined here).
+    """D(g) at the feasible point made from ``g`` (nan where no gap is defined here: the
+    loss or the penalty lacks the capability "conjugate", or lam = 0).
 
     With ``sample_weight`` s the primal's loss term is (1/S) sum_i s_i l_i, S = sum s, i.e.
     (1/n) sum_i v_i l_i with v_i = n s_i / S; the conjugate of v_i l_i is
@@ -178,9 +129,7 @@ def dual_objective(X: ArrayLike, y: ArrayLike, loss: Any, penalty: Any, lam: flo
     (n lam)) - the unweighted formula at v = 1. The certificate's multipliers already lie
     in v_i dl_i (its intervals are scaled by v_i).
     """
-    if lam <= 0 or penalty.name in ("none", "lp", "l0"):
-        return math.nan
-    if not loss.margin_based and loss.name != "squared":
+    if lam <= 0 or not penalty.has("conjugate") or not loss.has("conjugate"):
         return math.nan
     weights = None
     if sample_weight is not None:
@@ -188,7 +137,5 @@ def dual_objective(X: ArrayLike, y: ArrayLike, loss: Any, penalty: Any, lam: flo
         weights = s * (s.shape[0] / s.sum())
     g, XTg = feasible_dual_point(X, loss, penalty, lam, intercept, g, XTg, col_sums, weights)
     conj = _loss_conjugate_mean(loss, y, g, weights)
-    pen = _penalty_conjugate(penalty, -XTg / (X.shape[0] * lam))
-    if conj is None or pen is None:
-        return math.nan
+    pen = penalty.conjugate(-XTg / (X.shape[0] * lam))
     return -conj - lam * pen

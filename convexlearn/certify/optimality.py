@@ -196,7 +196,7 @@ def subgradient_distance(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Pena
     # The terms that cancel, per coordinate in units of F: |(1/n) A_j^T g| <= ||A_j|| ||g|| / n
     # = ||g|| U_j / sqrt(n), and lam |r_j|.
     pen_size = np.zeros(dim)
-    if lam > 0 and penalty.name != "none":
+    if lam > 0 and not penalty.has("zero"):
         pen_size[:d] = lam * np.abs(r_pen)
     details["scale"] = float(np.linalg.norm(np.linalg.norm(g) / math.sqrt(n)
                                             + pen_size / units))
@@ -306,7 +306,7 @@ def _project(base, kink_columns, lower, upper, units, penalty, lam, w, kink_tol,
     ball_q = None
     zero_coords = np.zeros(0, dtype=int)
     pen_c = np.zeros(d)
-    if lam > 0 and penalty.name != "none":
+    if lam > 0 and not penalty.has("zero"):
         sub = penalty.subdifferential(w, kink_tol)
         if sub[0] == "ball":
             ball_q = sub[1]

@@ -112,7 +112,7 @@ def distance_raw(base: Any, M: Any, z: Any, oracle: Any, w: Any, kink_tol: Any) 
     """||base + M z + lam (r, 0)|| in raw units with the certificate's multipliers z and the
     penalty part projected coordinate-wise (box subdifferentials only)."""
     s = base + M @ z
-    if oracle.lam > 0 and oracle.penalty.name != "none":
+    if oracle.lam > 0 and not oracle.penalty.has("zero"):
         sub = oracle.penalty.subdifferential(w, kink_tol)
         if sub[0] != "box":
             return float("nan")

@@ -25,7 +25,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from ..errors import DataError, NotApplicableError
-from ..losses import LOSSES, Loss, make_loss
+from ..losses import Loss, make_loss, registered_name
 from ..penalties import Penalty
 from ..solvers.erm.oracle import ERMOracle
 from .chunks import ChunkedData
@@ -36,7 +36,8 @@ __all__ = ["DaskERMOracle", "loss_token"]
 def loss_token(loss: Loss) -> Any:
     """What a task carries for the loss: its name when registered (cheap to ship), else
     the Loss object itself (pickled by value)."""
-    return loss.name if LOSSES.get(loss.name) is loss else loss
+    name = registered_name(loss)
+    return loss if name is None else name
 
 
 def _design(X: np.ndarray, intercept: bool) -> np.ndarray:

@@ -7,9 +7,11 @@ nonnegative cvxpy Parameter multiplying a parameter-free convex expression, so t
 problem is DPP: a regularization path changes ``lam.value`` and re-solves without
 recompiling (``problem.is_dcp(dpp=True)`` holds).
 
-Problem class: piecewise-linear or quadratic losses with none/l1/l2/elastic net -> QP;
-logistic, exponential or lp -> conic (exponential and power cones). Both are solved by
-Clarabel by default.
+Problem class: a loss and a penalty whose shapes a QP writes (capabilities
+"piecewise_linear", "quadratic", "piecewise_quadratic", "zero":
+:data:`convexlearn.capabilities.QP_SHAPES`; hinge, perceptron, squared, squared hinge with
+none/l1/l2/elastic net) -> QP; any other (logistic, exponential, lp) -> conic
+(exponential and power cones). Both are solved by Clarabel by default.
 """
 
 from __future__ import annotations
@@ -17,14 +19,16 @@ from __future__ import annotations
 import cvxpy as cp
 import numpy as np
 
+from ..capabilities import QP_SHAPES
 from ..losses import Loss
 from ..penalties import Penalty
 from .base import Formulation
 
 __all__ = ["erm_problem"]
 
-_PIECEWISE_LINEAR = {"hinge", "perceptron"}
-_QUADRATIC = {"squared", "squared_classification", "squared_hinge"}
+
+def _qp_shaped(entry) -> bool:
+    return any(entry.has(shape) for shape in QP_SHAPES if shape in entry.VOCABULARY)
 
 
 def _kind(loss: Loss, penalty: Penalty) -> str:
@@ -33,11 +37,7 @@ def _kind(loss: Loss, penalty: Penalty) -> str:
     # wrong "optimal" (F = 1 at w = 0 where F* = 0) for sum(pos(1 - y (X w + b))) / n,
     # after NaN bounds in cvxpy's bound propagation. The certificate catches such answers
     # when HiGHS is asked for explicitly (tests/test_erm_exact.py).
-    if penalty.name in ("lp",):
-        return "conic"
-    if loss.name in _PIECEWISE_LINEAR | _QUADRATIC:
-        return "qp"
-    return "conic"
+    return "qp" if _qp_shaped(loss) and _qp_shaped(penalty) else "conic"
 
 
 def erm_problem(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Penalty, lam: float,
@@ -75,7 +75,7 @@ def erm_problem(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Penalty, lam:
     else:
         s = np.asarray(sample_weight, dtype=float)
         objective = cp.sum(cp.multiply(s / s.sum(), loss.cvxpy(y, scores)))
-    if penalty.name != "none":
+    if not penalty.has("zero"):
         lam_par = cp.Parameter(nonneg=True, value=float(lam), name="lam")
         parameters["lam"] = lam_par
         objective = objective + lam_par * penalty.cvxpy(w)

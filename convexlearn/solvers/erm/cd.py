@@ -57,26 +57,39 @@ from .cd_polish import (_loss_grad_w, _outside_ok, _polish_smooth, _polish_squar
 from ...solution import History, Timer
 
 __all__ = ["coordinate_descent", "cd", "epoch_reference", "gram_epoch_reference",
-           "penalty_split", "CD_LOSSES"]
+           "penalty_split", "applies", "require", "CD_LOSSES"]
 
+#: What coordinate descent needs of a loss, either set: least squares (exact coordinate
+#: minimization, the Gram form) or a C^2 loss with a bounded Hessian (proximal Newton).
+LOSS_NEEDS = (("least_squares",), ("hessian", "twice_differentiable", "curvature"))
+#: What it needs of a penalty: lam R = lam1 ||w||_1 + lam2/2 ||w||^2.
+PENALTY_NEEDS = ("split",)
+#: Kept for routes/ until it asks :func:`applies` (the integrator converts it).
 CD_LOSSES = ("squared", "squared_classification", "logistic")
+
+
+def applies(loss: Any, penalty: Any) -> bool:
+    """True when the loss and the penalty have what coordinate descent needs."""
+    return any(loss.has(*need) for need in LOSS_NEEDS) and penalty.has(*PENALTY_NEEDS)
+
+
+def require(loss: Any, penalty: Any, problem: str, method: str = "coordinate descent") -> None:
+    """Raise NotApplicableError naming ``method``, ``problem`` and the missing capability."""
+    loss.require_any(method, problem, *LOSS_NEEDS)
+    penalty.require(method, problem, *PENALTY_NEEDS)
+
+
 #: The Gram form needs d^2 floats (8 d^2 bytes: 200 MB at d = 5000); beyond, residual form.
 GRAM_MAX_FEATURES = 5000
 
 
 def penalty_split(penalty: Any, lam: float) -> tuple[float, float]:
-    """(lam1, lam2) of lam R(w) = lam1 ||w||_1 + lam2/2 ||w||^2 (l1, elastic_net, l2, none)."""
-    name = penalty.name
-    if name == "l1":
-        return lam, 0.0
-    if name == "elastic_net":
-        return lam * penalty.l1_ratio, lam * (1.0 - penalty.l1_ratio)
-    if name == "l2":
-        return 0.0, lam
-    if name == "none":
-        return 0.0, 0.0
-    raise NotApplicableError(f"coordinate descent needs penalty l1, elastic_net, l2 or none; "
-                             f"got {penalty.describe()}")
+    """(lam1, lam2) of lam R(w) = lam1 ||w||_1 + lam2/2 ||w||^2 (the penalty's capability
+    "split": l1, elastic_net, l2, none)."""
+    if not penalty.has("split"):
+        raise NotApplicableError(f"coordinate descent needs penalty l1, elastic_net, l2 or "
+                                 f"none (the capability 'split'); got {penalty.describe()}")
+    return penalty.split(lam)
 
 
 # ------------------------------------------------------------------ kernels
@@ -224,7 +237,7 @@ class _Problem:
         self.y, self.loss, self.lam1, self.lam2 = y, loss, lam1, lam2
         self.intercept = intercept
         self.n, self.d = X.shape
-        self.squared = loss.name in ("squared", "squared_classification")
+        self.squared = loss.has("least_squares")
 
 
 def coordinate_descent(X: ArrayLike, y: ArrayLike, loss: Any, penalty: Any, lam: float,
@@ -270,10 +283,9 @@ def coordinate_descent(X: ArrayLike, y: ArrayLike, loss: Any, penalty: Any, lam:
         (coordinates left out by the strong rule), ``readmitted``, ``grad`` (loss gradient in
         w at the result, for the next strong rule), ``gram`` (bool).
     """
-    if loss.name not in CD_LOSSES:
-        raise NotApplicableError(f"coordinate descent needs the squared or logistic loss; "
-                                 f"got {loss.name}")
-    lam1, lam2 = penalty_split(penalty, lam)
+    require(loss, penalty, f"ERM with the {loss.name} loss and the {penalty.describe()} "
+            f"penalty")
+    lam1, lam2 = penalty.split(lam)
     v = (None if sample_weight is None else np.asarray(sample_weight, dtype=float)
          * (X.shape[0] / np.sum(sample_weight)))
     prob = _Problem(X, y, loss, lam1, lam2, intercept, v)

@@ -2,15 +2,15 @@
 
 Near an optimum F is smooth once three things are fixed: the coordinates at 0 of an l1 /
 elastic-net penalty (held at 0.0, the others keep their signs), and for a piecewise-
-linear loss (hinge, perceptron) the samples on the kink (held there: y_i f_i = kink, an
+linear loss (capability "kink": hinge, perceptron) the samples on the kink (held there: y_i f_i = kink, an
 equality) and the side of every other sample (its loss linear). On that piece::
 
     min  (1/n) sum_i loss(y_i, f_i) + lam R(w)   s.t.  y_i (<w, x_i> + b) = kink, i in K
 
 is solved by Newton's method on the KKT system (equality-constrained Newton; the
 multipliers of K are the loss's subgradients there, which the certificate then checks
-against their intervals). Penalty pieces: l2, elastic net / l1 off zero, lp (p > 1) off
-w = 0, none. Used after a cvxpy solve, whose interior-point answer is ~1e-8 from the
+against their intervals). Penalty pieces (capability "smooth_piece"): l2, elastic net /
+l1 off zero, lp (p > 1) off w = 0, none. Used after a cvxpy solve, whose interior-point answer is ~1e-8 from the
 optimum, to reach the exact tolerance.
 """
 
@@ -28,26 +28,13 @@ __all__ = ["penalty_grad_hess", "polish_point"]
 
 def penalty_grad_hess(penalty: Any, lam: float, w: np.ndarray) -> Any:
     """Gradient and Hessian of lam R at w on its smooth piece (signs fixed, zeros held by
-    the caller): l2 lam w, lam I; l1 / elastic net lam (r sign(w) + (1 - r) w),
-    lam (1 - r) I; lp lam u and lam (p - 1)/N (diag(a^(p-2)) - u u^T) with N = ||w||_p,
-    a = |w| / N, u = sign(w) a^(p-1)."""
+    the caller): the penalty's capability "smooth_piece" (0 for lam = 0 or an empty w)."""
     k = w.size
-    if lam <= 0 or penalty.name == "none" or k == 0:
+    if lam <= 0 or penalty.has("zero") or k == 0:
         return np.zeros(k), np.zeros((k, k))
-    if penalty.name == "l2":
-        return lam * w, lam * np.eye(k)
-    if penalty.name in ("l1", "elastic_net"):
-        r = 1.0 if penalty.name == "l1" else penalty.l1_ratio
-        return lam * (r * np.sign(w) + (1 - r) * w), lam * (1 - r) * np.eye(k)
-    if penalty.name == "lp":
-        p = penalty.p
-        N = float(np.linalg.norm(w, ord=p))
-        if N == 0.0 or p == 1.0 or np.any(w == 0):
-            raise NotApplicableError("lp polish needs every |w_j| > 0 and p > 1")
-        a = np.abs(w) / N
-        u = np.sign(w) * a ** (p - 1)
-        return lam * u, lam * (p - 1) / N * (np.diag(a ** (p - 2)) - np.outer(u, u))
-    raise NotApplicableError(f"no smooth piece for penalty {penalty.describe()}")
+    if not penalty.has("smooth_piece"):
+        raise NotApplicableError(f"no smooth piece for penalty {penalty.describe()}")
+    return penalty.smooth_piece(w, lam)
 
 
 def polish_point(X: ArrayLike, y: ArrayLike, loss: Any, penalty: Any, lam: float, intercept: bool,
@@ -62,13 +49,15 @@ def polish_point(X: ArrayLike, y: ArrayLike, loss: Any, penalty: Any, lam: float
     NotApplicableError
         The loss has neither a Hessian nor a kink, or the penalty no smooth piece here.
     """
-    smooth = loss.has_hessian and loss.differentiable
-    if not smooth and loss.kink is None:
-        raise NotApplicableError(f"no smooth piece for the {loss.name} loss")
+    smooth = loss.has("hessian", "gradient")
+    if not smooth and not loss.has("kink"):
+        raise NotApplicableError(f"the polish needs a loss with the capabilities 'hessian' and "
+                                 f"'gradient', or 'kink': no smooth piece for the "
+                                 f"{loss.name} loss")
     n = X.shape[0]
     w = np.array(w, dtype=float)
     zeros = np.asarray(zeros, dtype=int)
-    if penalty.name in ("l1", "elastic_net") and lam > 0:
+    if penalty.has("sparse") and lam > 0:
         w[zeros] = 0.0
         A = np.flatnonzero(w)
     else:

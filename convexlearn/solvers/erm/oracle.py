@@ -110,29 +110,33 @@ class ERMOracle:
                 smooth_penalty: bool = False, twice_smooth_penalty: bool = False,
                 prox: bool = False,
                 subgradient: bool = False) -> None:
-        """Raise NotApplicableError when ``method`` needs what this problem lacks."""
+        """Raise NotApplicableError when ``method`` needs what this problem lacks: the
+        loss capabilities "gradient" / "hessian", the penalty capabilities "gradient"
+        (when lam > 0) and "prox"; every method needs "convex" of both."""
         loss, pen = self.loss, self.penalty
         problem = self.describe()
-        if not loss.convex or not pen.convex:
-            bad = loss.name if not loss.convex else pen.name
+        if not loss.has("convex") or not pen.has("convex"):
+            bad = loss.name if not loss.has("convex") else pen.name
             raise NotApplicableError(f"{method} cannot solve {problem}: {bad} is not convex "
                                      f"(it is for evaluation only)")
-        if hessian and not loss.has_hessian:
-            other = "'gd' or 'fista'" if loss.differentiable else "'subgradient' or 'exact'"
+        if hessian and not loss.has("hessian"):
+            other = "'gd' or 'fista'" if loss.has("gradient") else "'subgradient' or 'exact'"
             raise NotApplicableError(f"{method} needs a twice-differentiable loss; {loss.name} "
-                                     f"({loss.formula}) is not (in {problem}); use {other}")
-        if differentiable_loss and not loss.differentiable:
+                                     f"({loss.formula}) is not (in {problem}, it lacks the "
+                                     f"loss capability 'hessian'); use {other}")
+        if differentiable_loss and not loss.has("gradient"):
             raise NotApplicableError(f"{method} needs a differentiable loss; {loss.name} "
-                                     f"({loss.formula}) is not (in {problem}); use "
-                                     f"method='subgradient' or 'exact'")
-        if (smooth_penalty or twice_smooth_penalty) and not pen.differentiable \
+                                     f"({loss.formula}) is not (in {problem}, it lacks the "
+                                     f"loss capability 'gradient'); use method='subgradient' "
+                                     f"or 'exact'")
+        if (smooth_penalty or twice_smooth_penalty) and not pen.has("gradient") \
                 and self.lam > 0:
-            raise NotApplicableError(f"{method} needs a differentiable penalty; {pen.describe()} "
-                                     f"({pen.formula}) is not (in {problem}); use 'prox' or "
-                                     f"'fista' for l1/elastic net, or 'subgradient'")
-        if prox and not pen.has_prox:
-            raise NotApplicableError(f"{method} needs a penalty with a prox; {pen.describe()} "
-                                     f"has none (in {problem})")
+            raise NotApplicableError(f"{method} needs a differentiable penalty; "
+                                     f"{pen.describe()} ({pen.formula}) is not (in {problem}, "
+                                     f"it lacks the penalty capability 'gradient'); use "
+                                     f"'prox' or 'fista' for l1/elastic net, or 'subgradient'")
+        if prox:
+            pen.require(method, problem, "prox")
 
     # ------------------------------------------------------------------ values
     def loss_value(self, x: np.ndarray) -> float:
