@@ -211,42 +211,9 @@ def test_kernel_access_goes_through_the_gram_operator():
 _HOLDER = re.compile(r"(^|_)(loss|penalty|pen)(_|$)")
 #: The catalogues, where names are keys: the only modules that may test them.
 _CATALOGUES = {"convexlearn.losses", "convexlearn.penalties"}
-#: Name tests left in files another session is rewriting: converted by the integrator
-#: (each is the source text of the comparison; the capability that replaces it is in the
-#: capabilities branch's report).
-NAME_TEST_ALLOWLIST: dict[str, set[str]] = {
-    # converted by the integrator
-    "convexlearn.routes.erm": {
-        'erm.penalty.name != "none"',
-        "pen.name in _SMOOTH_PENALTIES",
-        "loss.name in CD_LOSSES",
-        "pen.name in _CD_PENALTIES",
-        'loss.name == "perceptron"',
-        'pen.name == "l1"',
-        'loss.name == "hinge"',
-        'pen.name == "l2"',
-        'erm.loss.name in ("squared", "squared_classification")',
-        'erm.penalty.name == "l1"',
-        'erm.loss.name != "perceptron"',
-        'erm.loss.name == "hinge"',
-        "erm.penalty.name not in _CD_PENALTIES",
-        "erm.loss.name not in CD_LOSSES",
-        'erm.penalty.name not in (\n            "l1", "elastic_net", "l2", "none")',
-        'erm.loss.name not in ("squared", "squared_classification")',
-        'erm.penalty.name not in ("none", "l2")',
-        'erm.penalty.name == "none"',
-    },
-    # converted by the integrator
-    "convexlearn.routes.erm_path": {
-        '(erm.loss.name, erm.penalty.name) == ("squared", "l1")',
-        '(erm.loss.name, erm.penalty.name) != ("squared", "l1")',
-    },
-    # converted by the integrator
-    "convexlearn.distributed.erm": {
-        'self.penalty.name == "none"',
-        'self.penalty.name in ("l2", "none")',
-    },
-}
+#: Name tests allowed outside the catalogues, each with the reason (none today: a new entry
+#: needs one, and the test below fails on an entry whose name test is gone).
+NAME_TEST_ALLOWLIST: dict[str, set[str]] = {}
 
 
 def _catalogue_names() -> set[str]:

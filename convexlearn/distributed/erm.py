@@ -140,7 +140,7 @@ class DaskERM(ERM):
             f"solve here with one of {', '.join(map(repr, ('exact', *DASK_ERM_METHODS)))}")
 
     def _require_finite_minimizer(self) -> None:
-        if self.loss.zero_only_at_infinity and (self.penalty.name == "none" or self.lam == 0):
+        if self.loss.zero_only_at_infinity and (self.penalty.has("zero") or self.lam == 0):
             raise NotApplicableError(
                 f"{self.describe()}: without a penalty the {self.loss.name} loss has no "
                 f"minimizer on separable data, and deciding separability is an LP over all "
@@ -220,7 +220,7 @@ class DaskERM(ERM):
                 f"no distributed method certifies {self.describe()}: the {self.loss.name} "
                 f"loss is not differentiable; method='subgradient' runs (uncertified), and "
                 f"for hinge + l2 cl.SVM(X, y, C=1/(n lam)).solve() runs the cascade SVM")
-        smooth = self.penalty.name in ("l2", "none") or self.lam == 0
+        smooth = self.penalty.has("hessian") or self.lam == 0
         return ["newton", "prox"] if smooth and self.loss.has_hessian else ["prox"]
 
     def _solve_exact(self, cert_tol: float, warm_start, **options) -> Solution:

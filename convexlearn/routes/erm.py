@@ -40,7 +40,8 @@ from ..data import check_method_options, is_sparse
 from ..errors import ConvexLearnError, NotApplicableError, ParameterError, SolverError
 from ..formulations.base import solve_formulation
 from ..solution import Solution, Timer
-from ..solvers.erm.cd import CD_LOSSES, cd, coordinate_descent
+from ..solvers.erm import cd as cd_module
+from ..solvers.erm.cd import cd, coordinate_descent
 from ..solvers.erm.erm_subgradient import subgradient
 from ..solvers.erm.gd import gradient_descent
 from ..solvers.erm.lp import margin_lp
@@ -76,41 +77,47 @@ CLARABEL_DEFAULTS = {"tol_gap_abs": 1e-8, "tol_gap_rel": 1e-8, "tol_feas": 1e-8,
 #: (:mod:`convexlearn.routes.erm_path`); above, warm-started coordinate descent.
 HOMOTOPY_MAX_DIM = 1000
 
-_SMOOTH_PENALTIES = ("none", "l2")
-_CD_PENALTIES = ("l1", "elastic_net")
 
 
 def _penalized(erm) -> bool:
-    return erm.penalty.name != "none" and erm.lam > 0
+    return not erm.penalty.has("zero") and erm.lam > 0
+
+
+def _l1_only(erm) -> bool:
+    """The penalty is lam1 ||w||_1 alone (an LP writes it)."""
+    return erm.penalty.has("piecewise_linear", "split")
 
 
 def _newton_applies(erm) -> str | None:
-    smooth_pen = erm.penalty.name in _SMOOTH_PENALTIES or not _penalized(erm)
+    smooth_pen = erm.penalty.has("hessian") or not _penalized(erm)
     if erm.loss.has_hessian and erm.loss.differentiable and smooth_pen:
         return None
     return "Newton needs a twice-differentiable loss and a smooth penalty (l2 or none)"
 
 
 def _cd_applies(erm) -> str | None:
-    if erm.loss.name in CD_LOSSES and erm.penalty.name in _CD_PENALTIES:
+    if erm.penalty.has("sparse") and cd_module.applies(erm.loss, erm.penalty):
         return None
-    return (f"coordinate descent's route needs the loss {' or '.join(CD_LOSSES)} with the "
-            f"penalty l1 or elastic_net")
+    return ("coordinate descent's route needs a sparse penalty (l1, elastic net) and a loss "
+            "with what coordinate descent needs")
 
 
 def _zero_applies(erm) -> str | None:
-    return None if erm.loss.name == "perceptron" else "(0, 0) is a minimizer only for the perceptron loss"
+    if erm.loss.has("minimal_at_zero"):
+        return None
+    return "(0, 0) is a minimizer only for a loss minimal at f = 0 (the perceptron)"
 
 
 def _lp_applies(erm) -> str | None:
-    if erm.loss.name in ("hinge", "perceptron") and (erm.penalty.name == "l1"
-                                                     or not _penalized(erm)):
+    if erm.loss.has("hinge_form") and (_l1_only(erm) or not _penalized(erm)):
         return None
-    return "the LP needs the hinge or perceptron loss with the l1 penalty or none"
+    return ("the LP needs a loss max(0, kappa - m) (hinge, perceptron) with the l1 penalty "
+            "or none")
 
 
 def _svm_applies(erm) -> str | None:
-    if erm.loss.name == "hinge" and erm.penalty.name == "l2" and _penalized(erm):
+    if (erm.loss.has("hinge_form") and erm.loss.kink == 1.0
+            and erm.penalty.has("quadratic", "split") and _penalized(erm)):
         return None
     return "the SVM route needs the hinge loss with the l2 penalty and lam > 0"
 
@@ -166,7 +173,7 @@ def _cd_route(erm, warm_start=None, screen=None, **_):
 
 
 def _homotopy_applies(erm) -> str | None:
-    if (erm.loss.name in ("squared", "squared_classification") and erm.penalty.name == "l1"
+    if (erm.loss.has("least_squares") and erm.penalty.has("piecewise_linear", "split")
             and erm.lam > 0 and erm.sample_weight is None
             and erm.X.shape[1] <= HOMOTOPY_MAX_DIM):
         return None
@@ -198,8 +205,7 @@ def _homotopy_route(erm, **_):
 def _zero_route(erm, **_):
     """The perceptron: max(0, -m) >= 0 = its value at m = 0 and R(w) >= 0 = R(0), so
     (w, b) = (0, 0) is a minimizer whatever the penalty (the certificate checks it)."""
-    if erm.loss.name != "perceptron":
-        raise NotApplicableError(f"route 'zero' is for the perceptron loss; got {erm.describe()}")
+    erm.loss.require("route 'zero'", erm.describe(), "minimal_at_zero")
     w = np.zeros(erm.X.shape[1])
     return Solution(w=w, b=0.0, objective=erm.objective(w, 0.0), status="converged",
                     method="zero", n_iter=0, time_s=0.0,
@@ -210,9 +216,9 @@ def _lp_route(erm, **_):
     """The LP of hinge / perceptron with l1 or no penalty, straight to HiGHS
     (:func:`convexlearn.solvers.erm.lp.margin_lp`)."""
     timer = Timer()
-    kappa = 1.0 if erm.loss.name == "hinge" else 0.0
-    l1 = _penalized(erm) and erm.penalty.name == "l1"
-    w, b, info = margin_lp(erm.X, erm.y, kappa=kappa, lam1=erm.lam if l1 else 0.0,
+    l1 = _penalized(erm) and _l1_only(erm)
+    lam1 = erm.penalty.split(erm.lam)[0] if l1 else 0.0
+    w, b, info = margin_lp(erm.X, erm.y, kappa=erm.loss.kink, lam1=lam1,
                            intercept=erm.intercept, sample_weight=erm.sample_weight)
     return Solution(w=w, b=b, objective=erm.objective(w, b), status="converged", method="lp",
                     n_iter=info["iterations"], time_s=timer(),
@@ -273,7 +279,7 @@ def _snap_zeros(erm, sol: Solution, tol: float) -> Solution:
     set to exactly 0.0, kept when the certificate still passes (an interior-point answer
     carries ~1e-10 residues there, a coordinate-descent one at lam_max ~1e-17)."""
     zeros = sol.report.details.get("zero_coordinates", np.zeros(0, dtype=int))
-    if erm.penalty.name not in _CD_PENALTIES or not np.any(sol.w[zeros] != 0):
+    if not erm.penalty.has("sparse") or not np.any(sol.w[zeros] != 0):
         return sol
     w = np.array(sol.w, dtype=float)
     w[zeros] = 0.0
@@ -307,7 +313,7 @@ def _lp_refine(erm, sol: Solution, tol: float) -> Solution | None:
     min-norm least-squares correction of (w_S, b) on the support S (HiGHS's feasibility
     tolerance is on its scaled LP: the unscaled margins carry ~1e-9 residues, a relative
     gap ~1e-8 at an exact support). Kept when it certifies at ``tol``; else None."""
-    kappa = 1.0 if erm.loss.name == "hinge" else 0.0
+    kappa = erm.loss.kink
     K = sol.report.details.get("on_kink", np.zeros(0, dtype=int))
     S = np.setdiff1d(np.flatnonzero(sol.w), sol.report.details.get(
         "zero_coordinates", np.zeros(0, dtype=int)))
@@ -417,29 +423,26 @@ def solve_iterative(erm: Any, method: str, tol: float, warm_start: Any, options:
 
 
 def _require_cd(erm) -> None:
-    if erm.loss.name not in CD_LOSSES or erm.penalty.name not in (
-            "l1", "elastic_net", "l2", "none"):
-        raise NotApplicableError(
-            f"method 'cd' cannot solve {erm.describe()}: coordinate descent needs the "
-            f"loss {' or '.join(CD_LOSSES)} and the penalty l1, elastic_net, l2 or none")
+    cd_module.require(erm.loss, erm.penalty, erm.describe(), method="method 'cd'")
 
 
 def solve_closed_form(erm: Any) -> Solution:
     """Least squares / ridge by their closed forms (status "converged": the certificate
     decides "optimal")."""
     from ..solvers.erm import closed_forms
-    if erm.loss.name not in ("squared", "squared_classification") or \
-            (erm.penalty.name not in ("none", "l2") and erm.lam > 0):
+    unpenalized = erm.penalty.has("zero") or erm.lam == 0
+    if not erm.loss.has("least_squares") or not (unpenalized
+                                                 or erm.penalty.has("quadratic", "split")):
         raise NotApplicableError(
             f"closed-form needs the squared loss with penalty 'none' or 'l2' (least "
             f"squares / ridge); {erm.describe()} has none")
     timer = Timer()
-    if erm.penalty.name == "none" or erm.lam == 0:
+    if unpenalized:
         model = closed_forms.least_squares(erm.X, erm.y, erm.intercept)
     else:
-        # (2/n) X_c^T (X_c w - y_c) + lam w = 0  <=>  ridge with alpha = n lam / 2.
-        model = closed_forms.ridge(erm.X, erm.y, erm.n_samples * erm.lam / 2.0,
-                                   erm.intercept)
+        # (2/n) X_c^T (X_c w - y_c) + lam2 w = 0  <=>  ridge with alpha = n lam2 / 2.
+        lam2 = erm.penalty.split(erm.lam)[1]
+        model = closed_forms.ridge(erm.X, erm.y, erm.n_samples * lam2 / 2.0, erm.intercept)
     b = model.b if erm.intercept else 0.0
     # "converged": the formula is exact, but only the certificate says "optimal".
     return Solution(w=model.w, b=b, objective=erm.objective(model.w, b), status="converged",

@@ -98,10 +98,16 @@ def solve_path(erm: Any, lams: Any, *, method: str = "exact", tol: float = EXACT
     return out
 
 
+def _is_lasso(erm) -> bool:
+    """The squared loss of a regression with the l1 penalty: the piecewise-linear path."""
+    return (erm.loss.has("least_squares") and not erm.loss.margin_based
+            and erm.penalty.has("piecewise_linear", "split"))
+
+
 def _homotopy_applies(erm) -> bool:
     """The lasso on dense, unweighted data with n > d and d <= HOMOTOPY_MAX_DIM."""
     n, d = erm.X.shape
-    return ((erm.loss.name, erm.penalty.name) == ("squared", "l1")
+    return (_is_lasso(erm)
             and erm.sample_weight is None and not is_sparse(erm.X)
             and isinstance(erm.X, np.ndarray) and n > d and d <= HOMOTOPY_MAX_DIM)
 
@@ -205,8 +211,7 @@ def _certify_batch(erm, lams: list, raw: list, tol: float, route: str) -> list[S
 
 
 def _lam1(erm) -> float:
-    from ..solvers.erm.cd import penalty_split
-    return penalty_split(erm.penalty, erm.lam)[0]
+    return erm.penalty.split(erm.lam)[0]
 
 
 def path(erm: Any, lams: Any, *, method: str = "exact", exact: bool = False,
@@ -244,7 +249,7 @@ def _exact_lasso_path(erm, lam_min: float, options: dict, timer: Timer) -> Path:
     """The lasso's breakpoints from lam_max down to ``lam_min``
     (:func:`convexlearn.solvers.erm.homotopy.lasso_homotopy`), each certified by the problem's
     own certificate at :data:`EXACT_TOL`; between two breakpoints the path is linear."""
-    if (erm.loss.name, erm.penalty.name) != ("squared", "l1"):
+    if not _is_lasso(erm):
         raise NotApplicableError(
             f"path(exact=True) follows the piecewise-linear lasso path (squared loss, l1 "
             f"penalty); {erm.describe()} has no such path: use exact=False")

@@ -175,7 +175,7 @@ def _erm_residuals(erm, cert, w: np.ndarray) -> np.ndarray:
     g = cert.details["multipliers"]
     base = np.asarray(erm.X.T @ g).ravel() / n
     out = np.zeros(w.size + int(erm.intercept))
-    if erm.lam > 0 and erm.penalty.name != "none":
+    if erm.lam > 0 and not erm.penalty.has("zero"):
         kind, *box = erm.penalty.subdifferential(w, cert.details.get("kink_tol", 1e-6))
         if kind == "box":
             c, lo, hi = (np.asarray(v, float) for v in box)
@@ -192,13 +192,24 @@ def _erm_residuals(erm, cert, w: np.ndarray) -> np.ndarray:
     return out / max(cert.details.get("scale", 1.0), floor)
 
 
+def _zero_at_large_margins(loss) -> bool:
+    """A margin loss that vanishes for every margin >= 1 (hinge, squared hinge): its
+    answer depends on the samples below the margin only, as an SVM's on its support."""
+    if not loss.margin_based:
+        return False
+    margins = np.array([1.0, 2.0, 1e3])
+    return bool(np.all(loss.value(np.ones(3), margins) == 0.0))
+
+
 def _erm_support(erm, w: np.ndarray, scores: np.ndarray, ref_w: np.ndarray, tol: float):
     """What "support" means for this ERM problem, and the set of (w, scores)."""
-    if erm.penalty.name in ("l1", "elastic_net") and erm.lam > 0:
+    if erm.penalty.has("sparse") and erm.lam > 0:
         cut = tol * max(float(np.max(np.abs(ref_w))), np.finfo(float).tiny)
         return "features", set(np.flatnonzero(np.abs(w) > cut).tolist())
-    if erm.loss.name in ("hinge", "squared_hinge"):
-        return "samples", set(np.flatnonzero(erm.y * scores < 1 - tol).tolist())
+    if _zero_at_large_margins(erm.loss):
+        # hinge-type losses: the samples with a nonzero loss (margin below the hinge)
+        values = erm.loss.value(erm.y, scores)
+        return "samples", set(np.flatnonzero(values > tol * max(1.0, float(np.max(values, initial=0.0)))).tolist())
     return "none", set()
 
 

@@ -68,14 +68,16 @@ def _weights(est, y, sample_weight) -> np.ndarray | None:
     return s
 
 
-def _penalty(name: Any, l1_ratio: Any) -> tuple[str, dict]:
-    if name in (None, "none"):
-        return "none", {}
-    if name == "elasticnet":
-        return "elastic_net", {"l1_ratio": float(l1_ratio)}
-    if name in ("l1", "l2"):
-        return name, {}
-    raise ParameterError(f"unknown penalty {name!r}")
+#: scikit-learn's penalty words -> (convexlearn's catalogue name, takes l1_ratio).
+_SKLEARN_PENALTY = {None: ("none", False), "none": ("none", False), "l1": ("l1", False),
+                    "l2": ("l2", False), "elasticnet": ("elastic_net", True)}
+
+
+def _penalty(word: Any, l1_ratio: Any) -> tuple[str, dict]:
+    if word not in _SKLEARN_PENALTY:
+        raise ParameterError(f"unknown penalty {word!r}")
+    name, mixed = _SKLEARN_PENALTY[word]
+    return name, ({"l1_ratio": float(l1_ratio)} if mixed else {})
 
 
 def _fitted(est, attribute: str) -> None:

@@ -57,15 +57,13 @@ from .cd_polish import (_loss_grad_w, _outside_ok, _polish_smooth, _polish_squar
 from ...solution import History, Timer
 
 __all__ = ["coordinate_descent", "cd", "epoch_reference", "gram_epoch_reference",
-           "penalty_split", "applies", "require", "CD_LOSSES"]
+           "penalty_split", "applies", "require"]
 
 #: What coordinate descent needs of a loss, either set: least squares (exact coordinate
 #: minimization, the Gram form) or a C^2 loss with a bounded Hessian (proximal Newton).
 LOSS_NEEDS = (("least_squares",), ("hessian", "twice_differentiable", "curvature"))
 #: What it needs of a penalty: lam R = lam1 ||w||_1 + lam2/2 ||w||^2.
 PENALTY_NEEDS = ("split",)
-#: Kept for routes/ until it asks :func:`applies` (the integrator converts it).
-CD_LOSSES = ("squared", "squared_classification", "logistic")
 
 
 def applies(loss: Any, penalty: Any) -> bool:
