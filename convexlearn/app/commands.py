@@ -73,9 +73,6 @@ def cmd_solve(args: argparse.Namespace) -> int:
         from .diffing import load_answers
         reference = load_answers(args.against)
     problem = load_problem(args.file)
-    if getattr(args, "scheduler", None) is not None:
-        from .distributed import on_scheduler
-        problem = on_scheduler(problem, args.scheduler)
     data_file = problem.data.source if problem.data.source_sha256 else None
     check_outputs(outputs, {"data file": data_file})
     if args.plot is not None:
@@ -85,8 +82,12 @@ def cmd_solve(args: argparse.Namespace) -> int:
         require_matplotlib()                          # ImportError now, with the pip hint
     progress = Progress(args.quiet)
     configure_logging(args.verbose, progress)
+    from .distributed import dask_session, on_cluster
     try:
-        result = run_problem(problem, methods=args.methods, tol=args.tol, progress=progress)
+        with dask_session(args.scheduler, args.verbose) as client:
+            result = run_problem(on_cluster(problem, client), methods=args.methods,
+                                 tol=args.tol, progress=progress)
+        result.problem = problem          # the in-memory data: the cluster is gone
     finally:
         progress.close()
     out = _text_out(args)

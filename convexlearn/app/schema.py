@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ProblemFileError
+from ..errors import ConvexLearnError, ProblemFileError
 
 __all__ = ["Key", "Dataset", "Problem", "FileContext", "validate", "read_toml", "is_number"]
 
@@ -29,11 +29,14 @@ _REQUIRED = object()
 
 @dataclass(frozen=True)
 class Key:
-    """One key of a problem-file table: its type (see ``_TYPES``), default and meaning."""
+    """One key of a problem-file table: its type (see ``_TYPES``), default, meaning and
+    an optional ``check`` of its value (the library's own validator, so that a bad value
+    is reported with the file and line of its key, before any data are read)."""
 
     type: str
     default: Any = _REQUIRED
     doc: str = ""
+    check: Any = None            # value -> None, raising ConvexLearnError for a bad value
 
     @property
     def required(self) -> bool:
@@ -154,6 +157,11 @@ def validate(table: dict, schema: dict[str, Key], where: str, ctx: FileContext) 
         if not _TYPES[spec.type](value):
             raise ctx.error(prefix + key, f"key {prefix + key!r} must be {_article(spec.type)}; "
                             f"got {type(value).__name__} {value!r}")
+        if spec.check is not None:
+            try:
+                spec.check(value)
+            except ConvexLearnError as exc:
+                raise ctx.error(prefix + key, f"key {prefix + key!r}: {exc}") from None
     missing = [k for k, spec in schema.items() if spec.required and k not in table]
     if missing:
         raise ctx.error(None, f"missing required key(s) in [{where or 'top level'}]: "

@@ -103,7 +103,8 @@ BAD_INPUTS = {
                       "has 3 classes [1.0, 2.0, 3.0]; this model is binary: choose two with "
                       "'classes = [a, b]' in [data]"),
     "C <= 0": (PROBLEM.replace("C = 1.0", "C = -2.0"), None,
-               "tiny.toml: C must be > 0 (or None/inf for the hard margin); got C=-2.0"),
+               "tiny.toml, line 8: key 'model.C': C must be > 0 (or None/inf for the hard "
+               "margin); got C=-2.0"),
 }
 
 
