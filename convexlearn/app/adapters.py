@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from . import model_checks
 from .schema import Key, Problem
 from ..distributed import is_dask_array
 from ..errors import NotApplicableError, ParameterError, SolverError
@@ -119,65 +120,6 @@ def _history(solution) -> dict:
     h = solution.history
     return {k: h[k] for k in ("objective", "best", "iteration", "time") if k in h} \
         if len(h) else {}
-
-
-class _checks:
-    """Value checks of the ``[model]`` keys: the library's own validators, run when the
-    file is read so that a bad value is reported with its line (see ``Key.check``)."""
-
-    @staticmethod
-    def C(value) -> None:
-        from ..data import check_C
-        check_C(value)
-
-    @staticmethod
-    def kernel(value) -> None:
-        from ..kernels import KERNELS
-        if value not in KERNELS or value == "precomputed":
-            raise ParameterError(f"unknown kernel {value!r}; valid: linear, rbf, poly, sigmoid")
-
-    @staticmethod
-    def gamma(value) -> None:
-        from ..data import check_positive
-        if isinstance(value, str):
-            if value not in ("scale", "auto"):
-                raise ParameterError(f"gamma must be a number > 0, 'scale' or 'auto'; got "
-                                     f"{value!r}")
-        else:
-            check_positive("gamma", value)
-
-    @staticmethod
-    def degree(value) -> None:
-        from ..data import check_count
-        check_count("degree", value)
-
-    @staticmethod
-    def loss(value) -> None:
-        from ..losses import make_loss
-        make_loss(value)
-
-    @staticmethod
-    def penalty(value) -> None:
-        from ..penalties import PENALTIES
-        if value not in PENALTIES:
-            raise ParameterError(f"unknown penalty {value!r}; valid: "
-                                 f"{', '.join(sorted(PENALTIES))}")
-
-    @staticmethod
-    def lam(value) -> None:
-        from ..data import check_nonnegative
-        check_nonnegative("lam", value)
-
-    @staticmethod
-    def p(value) -> None:
-        if not 1 <= value < math.inf:
-            raise ParameterError(f"p must be >= 1 and finite (the lp penalty is convex for "
-                                 f"p >= 1); got {value!r}")
-
-    @staticmethod
-    def l1_ratio(value) -> None:
-        if not 0 <= value <= 1:
-            raise ParameterError(f"l1_ratio must lie in [0, 1]; got {value!r}")
 
 
 _COMMON_EXPECT = {
@@ -318,12 +260,12 @@ class SVMAdapter(Adapter):
 
     kind, module = "svm", "convexlearn.svm"
     model_keys = {
-        "C": Key("number", 1.0, "cost of the slack; inf for the hard margin", check=_checks.C),
+        "C": Key("number", 1.0, "cost of the slack; inf for the hard margin", check=model_checks.C),
         "kernel": Key("string", "linear", "linear, rbf, poly or sigmoid",
-                      check=_checks.kernel),
+                      check=model_checks.kernel),
         "gamma": Key("number or string", "scale", "kernel width: a number > 0, 'scale' "
-                     "(1 / (d Var X)) or 'auto' (1 / d)", check=_checks.gamma),
-        "degree": Key("integer", 3, "degree of the poly kernel", check=_checks.degree),
+                     "(1 / (d Var X)) or 'auto' (1 / d)", check=model_checks.gamma),
+        "degree": Key("integer", 3, "degree of the poly kernel", check=model_checks.degree),
         "coef0": Key("number", 0.0, "constant of the poly and sigmoid kernels"),
         "intercept": Key("boolean", True, "fit an unpenalized intercept b"),
     }
@@ -346,15 +288,8 @@ class SVMAdapter(Adapter):
         return ["exact", "cascade"]
 
     def unsuitable(self, problem: Problem, method: str) -> str | None:
-        """dcd, pegasos and exact-linear keep w: the linear kernel; dcd, pegasos and
-        subgradient minimize the hinge form: a finite C."""
-        m = problem.model
-        if method in ("dcd", "pegasos", "exact-linear") and m["kernel"] != "linear":
-            return f"it needs the linear kernel (it keeps w explicitly); the kernel is " \
-                   f"{m['kernel']!r}"
-        if method in ("dcd", "pegasos", "subgradient") and not math.isfinite(m["C"]):
-            return "it needs a finite C (hinge form); this is the hard margin (C = inf)"
-        return None
+        """See :func:`convexlearn.app.model_checks.svm_unsuitable`."""
+        return model_checks.svm_unsuitable(problem.model, method)
 
     def run(self, problem: Any, methods: Any, tol: float, progress: Callable[..., Any]) -> Any:
         """Solve with each method; the first exact method asked for (else "exact") is the reference.
@@ -506,14 +441,14 @@ class ERMAdapter(Adapter):
 
     kind, module = "erm", "convexlearn.erm"
     model_keys = {
-        "loss": Key("string", doc="hinge, logistic, squared, ...", check=_checks.loss),
+        "loss": Key("string", doc="hinge, logistic, squared, ...", check=model_checks.loss),
         "penalty": Key("string", "l2", "none, l1, l2, lp, elastic_net",
-                       check=_checks.penalty),
-        "lam": Key("number", 0.1, "regularization weight (>= 0)", check=_checks.lam),
+                       check=model_checks.penalty),
+        "lam": Key("number", 0.1, "regularization weight (>= 0)", check=model_checks.lam),
         "intercept": Key("boolean", True, "fit an unpenalized intercept b"),
-        "p": Key("number", None, "exponent of the lp penalty (>= 1)", check=_checks.p),
+        "p": Key("number", None, "exponent of the lp penalty (>= 1)", check=model_checks.p),
         "l1_ratio": Key("number", None, "mixing of the elastic net, in [0, 1]",
-                        check=_checks.l1_ratio),
+                        check=model_checks.l1_ratio),
     }
     expect_keys = {
         **_COMMON_EXPECT,
@@ -538,41 +473,9 @@ class ERMAdapter(Adapter):
         from ..distributed.erm import DASK_ERM_METHODS
         return ["exact", *DASK_ERM_METHODS]
 
-    #: What each iterative method needs of the loss and penalty (ERMOracle.require's flags).
-    NEEDS = {"newton": {"hessian": True, "twice_smooth_penalty": True},
-             "gd": {"differentiable_loss": True, "smooth_penalty": True},
-             "subgradient": {"subgradient": True},
-             **{m: {"differentiable_loss": True, "prox": True}
-                for m in ("prox", "ista", "fista", "admm")}}
-    NEEDS["irls"] = NEEDS["newton"]
-
     def unsuitable(self, problem: Problem, method: str) -> str | None:
-        """Convexity for every method; the loss and penalty each iterative method needs
-        (:meth:`~convexlearn.solvers.oracle.ERMOracle.require`); coordinate descent's and
-        the closed form's losses and penalties."""
-        from ..errors import NotApplicableError
-        from ..losses import make_loss
-        from ..penalties import make_penalty
-        from ..routes.erm import _require_cd
-        from ..solvers.oracle import ERMOracle
-        m = problem.model
-        extra = {k: m[k] for k in ("p", "l1_ratio") if m[k] is not None}
-        loss, penalty = make_loss(m["loss"]), make_penalty(m["penalty"], **extra)
-        oracle = ERMOracle(np.zeros((1, 1)), np.zeros(1), loss, penalty, m["lam"])
-        try:
-            oracle.require(method, **self.NEEDS.get(method, {}))
-        except NotApplicableError as exc:
-            return str(exc)
-        if method == "cd":
-            try:
-                _require_cd(oracle)       # reads loss, penalty and describe() only
-            except NotApplicableError as exc:
-                return str(exc)
-        if method == "closed-form" and (loss.name not in ("squared", "squared_classification")
-                                        or (penalty.name not in ("none", "l2")
-                                            and m["lam"] > 0)):
-            return "the closed form needs the squared loss with penalty 'none' or 'l2'"
-        return None
+        """See :func:`convexlearn.app.model_checks.erm_unsuitable`."""
+        return model_checks.erm_unsuitable(problem.model, method)
 
     def run(self, problem: Any, methods: Any, tol: float, progress: Callable[..., Any]) -> Any:
         """Solve with each method; "exact" is the reference (solved first, also when not asked for).

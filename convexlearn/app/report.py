@@ -204,6 +204,8 @@ def result_record(result: Any) -> dict:
     }
     if result.separability is not None:
         record["separability"] = separability_record(result.separability)
+    from .predict import predictor_record
+    record["predictor"] = predictor_record(result)        # for `convexlearn predict`
     record = _jsonable(record)
     record["solutions"] = solutions          # already exact JSON data (tagged non-finite)
     return record
