@@ -244,6 +244,18 @@ def _method_options(problem: Problem, method: str, registry: dict) -> dict:
     return options
 
 
+def _takes_callback(method: str, registry: dict) -> bool:
+    """Whether the solver of ``method`` ("module:function" in ``registry``) takes a
+    ``callback`` (the progress line's iteration count); True for a method outside it
+    (the distributed "admm", which does)."""
+    if method not in registry:
+        return True
+    module, func = registry[method].split(":")
+    params = inspect.signature(getattr(importlib.import_module(
+        f"convexlearn.solvers.{module}"), func)).parameters
+    return "callback" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
 def _iterative_callback(label: str, progress: Progress | None, max_iter=None):
     """A solver callback that shows ``label: iteration t[/max_iter]`` (None: no progress)."""
     if progress is None:
@@ -502,9 +514,10 @@ class ERMAdapter(Adapter):
             else:
                 opts = _method_options(problem, method, ITERATIVE_METHODS)
                 if method != "closed-form":
-                    opts = {"callback": _iterative_callback(label, progress, opts.get("max_iter")),
-                            "tol": tol,
-                            **opts}
+                    callback = _iterative_callback(label, progress, opts.get("max_iter"))
+                    opts = {"tol": tol, **opts}
+                    if _takes_callback(method, ITERATIVE_METHODS):    # cd does not
+                        opts.setdefault("callback", callback)
                 sol = erm.solve(method, cert_tol=tol, **opts)
             solutions[method] = sol
             rows.append(MethodRow(method, sol.status, sol.objective,

@@ -64,6 +64,15 @@ def _delimiter(value: str) -> str:
     return {"\\t": "\t", "tab": "\t"}.get(value, value)
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help, wrapped without breaking words at hyphens: method names such as
+    exact-primal-hinge stay whole."""
+
+    def _split_lines(self, text, width):
+        import textwrap
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+
 def _number_or_name(value: str):
     """gamma from the command line: a number, else a name ('scale', 'auto')."""
     try:
@@ -112,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     p = sub.add_parser("solve", help="solve a problem file (or a CSV file) and print the "
-                       "verified report",
+                       "verified report", formatter_class=_Formatter,
                        description="Solve a problem file with its methods (exact and "
                        "iterative), print the table and check its expectations; or solve "
                        "a CSV file as it is: convexlearn solve DATA.csv --label COL "
