@@ -74,16 +74,15 @@ def lam(value: Any) -> None:
 
 
 def p(value: Any) -> None:
-    """1 <= p < inf: the lp penalty is convex for p >= 1."""
-    if not 1 <= value < math.inf:
-        raise ParameterError(f"p must be >= 1 and finite (the lp penalty is convex for "
-                             f"p >= 1); got {value!r}")
+    """The lp penalty's exponent, as the penalty checks it (a finite number >= 1)."""
+    from ..penalties import make_penalty
+    make_penalty("lp", p=value)
 
 
 def l1_ratio(value: Any) -> None:
-    """0 <= l1_ratio <= 1."""
-    if not 0 <= value <= 1:
-        raise ParameterError(f"l1_ratio must lie in [0, 1]; got {value!r}")
+    """The elastic net's mixing, as the penalty checks it (in [0, 1])."""
+    from ..penalties import make_penalty
+    make_penalty("elastic_net", l1_ratio=value)
 
 
 # ------------------------------------------------------------------- suitability
