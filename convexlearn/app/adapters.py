@@ -196,6 +196,9 @@ class Adapter(ABC):
         """
         distributed = problem is not None and is_dask_array(problem.data.X)
         valid = self.distributed_methods() if distributed else self.methods()
+        if distributed and not valid:
+            raise ParameterError(f"model kind {self.kind!r} has no distributed method: run it "
+                                 f"without --scheduler (the distributed ones: svm, erm)")
         unknown = [m for m in methods if m not in valid]
         if unknown:
             where = " on a dask array (--scheduler)" if distributed else ""

@@ -115,3 +115,11 @@ def test_dask_records_go_through_the_convexlearn_logger(cluster, capfd):
     assert "dask-record-one" not in err          # quiet by default
     assert "dask-record-two" in err              # printed with -v
     assert {name: logging.getLogger(name).handlers for name in DASK_LOGGERS} == before
+
+
+def test_a_kind_without_a_distributed_method_says_so(cluster, capsys):
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[2] / "problems" / "iris_separability_4d.toml"
+    assert main(["solve", str(path), "-q", "--scheduler", cluster]) == 2
+    assert "model kind 'halfspace' has no distributed method: run it without --scheduler" \
+        in capsys.readouterr().err
