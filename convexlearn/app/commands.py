@@ -65,6 +65,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
     _positive("--tol", args.tol)
     _positive("--against-tol", args.against_tol)
+    if args.plot is not None and args.scheduler is not None:
+        raise UsageError("--plot draws from the data in memory; run it without --scheduler")
     outputs = {"--json": args.json, "--plot": args.plot}
     inputs = {"problem file": args.file, "--against reference": args.against}
     _check_files(outputs, inputs)              # fail before a long solve, not after

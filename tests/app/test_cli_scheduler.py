@@ -123,3 +123,11 @@ def test_a_kind_without_a_distributed_method_says_so(cluster, capsys):
     assert main(["solve", str(path), "-q", "--scheduler", cluster]) == 2
     assert "model kind 'halfspace' has no distributed method: run it without --scheduler" \
         in capsys.readouterr().err
+
+
+def test_plot_with_scheduler_is_refused_before_connecting(capsys):
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[2] / "problems" / "iris_rbf.toml"
+    assert main(["solve", str(path), "--scheduler", "tcp://192.0.2.1:1", "--plot",
+                 "out.png"]) == 2
+    assert "--plot draws from the data in memory" in capsys.readouterr().err
