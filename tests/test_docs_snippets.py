@@ -201,3 +201,30 @@ def test_the_snippets_are_found():
     assert "convexlearn solve problems/iris_versicolor_virginica.toml" in commands
     assert any(c.startswith("convexlearn predict ") for c in commands)
     assert any("--scheduler local" in c for c in commands)
+
+
+def test_no_page_installs_from_pypi():
+    """The package is installed from the checkout (it is not on PyPI)."""
+    for doc in _documents():
+        text = doc.read_text(encoding="utf-8")
+        assert not re.search(r"pip install [\"']?convexlearn", text), doc.name
+
+
+def test_cli_page_lists_every_method_and_option():
+    """cli.md's --methods row names every method the command accepts, and its synopsis
+    every option of solve and predict."""
+    from convexlearn.app.adapters import ADAPTERS
+    from convexlearn.app.cli import build_parser
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    row = next(line for line in text.splitlines() if line.startswith("| `--methods M ...` |"))
+    for kind in ("svm", "erm"):
+        for name in ADAPTERS[kind].methods() + ADAPTERS[kind].distributed_methods():
+            assert f"`{name}`" in row, name
+    synopsis = text.split("```")[1]
+    commands = build_parser()._subparsers._group_actions[0].choices
+    for command in ("solve", "predict"):
+        for action in commands[command]._actions:
+            for flag in action.option_strings:
+                if flag.startswith("--") and flag != "--help":
+                    assert flag in synopsis or flag in ("--quiet", "--verbose"), \
+                        (command, flag)
