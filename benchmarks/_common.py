@@ -1,9 +1,16 @@
-"""Small helpers shared by the benchmark scripts: timing and writing result tables."""
+"""Small helpers shared by the benchmark scripts: timing and writing result tables.
+
+The committed results in ``benchmarks/results/`` are written only when a script is run
+with ``--record`` (``python benchmarks/bench_csv.py --record``); without it a script prints
+its tables and leaves the recorded ones as they are (:func:`record_text`).
+"""
 
 from __future__ import annotations
 
 import os
 import platform
+import sys
+import tempfile
 import time
 from datetime import datetime, timezone
 
@@ -28,15 +35,41 @@ def markdown_table(header: list[str], rows: list[list]) -> str:
     return "\n".join(lines)
 
 
-def write_result(name: str, title: str, body: str) -> str:
-    """Write benchmarks/results/<name>.md atomically, with machine facts; return the path."""
-    os.makedirs(RESULTS, exist_ok=True)
+#: The command-line flag that lets a benchmark overwrite its file in benchmarks/results.
+RECORD_FLAG = "--record"
+
+
+def recording(argv: list[str] | None = None) -> bool:
+    """True when the command line (``sys.argv``) asks to record the results."""
+    return RECORD_FLAG in (sys.argv if argv is None else argv)
+
+
+def record_text(path, text: str, argv: list[str] | None = None) -> str:
+    """Write ``text`` to ``path`` atomically when :func:`recording`; otherwise print it and
+    leave ``path`` untouched. Returns a line saying which."""
+    path = str(path)
+    if not recording(argv):
+        print(text)
+        return f"not recorded (run with {RECORD_FLAG} to write {os.path.relpath(path)})"
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+    return f"written to {os.path.relpath(path)}"
+
+
+def figure_dir() -> str:
+    """Where a benchmark saves its figures: benchmarks/results when recording, else a new
+    temporary directory."""
+    return RESULTS if recording() else tempfile.mkdtemp(prefix="convexlearn-bench-")
+
+
+def write_result(name: str, title: str, body: str, argv: list[str] | None = None) -> str:
+    """benchmarks/results/<name>.md with machine facts, written by :func:`record_text`
+    (only with ``--record``); returns the line saying what happened."""
     path = os.path.join(RESULTS, f"{name}.md")
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     text = (f"# {title}\n\nRecorded {stamp} on {platform.machine()}, {os.cpu_count()} cores, "
             f"Python {platform.python_version()}.\n\n{body}\n")
-    tmp = path + ".tmp"
-    with open(tmp, "w") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
-    return path
+    return record_text(path, text, argv)

@@ -1,7 +1,7 @@
 """Time every problem of the catalogue, method by method (what `convexlearn check` runs).
 
 Run from the repository root: ``python benchmarks/bench_catalogue.py [--repeat 3]``.
-Prints a table and writes benchmarks/results/catalogue.md: per problem and method the
+Prints a table and, with --record, writes benchmarks/results/catalogue.md: per problem and method the
 status, the relative gap to the exact reference and the best-of-``repeat`` solve time,
 plus the wall time of the whole ``check`` (data loading and separability LPs included).
 """
@@ -17,12 +17,16 @@ from pathlib import Path
 from convexlearn.app.catalogue import find_problem_files, load_problem
 from convexlearn.app.runner import run_problem
 
+from _common import record_text
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--record", action="store_true",
+                        help="write benchmarks/results/catalogue.md (else print only)")
     args = parser.parse_args()
     files = find_problem_files([ROOT / "problems"])
     rows, walls = [], []
@@ -44,11 +48,7 @@ def main() -> None:
             lines.append(f"| {result.problem.name} | {row.method} | {row.status} | {gap} | "
                          f"{best:.4f} |")
     text = "\n".join(lines) + "\n"
-    print(text)
-    out = ROOT / "benchmarks" / "results" / "catalogue.md"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text)
-    print(f"written to {out.relative_to(ROOT)}")
+    print(record_text(ROOT / "benchmarks" / "results" / "catalogue.md", text))
 
 
 if __name__ == "__main__":

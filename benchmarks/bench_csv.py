@@ -64,7 +64,7 @@ def main() -> None:
             "with other jobs, so absolute times vary by up to ~2x between runs while the "
             "ratio stays close. Target: ratio <= 2. Before the numpy fast path (cell by cell "
             "in Python) the numeric file took 4.8 s against numpy's 0.27 s (17.8x).")
-    print("written", write_result("csv", "CSV reading (20000 x 50)", body))
+    print(write_result("csv", "CSV reading (20000 x 50)", body))
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@
    its objective is within 1e-9, then 1e-12 of Newton's (interleaved, best / median).
 
 Run: ``python benchmarks/bench_erm.py`` (a few minutes; ``--quick``: one timing per entry);
-writes benchmarks/results/erm.md.
+with --record, writes benchmarks/results/erm.md.
 The machine has 2 cores shared with other jobs: ratios are of times measured in the same
 run, interleaved.
 """
@@ -49,7 +49,7 @@ from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))   # this checkout's package
 import convexlearn as cl  # noqa: E402
-from _common import best_time  # noqa: E402
+from _common import best_time, record_text  # noqa: E402
 
 REPEATS = 3
 PATH_REPEATS = 5         # the lasso path: half a second each, against a noisy shared machine
@@ -302,11 +302,7 @@ def main():
                      f"tol={tol:g}; Newton/lbfgs time {newton['t_newton'][0] / t[0]:.2f} "
                      f"(best), {newton['t_newton'][1] / t[1]:.2f} (median) |")
     text = "\n".join(lines) + "\n"
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    tmp = RESULTS.with_suffix(".tmp")
-    tmp.write_text(text)
-    tmp.replace(RESULTS)
-    print(text)
+    print(record_text(RESULTS, text))
 
 
 if __name__ == "__main__":

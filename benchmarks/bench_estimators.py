@@ -5,7 +5,7 @@ scikit-learn oracle under the written conventions (SVC for the C-form SVM; Logis
 with lam = 1/(n C)), the largest |f_ours - f_sklearn| on the training set and the fraction of
 equal predictions. Also the per-sample-cost (sample_weight) route against the repeated data.
 
-Run: python benchmarks/bench_estimators.py  (writes benchmarks/results/estimators.md)
+Run: python benchmarks/bench_estimators.py  (with --record, writes benchmarks/results/estimators.md)
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def main():
     body = (f"{table}\n\nsample_weight (per-sample costs C_i = C s_i, integer s in 0..3) "
             f"against the repeated data set:\n\n{weights}")
     print(body)
-    print("written to", write_result("estimators", "Estimators vs scikit-learn", body))
+    print(write_result("estimators", "Estimators vs scikit-learn", body))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ overlapping Gaussian classes. SVC runs at tol=1e-3 (its default) and at tol=1e-8
 Also measured: primal vs dual for the linear kernel (the default exact method picks the
 faster), and the dense-factor kernel dual sum_squares(L^T v) against quad_form(psd_wrap).
 
-Run: python benchmarks/bench_exact_svm.py   (writes benchmarks/results/exact_svm.md)
+Run: python benchmarks/bench_exact_svm.py   (with --record, writes benchmarks/results/exact_svm.md)
 """
 
 from __future__ import annotations

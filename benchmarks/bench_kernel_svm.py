@@ -29,7 +29,7 @@ with OPENBLAS_NUM_THREADS=1 (LIBSVM is single-threaded, and OpenBLAS's second th
 spinning against the other processes made small solves 50x slower). Ratios are taken in
 the same process, so contention hits both sides.
 
-Run: python benchmarks/bench_kernel_svm.py   (writes benchmarks/results/kernel_svm.md)
+Run: python benchmarks/bench_kernel_svm.py   (with --record, writes benchmarks/results/kernel_svm.md)
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@
    linear SVM (C = 0.1) to the default tol 1e-6, certified by its KKT report, against
    LinearSVC(loss="hinge") (penalized intercept: a time anchor only).
 
-Run: python benchmarks/bench_parity_sparse.py   (writes results/parity_sparse.md)
+Run: python benchmarks/bench_parity_sparse.py   (with --record, writes results/parity_sparse.md)
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ optional extras (hard-margin SVM for the margin, minimum-total-slack LP) are tim
 separately.
 
 Run:  python benchmarks/bench_separability.py [--repeat 3]
-Writes benchmarks/results/separability.md (atomically).
+With --record, writes benchmarks/results/separability.md (atomically).
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import tempfile
 import time
 from pathlib import Path
 
@@ -32,6 +31,8 @@ from scipy.optimize import linprog
 import convexlearn as cl
 import cvxpy as cp
 from convexlearn.formulations.base import solver_version
+
+from _common import record_text
 
 N, D = 20_000, 50
 
@@ -147,17 +148,13 @@ def write(rows, notes, repeat):
               f"Machine: {os.cpu_count()} cores (shared); numpy {np.__version__}, "
               f"cvxpy {cp.__version__}, HiGHS {solver_version('HIGHS')}.", ""]
     text = "\n".join(lines)
-    out = Path(__file__).parent / "results" / "separability.md"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out.parent, suffix=".tmp")
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    os.replace(tmp, out)
-    print(text)
+    print(record_text(Path(__file__).parent / "results" / "separability.md", text))
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--record", action="store_true",
+                        help="write benchmarks/results/separability.md (else print only)")
     args = parser.parse_args()
     write(*run(args.repeat), args.repeat)

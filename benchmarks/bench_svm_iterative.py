@@ -17,7 +17,7 @@ BLAS is limited to one thread (LIBSVM and LIBLINEAR are single-threaded) - this 
 the thread start-up cost measured at ~10 ms per call on this shared 2-core machine.
 
 Run: python benchmarks/bench_svm_iterative.py
-(writes benchmarks/results/svm_iterative.md and svm_iterative_*.png)
+(with --record, writes benchmarks/results/svm_iterative.md and svm_iterative_*.png)
 """
 
 from __future__ import annotations
@@ -38,7 +38,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import convexlearn as cl  # noqa: E402
-from _common import RESULTS, best_time, markdown_table, write_result  # noqa: E402
+from _common import best_time, figure_dir, markdown_table, write_result  # noqa: E402
+
+FIGURES = None                      # set by main()
 from convexlearn.solvers.kernel_svm import smo  # noqa: E402
 from convexlearn.solvers.linear_svm import dcd, pegasos, svm_subgradient  # noqa: E402
 from convexlearn.gram import KernelColumns  # noqa: E402
@@ -223,14 +225,15 @@ def save_plot(index, title, sweep, xlabel="time (s)"):
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    path = os.path.join(RESULTS, f"svm_iterative_{index}.png")
+    path = os.path.join(FIGURES, f"svm_iterative_{index}.png")
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return os.path.basename(path)
 
 
 def main():
-    os.makedirs(RESULTS, exist_ok=True)
+    global FIGURES
+    FIGURES = figure_dir()          # benchmarks/results only with --record
     plots, smo_rows, facts = [], [], []
     with threadpool_limits(1):
         big = None
@@ -286,9 +289,8 @@ def main():
                        rate_rows),
         "", "## Convergence plots", *[f"![{t}]({img})" for (t, _), img in zip(plots, images)],
     ]
-    path = write_result("svm_iterative", "Iterative SVM solvers vs LIBSVM / LIBLINEAR",
-                        "\n".join(body))
-    print(open(path).read())
+    print(write_result("svm_iterative", "Iterative SVM solvers vs LIBSVM / LIBLINEAR",
+                       "\n".join(body)))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """The linear SVM at scale: the exact route, SMO and DCD against scikit-learn, and units.
 
 Run from the repository root: ``python benchmarks/bench_svm_linear.py [--quick]``.
-Writes benchmarks/results/svm_linear.md. Every ratio is to an anchor timed in the same run
+With --record, writes benchmarks/results/svm_linear.md. Every ratio is to an anchor timed in the same run
 (best of ``REPEAT`` runs each, on a shared machine: the ratios matter, not the seconds).
 
 Conventions compared like for like:

@@ -1,7 +1,7 @@
 """Reliability sweep of the certified exact routes: regularized ERM and the linear SVM.
 
 Run from the repository root: ``python benchmarks/sweep_exact_erm.py [--quick] [--only erm|svm]``.
-Writes benchmarks/results/sweep_exact_erm.md.
+With --record, writes benchmarks/results/sweep_exact_erm.md.
 
 Every case runs ``solve()`` (method "exact") in a worker process with a time limit and
 records the route that answered (``provenance["route"]``), the routes that failed before it

@@ -37,7 +37,7 @@ same data with the same numeric gamma. The "dual vs SVC" column is (D_ours - D_s
 |D_ours| with D = sum alpha - 1/2 beta^T K beta recomputed with scikit-learn's kernels:
 it is >= 0 up to round-off when ours is the optimum (SVC stops at tol 1e-3).
 
-Run: python benchmarks/sweep_exact_kernel.py [--only SUBSTRING] [--ids FILE] [--no-write]
+Run: python benchmarks/sweep_exact_kernel.py [--only SUBSTRING] [--ids FILE] [--record]
 [--json PATH]
 """
 
@@ -316,7 +316,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--worker", action="store_true")
     parser.add_argument("--only", default="")
-    parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--record", action="store_true",
+                        help="write benchmarks/results/sweep_exact_kernel.md (else print only)")
     parser.add_argument("--json", default="")
     parser.add_argument("--ids", default="", help="a file of case ids, one a line")
     args = parser.parse_args()
@@ -350,7 +351,7 @@ def main() -> None:
             json.dump(rows, fh, indent=1, default=float)
     body = _summary(rows, total) + "\n\n" + _table(rows)
     print(body.split("\n\n")[0])
-    if not args.no_write and not args.only and not args.ids:
+    if not args.only and not args.ids:
         print(write_result("sweep_exact_kernel", "Reliability sweep of the exact kernel SVM route",
                            __doc__.split("Run:")[0].strip() + "\n\n" + body))
 

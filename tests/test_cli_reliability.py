@@ -92,7 +92,7 @@ CASES = [
     ("delimiter two chars", ["separable", "{D}/tiny.csv", "--label", "label", "--delimiter", ";;"], {}, 2, ["delimiter must be one character", "';;'"]),
     ("delimiter quote", ["separable", "{D}/tiny.csv", "--label", "label", "--delimiter", '"'], {}, 2, ["delimiter must be one character"]),
     ("delimiter digit", ["separable", "{D}/tiny.csv", "--label", "label", "--delimiter", "1"], {}, 2, ["got '1'"]),
-    ("wrong delimiter", ["separable", "{D}/tiny.csv", "--label", "label", "--delimiter", ";"], {}, 2, ["column 'label' not in tiny.csv"]),
+    ("wrong delimiter", ["separable", "{D}/tiny.csv", "--label", "label", "--delimiter", ";"], {}, 2, ["tiny.csv, line 1: with the delimiter ';' the header is one column", "seems to use ','", "--delimiter ','"]),
     ("separable unknown label", ["separable", "{D}/tiny.csv", "--label", "kind"], {}, 2, ["column 'kind' not in tiny.csv; columns: a, b, label"]),
     ("separable unknown feature", ["separable", "{D}/tiny.csv", "--label", "label", "--features", "z"], {}, 2, ["column 'z' not in"]),
     ("separable missing class", ["separable", "{D}/tiny.csv", "--label", "label", "--classes", "1", "7"], {}, 2, ["class(es) [7.0] not found"]),

@@ -25,8 +25,10 @@ from typing import Any, Callable
 
 import numpy as np
 
+from . import model_checks
 from .schema import Key, Problem
-from ..errors import ParameterError, SolverError
+from ..distributed import is_dask_array
+from ..errors import NotApplicableError, ParameterError, SolverError
 
 __all__ = ["MethodRow", "RunResult", "Adapter", "SVMAdapter", "ERMAdapter", "HalfspaceAdapter",
            "ShatteringAdapter", "ADAPTERS", "adapter_for"]
@@ -50,6 +52,7 @@ class MethodRow:
     reference: bool = False
     history: dict = field(default_factory=dict)
     route: str | None = None            # the route "exact" took, when it is another name
+    cert_tol: str | None = None         # the tolerance the status was decided at ("1e-09 gap")
 
 
 @dataclass
@@ -102,6 +105,15 @@ def _route(method: str, solution) -> str | None:
     """The route the exact chain took (e.g. "exact-linear"), None when it is the method."""
     route = solution.provenance.get("route")
     return route if route and route != method else None
+
+
+def _cert_tol(report) -> str | None:
+    """The tolerance a status was decided at, for the table: the relative duality gap's
+    ("1e-09 gap") when an exact route certified by it, else the report's own tolerance."""
+    if report is None:
+        return None
+    gap_tol = getattr(report, "gap_tol", None)
+    return f"{gap_tol:g} gap" if gap_tol is not None else f"{report.tol:g}"
 
 
 def _history(solution) -> dict:
@@ -165,17 +177,54 @@ class Adapter(ABC):
             a certificate fails its independent check, or two deciders disagree.
         """
 
-    def check_methods(self, methods: list[str]) -> list[str]:
-        """Validate names against :meth:`methods`; return them in order, without duplicates.
+    def distributed_methods(self) -> list[str]:
+        """The method names that run on a dask array (``--scheduler``); none by default."""
+        return []
 
-        Raises ParameterError naming the valid methods when one is unknown.
+    def unsuitable(self, problem: Problem, method: str) -> str | None:
+        """Why ``method`` cannot solve this problem's model (None: it can). Decided from
+        the model's parameters alone, before any solving; the solvers check again."""
+        return None
+
+    def check_methods(self, methods: list[str], problem: Problem | None = None) -> list[str]:
+        """Validate names against :meth:`methods` (or :meth:`distributed_methods` when the
+        problem's data are dask arrays) and, given ``problem``, against its model; return
+        them in order, without duplicates. Every name is checked before any work starts.
+
+        Raises ParameterError naming the valid methods when one is unknown, or the
+        NotApplicableError of the first method that does not suit the model.
         """
-        valid = self.methods()
+        distributed = problem is not None and is_dask_array(problem.data.X)
+        valid = self.distributed_methods() if distributed else self.methods()
+        if distributed and not valid:
+            raise ParameterError(f"model kind {self.kind!r} has no distributed method: run it "
+                                 f"without --scheduler (the distributed ones: svm, erm)")
         unknown = [m for m in methods if m not in valid]
         if unknown:
-            raise ParameterError(f"unknown {self.kind} method(s) {', '.join(map(repr, unknown))}; "
-                                 f"valid: {', '.join(valid)}")
-        return list(dict.fromkeys(methods))
+            where = " on a dask array (--scheduler)" if distributed else ""
+            raise ParameterError(f"unknown {self.kind} method(s) {', '.join(map(repr, unknown))}"
+                                 f"{where}; valid: {', '.join(valid)}")
+        methods = list(dict.fromkeys(methods))
+        for method in methods if problem is not None else ():
+            reason = self.unsuitable(problem, method)
+            if reason:
+                raise NotApplicableError(f"method {method!r} does not suit this problem: "
+                                         f"{reason} (nothing was solved)")
+        return methods
+
+    def select_methods(self, problem: Problem, methods: list[str] | None) -> list[str]:
+        """The methods to run: ``methods`` (from the command line), else the file's
+        ``[run] methods``, else ``default_methods``; checked by :meth:`check_methods`.
+
+        On a dask array the file's methods without a distributed version are left out
+        (the exact reference always runs); names given on the command line must all run.
+        """
+        if not methods:
+            methods = problem.methods or list(self.default_methods)
+            if is_dask_array(problem.data.X):
+                methods = [m for m in methods if m in self.distributed_methods()] or \
+                    list(self.default_methods)
+        return self.check_methods(methods, problem)
 
 
 def _method_options(problem: Problem, method: str, registry: dict) -> dict:
@@ -198,6 +247,18 @@ def _method_options(problem: Problem, method: str, registry: dict) -> dict:
     return options
 
 
+def _takes_callback(method: str, registry: dict) -> bool:
+    """Whether the solver of ``method`` ("module:function" in ``registry``) takes a
+    ``callback`` (the progress line's iteration count); True for a method outside it
+    (the distributed "admm", which does)."""
+    if method not in registry:
+        return True
+    module, func = registry[method].split(":")
+    params = inspect.signature(getattr(importlib.import_module(
+        f"convexlearn.solvers.{module}"), func)).parameters
+    return "callback" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
 def _iterative_callback(label: str, progress: Progress | None, max_iter=None):
     """A solver callback that shows ``label: iteration t[/max_iter]`` (None: no progress)."""
     if progress is None:
@@ -214,10 +275,14 @@ class SVMAdapter(Adapter):
 
     kind, module = "svm", "convexlearn.svm"
     model_keys = {
-        "C": Key("number", 1.0, "cost of the slack; inf for the hard margin"),
-        "kernel": Key("string", "linear"), "gamma": Key("number or string", "scale"),
-        "degree": Key("integer", 3), "coef0": Key("number", 0.0),
-        "intercept": Key("boolean", True),
+        "C": Key("number", 1.0, "cost of the slack; inf for the hard margin", check=model_checks.C),
+        "kernel": Key("string", "linear", "linear, rbf, poly or sigmoid",
+                      check=model_checks.kernel),
+        "gamma": Key("number or string", "scale", "kernel width: a number > 0, 'scale' "
+                     "(1 / (d Var X)) or 'auto' (1 / d)", check=model_checks.gamma),
+        "degree": Key("integer", 3, "degree of the poly kernel", check=model_checks.degree),
+        "coef0": Key("number", 0.0, "constant of the poly and sigmoid kernels"),
+        "intercept": Key("boolean", True, "fit an unpenalized intercept b"),
     }
     expect_keys = {
         **_COMMON_EXPECT,
@@ -226,12 +291,20 @@ class SVMAdapter(Adapter):
         "training_errors": Key("integer", None, "samples with sign(f(x_i)) != y_i"),
         "separable": Key("boolean", None, "verdict of the separability LP (linear kernel)"),
     }
-    default_methods = ("exact-primal", "exact-dual")
+    default_methods = ("exact",)
 
     def methods(self) -> list[str]:
         """Every SVM method: the exact formulations, then the iterative methods."""
         from ..svm import EXACT_METHODS, ITERATIVE_METHODS
         return list(EXACT_METHODS) + list(ITERATIVE_METHODS)
+
+    def distributed_methods(self) -> list[str]:
+        """On a dask array: "exact", which is the cascade SVM, and "cascade" by its name."""
+        return ["exact", "cascade"]
+
+    def unsuitable(self, problem: Problem, method: str) -> str | None:
+        """See :func:`convexlearn.app.model_checks.svm_unsuitable`."""
+        return model_checks.svm_unsuitable(problem.model, method)
 
     def run(self, problem: Any, methods: Any, tol: float, progress: Callable[..., Any]) -> Any:
         """Solve with each method; the first exact method asked for (else "exact") is the reference.
@@ -247,6 +320,8 @@ class SVMAdapter(Adapter):
         svm = SVM(problem.data.X, problem.data.y, C=m["C"], kernel=m["kernel"],
                   intercept=m["intercept"], gamma=m["gamma"], degree=m["degree"],
                   coef0=m["coef0"])
+        if is_dask_array(problem.data.X):
+            return self._run_distributed(problem, svm, methods, tol, progress)
         exact = [x for x in methods if x in EXACT_METHODS]
         ref_method = exact[0] if exact else "exact"
         order = [ref_method] + [x for x in methods if x != ref_method]
@@ -269,7 +344,8 @@ class SVMAdapter(Adapter):
                                   violation=rep.max_violation, n_free=rep.free.size,
                                   n_bounded=rep.bounded.size, n_iter=sol.n_iter,
                                   time_s=sol.time_s, reference=method == ref_method,
-                                  history=_history(sol), route=_route(method, sol)))
+                                  history=_history(sol), route=_route(method, sol),
+                                  cert_tol=_cert_tol(rep)))
         ref = solutions[ref_method]
         if ref.status != "optimal":
             raise SolverError(f"the exact reference ({ref_method}) is not certified: status "
@@ -284,15 +360,55 @@ class SVMAdapter(Adapter):
         result = RunResult(problem, rows, facts, [], model=svm, solutions=solutions, tol=tol,
                            decision=lambda Z: svm.decision_function(ref, Z), margin_lines=True,
                            support_sets=(ref.report.free, ref.report.bounded))
-        if problem.expect.get("separable") is not None:
-            if not svm.kernel.is_linear:
-                raise ParameterError(f"{problem.path}: 'expect.separable' is decided for the "
-                                     f"linear kernel only (use a feature map in [data])")
-            if progress:
-                progress(f"{problem.name}: separability LP")
-            result.separability = _halfspace(problem.data.X, problem.data.y, not m["intercept"])
-            facts["separable"] = result.separability.separable
+        return _with_separability(result, svm, progress)
+
+
+    def _run_distributed(self, problem: Problem, svm: Any, methods: list[str], tol: float,
+                         progress: Progress | None) -> RunResult:
+        """The cascade SVM on the cluster (``exact`` and ``cascade`` are one method: it runs
+        once, under the first name asked for), certified chunk-wise at its own 1e-9."""
+        method = methods[0]
+        if progress:
+            progress(f"{problem.name}: {method} (cascade SVM on the cluster)")
+        ref = svm.solve("cascade")
+        rep = ref.report
+        if ref.status != "optimal":
+            raise SolverError(f"the cascade SVM is not certified: status {ref.status!r}, KKT "
+                              f"max violation {rep.max_violation:.2e} > tol {rep.tol:g}\n"
+                              f"{rep.summary()}")
+        row = MethodRow(method, ref.status, ref.objective, gap=0.0,
+                        violation=rep.max_violation, n_free=rep.free.size,
+                        n_bounded=rep.bounded.size, n_iter=ref.n_iter, time_s=ref.time_s,
+                        reference=True, history=_history(ref), route=_route(method, ref),
+                        cert_tol=_cert_tol(rep))
+        f = np.asarray(svm.decision_function(ref).compute())
+        y = np.asarray(svm.label_map.to_signed(problem.data.y.compute()))
+        facts = {"objective": ref.objective, "n_support": int(rep.support.size),
+                 "n_free": int(rep.free.size), "n_bounded": int(rep.bounded.size),
+                 "training_errors": int(np.sum(np.where(f >= 0, 1.0, -1.0) != y))}
+        result = RunResult(problem, [row], facts, [], model=svm, solutions={method: ref},
+                           tol=tol, support_sets=(rep.free, rep.bounded))
+        return _with_separability(result, svm, progress)
+
+
+def _with_separability(result: RunResult, svm: Any, progress: Progress | None) -> RunResult:
+    """The separability LP's verdict as the fact "separable", when ``[expect]`` asks for it
+    (linear kernel only). The LP runs in memory: on a dask array (--scheduler) the file's
+    data, which were in memory before they were sent to the cluster, are fetched back."""
+    problem = result.problem
+    if problem.expect.get("separable") is None:
         return result
+    if not svm.kernel.is_linear:
+        raise ParameterError(f"{problem.path}: 'expect.separable' is decided for the "
+                             f"linear kernel only (use a feature map in [data])")
+    if progress:
+        progress(f"{problem.name}: separability LP")
+    X, y = problem.data.X, problem.data.y
+    if is_dask_array(X):
+        X, y = np.asarray(X.compute()), np.asarray(y.compute())
+    result.separability = _halfspace(X, y, not problem.model["intercept"])
+    result.facts["separable"] = result.separability.separable
+    return result
 
 
 def _halfspace(X, y, homogeneous: bool):
@@ -340,12 +456,14 @@ class ERMAdapter(Adapter):
 
     kind, module = "erm", "convexlearn.erm"
     model_keys = {
-        "loss": Key("string", doc="hinge, logistic, squared, ..."),
-        "penalty": Key("string", "l2", "none, l1, l2, lp, elastic_net"),
-        "lam": Key("number", 0.1, "regularization weight (>= 0)"),
-        "intercept": Key("boolean", True),
-        "p": Key("number", None, "exponent of the lp penalty"),
-        "l1_ratio": Key("number", None, "mixing of the elastic net"),
+        "loss": Key("string", doc="hinge, logistic, squared, ...", check=model_checks.loss),
+        "penalty": Key("string", "l2", "none, l1, l2, lp, elastic_net",
+                       check=model_checks.penalty),
+        "lam": Key("number", 0.1, "regularization weight (>= 0)", check=model_checks.lam),
+        "intercept": Key("boolean", True, "fit an unpenalized intercept b"),
+        "p": Key("number", None, "exponent of the lp penalty (>= 1)", check=model_checks.p),
+        "l1_ratio": Key("number", None, "mixing of the elastic net, in [0, 1]",
+                        check=model_checks.l1_ratio),
     }
     expect_keys = {
         **_COMMON_EXPECT,
@@ -364,6 +482,16 @@ class ERMAdapter(Adapter):
         from ..erm import METHODS
         return list(METHODS)
 
+    def distributed_methods(self) -> list[str]:
+        """On a dask array: "exact" and the distributed methods of
+        :data:`convexlearn.distributed.erm.DASK_ERM_METHODS`."""
+        from ..distributed.erm import DASK_ERM_METHODS
+        return ["exact", *DASK_ERM_METHODS]
+
+    def unsuitable(self, problem: Problem, method: str) -> str | None:
+        """See :func:`convexlearn.app.model_checks.erm_unsuitable`."""
+        return model_checks.erm_unsuitable(problem.model, method)
+
     def run(self, problem: Any, methods: Any, tol: float, progress: Callable[..., Any]) -> Any:
         """Solve with each method; "exact" is the reference (solved first, also when not asked for).
 
@@ -372,6 +500,7 @@ class ERMAdapter(Adapter):
         Raises SolverError when the reference is not certified optimal.
         """
         from ..erm import ERM, ITERATIVE_METHODS
+        from ..routes.erm import EXACT_TOL
         m = problem.model
         extra = {k: m[k] for k in ("p", "l1_ratio") if m[k] is not None}
         erm = ERM(problem.data.X, problem.data.y, loss=m["loss"], penalty=m["penalty"],
@@ -382,21 +511,23 @@ class ERMAdapter(Adapter):
             label = f"{problem.name}: {method} (method {k}/{len(order)})"
             if progress:
                 progress(label)
-            if method == "exact":
-                sol = erm.solve("exact", cert_tol=tol, solver=problem.solver,
+            if method == "exact":         # certified at its own 1e-9 (tighter if asked)
+                sol = erm.solve("exact", cert_tol=min(tol, EXACT_TOL), solver=problem.solver,
                                 **problem.solver_options)
             else:
                 opts = _method_options(problem, method, ITERATIVE_METHODS)
                 if method != "closed-form":
-                    opts = {"callback": _iterative_callback(label, progress, opts.get("max_iter")),
-                            "tol": tol,
-                            **opts}
+                    callback = _iterative_callback(label, progress, opts.get("max_iter"))
+                    opts = {"tol": tol, **opts}
+                    if _takes_callback(method, ITERATIVE_METHODS):    # cd does not
+                        opts.setdefault("callback", callback)
                 sol = erm.solve(method, cert_tol=tol, **opts)
             solutions[method] = sol
             rows.append(MethodRow(method, sol.status, sol.objective,
                                   violation=sol.report.distance, n_iter=sol.n_iter,
                                   time_s=sol.time_s, reference=method == "exact",
-                                  history=_history(sol), route=_route(method, sol)))
+                                  history=_history(sol), route=_route(method, sol),
+                                  cert_tol=_cert_tol(sol.report)))
         ref = solutions["exact"]
         if ref.status != "optimal":
             raise SolverError(f"the exact reference is not certified: status {ref.status!r}; "

@@ -39,7 +39,8 @@ from .generators import GENERATORS
 from .schema import Dataset, FileContext, Key, Problem, is_number, read_toml, validate
 
 __all__ = ["Key", "Problem", "Dataset", "ProblemFileError", "load_problem", "read_csv",
-           "standardize", "find_problem_files", "load_dataset"]
+           "standardize", "find_problem_files", "load_dataset", "problem_from_csv",
+           "MODEL_FLAGS"]
 
 TOP_KEYS = {
     "name": Key("string", doc="short identifier"),
@@ -86,11 +87,17 @@ def _select_classes(y: np.ndarray, wanted: list, where: str) -> np.ndarray:
     return np.isin(y, as_found)
 
 
+def _scaling(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(mean_j, std_j) of :func:`standardize`: population std, 1 for a constant column."""
+    sd = X.std(axis=0)
+    return X.mean(axis=0), np.where(sd > 0, sd, 1.0)
+
+
 def standardize(X: np.ndarray) -> np.ndarray:
     """z_ij = (x_ij - mean_j) / std_j with the population std; constant columns are only
     centred (dividing by zero would invent a scale)."""
-    sd = X.std(axis=0)
-    return (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+    mean, sd = _scaling(X)
+    return (X - mean) / sd
 
 
 def _load_data(spec: dict, task: str, ctx: FileContext, classes_hint: str) -> Dataset:
@@ -120,7 +127,9 @@ def _load_data(spec: dict, task: str, ctx: FileContext, classes_hint: str) -> Da
         if len(found) > 2:
             raise ctx.error(None, f"the label column {data.label!r} has {len(found)} classes "
                             f"{found[:8]}; this model is binary: choose two with {classes_hint}")
+    data.columns = list(data.feature_names)
     if spec["standardize"]:
+        data.scaling = _scaling(data.X)
         data.X = standardize(data.X)
         data.transforms.append("standardized (z-score, population std)")
     if spec["feature_map"] is not None:
@@ -131,6 +140,7 @@ def _load_data(spec: dict, task: str, ctx: FileContext, classes_hint: str) -> Da
         from ..kernels import polynomial_features      # scipy: only when asked for
         data.X = polynomial_features(data.X, degree=fm["degree"], gamma=fm["gamma"],
                                      coef0=fm["coef0"])
+        data.feature_map = {k: fm[k] for k in ("degree", "gamma", "coef0")}
         data.transforms.append(f"polynomial feature map (degree={fm['degree']}, "
                                f"gamma={fm['gamma']:g}, coef0={fm['coef0']:g})")
         data.feature_names = [f"phi{j}" for j in range(data.X.shape[1])]
@@ -276,6 +286,65 @@ def load_dataset(path: Any, label: str, classes: Any = None, features: ArrayLike
             "label": label, "classes": classes, "features": features,
             "standardize": standardize, "delimiter": delimiter}
     return _load_data(spec, task, FileContext(path, ""), "--classes A B")
+
+
+#: The ``solve DATA.csv`` flags of each model kind (the rest of [model] keeps its default).
+MODEL_FLAGS = {"svm": ("C", "kernel", "gamma", "degree", "coef0"),
+               "erm": ("loss", "penalty", "lam", "p", "l1_ratio")}
+
+
+class _Flags:
+    """Error context of command-line flags: a bad value names its flag (``--C``), not a
+    line of a file."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def error(self, dotted: str | None, message: str) -> ConvexLearnError:
+        from ..errors import ParameterError
+        key = (dotted or "").split(".")[-1]
+        message = message.replace(f"key {dotted!r}: ", "").replace(f"'{dotted}'",
+                                                                      f"--{key}")
+        return ParameterError(f"--{key.replace('_', '-')}: {message}" if key else message)
+
+
+def problem_from_csv(path: Any, label: str | None, model: dict, *, classes: Any = None,
+                     features: Any = None, standardize: bool = False,
+                     delimiter: str = ",", intercept: bool = True) -> Problem:
+    """``convexlearn solve DATA.csv --label COL [--C ..] [--loss ..]``: the problem a
+    problem file would describe, from the command line. ``model`` holds the flags given
+    (None for the others): an SVM unless ``loss`` is given, then regularized ERM; its
+    method is ``exact``.
+
+    Raises
+    ------
+    ParameterError
+        No ``--label``, flags of both kinds, a bad value (naming its flag).
+    """
+    from ..errors import ParameterError
+    path = Path(path)
+    if label is None:
+        raise ParameterError(f"{path}: solving a CSV file needs --label COL, the column of "
+                             f"the labels (or regression targets); the columns are the "
+                             f"file's header line")
+    given = {k: v for k, v in model.items() if v is not None}
+    kind = "erm" if "loss" in given else "svm"
+    stray = sorted(set(given) - set(MODEL_FLAGS[kind]))
+    if stray:
+        flags = ", ".join("--" + k.replace("_", "-") for k in stray)
+        raise ParameterError(f"{flags}: flag(s) of regularized ERM, which needs --loss "
+                             f"(e.g. --loss logistic)" if kind == "svm" else
+                             f"{flags}: SVM flag(s); with --loss the model is regularized "
+                             f"ERM (--penalty, --lam)")
+    adapter = adapter_for(kind)
+    ctx = _Flags(path)
+    table = validate({**given, "intercept": intercept}, adapter.model_keys, "model", ctx)
+    task = adapter.task(table)
+    dataset = load_dataset(path, label, classes=classes, features=features,
+                           standardize=standardize, task=task, delimiter=delimiter)
+    return Problem(path=path, name=path.stem, description="", kind=kind, model=table,
+                   data=dataset, methods=None, tol=RUN_KEYS["tol"].default, solver=None,
+                   solver_options={}, options={}, expect={})
 
 
 def find_problem_files(paths: Any) -> list[Path]:

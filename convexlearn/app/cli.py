@@ -3,10 +3,14 @@
 ::
 
     convexlearn solve FILE [--methods M ...] [--json OUT|-] [--plot OUT.png|svg|pdf] [--tol TOL]
-                      [--against REF.json [--against-tol TOL]] [--quiet] [-v]
+                      [--scheduler ADDRESS] [--against REF.json [--against-tol TOL]]
+                      [--quiet] [-v]
     convexlearn check [PATHS ...] [--json OUT|-] [--quiet] [-v]
     convexlearn list [PATHS ...] [--long]
+    convexlearn solve DATA.csv --label COL [--C C] [--kernel K] [--gamma G]
+                      [--loss L] [--penalty P] [--lam LAM] [...]
     convexlearn diff REF.json OTHER.json [--tol TOL] [--method M]
+    convexlearn predict ANSWER.json DATA.csv [--out OUT.csv|OUT.json|-] [--format F]
     convexlearn separable DATA.csv --label COL [--classes A B] [--delimiter C] [--json OUT|-]
     convexlearn verify MODEL --data FILE [--label COL] [--C C] [--tol T] [--json OUT|-]
 
@@ -31,7 +35,8 @@ from typing import NoReturn
 from ..errors import ConvexLearnError
 
 from .commands import (EXIT_EXPECTATION, EXIT_INFEASIBLE, EXIT_OK, EXIT_SOLVER, EXIT_USAGE,
-                       cmd_check, cmd_diff, cmd_list, cmd_separable, cmd_solve, exit_code)
+                       cmd_check, cmd_diff, cmd_list, cmd_predict, cmd_separable, cmd_solve,
+                       exit_code)
 from .progress import Progress, configure_logging
 from .verify_cmd import add_verify_parser
 
@@ -61,6 +66,44 @@ def _delimiter(value: str) -> str:
     return {"\\t": "\t", "tab": "\t"}.get(value, value)
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help, wrapped without breaking words at hyphens: method names such as
+    exact-primal-hinge stay whole."""
+
+    def _split_lines(self, text, width):
+        import textwrap
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+
+def _number_or_name(value: str):
+    """gamma from the command line: a number, else a name ('scale', 'auto')."""
+    try:
+        return float(value)
+    except ValueError:
+        return value
+
+
+def _names(kind: str, distributed: bool = False) -> list[str]:
+    """The method names of a model kind (on a dask array with ``distributed``)."""
+    from .adapters import ADAPTERS
+    adapter = ADAPTERS[kind]
+    return adapter.distributed_methods() if distributed else adapter.methods()
+
+
+def _data_flags(p, label_required: bool) -> None:
+    """The flags that read a CSV file: label, classes, features, delimiter, standardize."""
+    p.add_argument("--label", required=label_required, metavar="COL",
+                   help="the label column (regression target for a regression loss)")
+    p.add_argument("--classes", nargs=2, type=_classes, metavar=("A", "B"),
+                   help="the two classes to keep (needed when the column has more)")
+    p.add_argument("--features", nargs="+", metavar="COL",
+                   help="feature columns (default: every column but the label)")
+    p.add_argument("--standardize", action="store_true", help="z-score the features first")
+    p.add_argument("--delimiter", default=",", metavar="C",
+                   help="the CSV file's cell delimiter, one character (default ','; "
+                        "'\\t' or tab for tab)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of the ``solve``, ``check``, ``list``, ``diff`` and ``separable``
     commands.
@@ -79,13 +122,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"convexlearn {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    p = sub.add_parser("solve", help="solve one problem file and print the verified report",
+    p = sub.add_parser("solve", help="solve a problem file (or a CSV file) and print the "
+                       "verified report", formatter_class=_Formatter,
                        description="Solve a problem file with its methods (exact and "
-                       "iterative), print the table and check its expectations.")
+                       "iterative), print the table and check its expectations; or solve "
+                       "a CSV file as it is: convexlearn solve DATA.csv --label COL "
+                       "[--C C] [--kernel K] (an SVM) or [--loss L --penalty P --lam LAM] "
+                       "(regularized ERM). The problem-file format: docs/problem_files.md.")
     p.add_argument("file", metavar="FILE",
-                   help="problem file (TOML), e.g. problems/iris_setosa_versicolor.toml")
+                   help="problem file (TOML), e.g. problems/iris_setosa_versicolor.toml, "
+                        "or a CSV data file with --label")
     p.add_argument("--methods", nargs="+", metavar="M",
-                   help="methods to run instead of the file's (e.g. exact-dual smo pegasos)")
+                   help="methods to run instead of the file's [run] methods (default: "
+                        "exact). SVM: " + ", ".join(_names("svm")) + "; ERM: "
+                        + ", ".join(_names("erm")) + "; with --scheduler, SVM: "
+                        + ", ".join(_names("svm", True)) + "; ERM: "
+                        + ", ".join(_names("erm", True)))
     p.add_argument("--json", metavar="OUT",
                    help="also write the report and every method's whole solution (w, alpha, "
                         "b, support, history, provenance) as JSON; '-' is standard output")
@@ -105,6 +157,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--against-tol", type=float, default=1e-6, metavar="TOL",
                    help="relative tolerance of --against (default 1e-6)")
     _common(p)
+    csv = p.add_argument_group("solving a CSV file (FILE is DATA.csv; no problem file)")
+    _data_flags(csv, label_required=False)
+    csv.add_argument("--no-intercept", dest="intercept", action="store_false",
+                     help="no intercept b (default: an unpenalized intercept)")
+    csv.add_argument("--C", type=float, metavar="C",
+                     help="SVM: cost of the slack (default 1; inf for the hard margin)")
+    csv.add_argument("--kernel", metavar="K", help="SVM: linear (default), rbf, poly or sigmoid")
+    csv.add_argument("--gamma", type=_number_or_name, metavar="G",
+                     help="SVM: kernel width, a number > 0, 'scale' (default) or 'auto'")
+    csv.add_argument("--degree", type=int, metavar="D", help="SVM: poly degree (default 3)")
+    csv.add_argument("--coef0", type=float, metavar="R",
+                     help="SVM: constant of the poly and sigmoid kernels (default 0)")
+    csv.add_argument("--loss", metavar="L",
+                     help="regularized ERM instead of the SVM: the loss (logistic, squared, "
+                          "hinge, ...)")
+    csv.add_argument("--penalty", metavar="P",
+                     help="ERM: none, l1, l2 (default), lp, elastic_net")
+    csv.add_argument("--lam", type=float, metavar="LAM",
+                     help="ERM: regularization weight (default 0.1)")
+    csv.add_argument("--p", type=float, metavar="P", help="ERM: exponent of the lp penalty")
+    csv.add_argument("--l1-ratio", dest="l1_ratio", type=float, metavar="R",
+                     help="ERM: mixing of the elastic net, in [0, 1]")
     p.set_defaults(func=cmd_solve)
 
     p = sub.add_parser("check", help="run the catalogue and verify every expectation",
@@ -137,23 +211,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--method", metavar="M", help="compare this method's solutions only")
     p.set_defaults(func=cmd_diff)
 
+    p = sub.add_parser("predict", help="apply a saved answer (solve --json) to a CSV file",
+                       description="Decision values f(x) and labels of every row of a CSV "
+                       "file, by the answer a 'convexlearn solve ... --json' run saved (its "
+                       "columns, standardization, feature map and classes are applied as "
+                       "in training).")
+    p.add_argument("answer", metavar="ANSWER.json", help="the record of solve --json")
+    p.add_argument("data", metavar="DATA.csv", help="CSV file with a header line holding "
+                   "the model's feature columns (other columns are ignored)")
+    p.add_argument("--out", default="-", metavar="OUT",
+                   help="where to write the predictions (default '-': standard output)")
+    p.add_argument("--format", choices=("csv", "json"),
+                   help="csv (decision,label per row) or json (default: the extension of "
+                        "--out, else csv)")
+    p.add_argument("--delimiter", default=",", metavar="C",
+                   help="the CSV file's cell delimiter (default ','; '\\t' or tab for tab)")
+    p.set_defaults(func=cmd_predict)
+
     p = sub.add_parser("separable", help="is a labeled CSV file linearly separable? (with proof)",
                        description="Decide whether two classes of a CSV file are linearly "
                        "separable and print the verified certificate either way.")
     p.add_argument("data", metavar="DATA.csv",
                    help="CSV file with a header line, or an svmlight/LIBSVM data file")
-    p.add_argument("--label", metavar="COL",
-                   help="the label column (CSV; an svmlight file's label is its first field)")
-    p.add_argument("--classes", nargs=2, type=_classes, metavar=("A", "B"),
-                   help="the two classes to compare (needed when the column has more)")
-    p.add_argument("--features", nargs="+", metavar="COL",
-                   help="feature columns (default: every column but the label)")
-    p.add_argument("--standardize", action="store_true", help="z-score the features first")
+    _data_flags(p, label_required=False)     # an svmlight file's label is its first field
     p.add_argument("--homogeneous", action="store_true",
                    help="hyperplanes through the origin (no intercept)")
-    p.add_argument("--delimiter", default=",", metavar="C",
-                   help="the CSV file's cell delimiter, one character (default ','; "
-                        "'\\t' for tab)")
     p.add_argument("--json", metavar="OUT",
                    help="also write the answer as JSON; '-' is standard output")
     _common(p)

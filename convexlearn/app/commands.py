@@ -17,7 +17,8 @@ from ..errors import ConvexLearnError, ParameterError, SolverError
 from .outputs import STDOUT, UsageError, check_outputs, check_writable, write_all_atomic
 from .progress import Progress, configure_logging
 
-__all__ = ["cmd_solve", "cmd_check", "cmd_list", "cmd_diff", "cmd_separable", "exit_code",
+__all__ = ["cmd_solve", "cmd_check", "cmd_list", "cmd_diff", "cmd_predict", "cmd_separable",
+           "exit_code",
            "EXIT_OK", "EXIT_EXPECTATION", "EXIT_USAGE", "EXIT_INFEASIBLE", "EXIT_SOLVER"]
 
 EXIT_OK, EXIT_EXPECTATION, EXIT_USAGE, EXIT_INFEASIBLE, EXIT_SOLVER = 0, 1, 2, 3, 4
@@ -59,12 +60,13 @@ def _text_out(args: argparse.Namespace):
 # ----------------------------------------------------------------------------- solve
 def cmd_solve(args: argparse.Namespace) -> int:
     """Solve a problem file, print the report, write --json/--plot, compare --against."""
-    from .catalogue import load_problem
     from .report import dumps, format_report, result_record
     from .runner import adapter_for, run_problem
 
     _positive("--tol", args.tol)
     _positive("--against-tol", args.against_tol)
+    if args.plot is not None and args.scheduler is not None:
+        raise UsageError("--plot draws from the data in memory; run it without --scheduler")
     outputs = {"--json": args.json, "--plot": args.plot}
     inputs = {"problem file": args.file, "--against reference": args.against}
     _check_files(outputs, inputs)              # fail before a long solve, not after
@@ -72,10 +74,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if args.against is not None:
         from .diffing import load_answers
         reference = load_answers(args.against)
-    problem = load_problem(args.file)
-    if getattr(args, "scheduler", None) is not None:
-        from .distributed import on_scheduler
-        problem = on_scheduler(problem, args.scheduler)
+    problem = _problem_of(args)
     data_file = problem.data.source if problem.data.source_sha256 else None
     check_outputs(outputs, {"data file": data_file})
     if args.plot is not None:
@@ -85,8 +84,12 @@ def cmd_solve(args: argparse.Namespace) -> int:
         require_matplotlib()                          # ImportError now, with the pip hint
     progress = Progress(args.quiet)
     configure_logging(args.verbose, progress)
+    from .distributed import dask_session, on_cluster
     try:
-        result = run_problem(problem, methods=args.methods, tol=args.tol, progress=progress)
+        with dask_session(args.scheduler, args.verbose) as client:
+            result = run_problem(on_cluster(problem, client), methods=args.methods,
+                                 tol=args.tol, progress=progress)
+        result.problem = problem          # the in-memory data: the cluster is gone
     finally:
         progress.close()
     out = _text_out(args)
@@ -113,6 +116,37 @@ def cmd_solve(args: argparse.Namespace) -> int:
         files.append((args.plot, figure_bytes(make_figure(result), args.plot)))
     write_all_atomic(files)
     return code
+
+
+_CSV_FLAGS = ("label", "classes", "features", "standardize", "C", "kernel", "gamma", "degree",
+              "coef0", "loss", "penalty", "lam", "p", "l1_ratio")
+
+
+def _problem_of(args: argparse.Namespace):
+    """The problem of ``solve FILE``: a problem file, or a CSV file with ``--label`` and
+    the model's flags (:func:`~convexlearn.app.catalogue.problem_from_csv`)."""
+    from pathlib import Path
+    from .catalogue import MODEL_FLAGS, load_problem, problem_from_csv
+    from .schema import CSV_NOT_TOML
+    given = [f for f in _CSV_FLAGS if getattr(args, f, None) not in (None, False)]
+    if not args.intercept:
+        given.append("no_intercept")
+    if args.delimiter != ",":
+        given.append("delimiter")
+    is_csv = Path(args.file).suffix.lower() in (".csv", ".tsv")
+    if args.label is None and not is_csv:
+        if given:
+            raise UsageError(f"{', '.join('--' + f.replace('_', '-') for f in given)} "
+                             f"apply only to a CSV data file (solve DATA.csv --label COL ...); "
+                             f"{args.file} is read as a problem file (TOML), which sets "
+                             f"them in its [data] and [model] tables")
+        return load_problem(args.file)
+    if args.label is None:
+        raise UsageError(f"{args.file}: {CSV_NOT_TOML.format(path=args.file)}")
+    model = {k: getattr(args, k) for kind in MODEL_FLAGS.values() for k in kind}
+    return problem_from_csv(args.file, args.label, model, classes=args.classes,
+                            features=args.features, standardize=args.standardize,
+                            delimiter=args.delimiter, intercept=args.intercept)
 
 
 # ----------------------------------------------------------------------------- check
@@ -217,6 +251,20 @@ def cmd_diff(args: argparse.Namespace) -> int:
     print("\n".join(lines))
     print(f"{'within' if ok else 'BEYOND'} tolerance {args.tol:g}")
     return EXIT_OK if ok else EXIT_EXPECTATION
+
+
+# --------------------------------------------------------------------------- predict
+def cmd_predict(args: argparse.Namespace) -> int:
+    """Apply a ``solve --json`` answer to a CSV file: decision values and labels, as CSV
+    or JSON (``--format``, else the extension of ``--out``), written all or nothing."""
+    from pathlib import Path
+    from .predict import format_predictions, predict
+
+    fmt = args.format or ("json" if Path(args.out).suffix.lower() == ".json" else "csv")
+    _check_files({"--out": args.out}, {"answer": args.answer, "data file": args.data})
+    f, labels = predict(args.answer, args.data, delimiter=args.delimiter)
+    write_all_atomic([(args.out, format_predictions(f, labels, fmt, args.answer, args.data))])
+    return EXIT_OK
 
 
 # ------------------------------------------------------------------------- separable

@@ -100,12 +100,26 @@ class CsvFile:
         if n_lines < 2:
             raise ProblemFileError(f"{self.path}: needs a header line and at least one data row")
         self.header = [name.strip() for name in first]
+        if len(self.header) == 1:
+            self._check_one_column(self.header[0])
         duplicated = sorted({h for h in self.header if self.header.count(h) > 1})
         if duplicated:
             raise ProblemFileError(f"{self.path}, line 1: duplicated column name(s) "
                                    f"{duplicated}")
         self.n_rows = n_lines - 1
         self._check_ragged()
+
+    def _check_one_column(self, header: str) -> None:
+        """A header that is one column with this delimiter but holds another one (',',
+        ';', tab, '|') almost surely names the wrong delimiter: say which one it uses."""
+        counts = {c: header.count(c) for c in (",", ";", "\t", "|") if c != self.delimiter}
+        guess = max(counts, key=counts.get)
+        if counts[guess]:
+            flag, toml = ("tab", '"\\t"') if guess == "\t" else (f"'{guess}'", f'"{guess}"')
+            raise ProblemFileError(
+                f"{self.path}, line 1: with the delimiter {self.delimiter!r} the header is one "
+                f"column ({header[:60]!r}); the header seems to use {guess!r}: pass "
+                f"--delimiter {flag} (in a problem file's [data]: delimiter = {toml})")
 
     def _parse_quoted(self, text: str) -> list[list[str]]:
         import io

@@ -39,15 +39,15 @@ def format_table(rows: Any) -> str:
     """The per-method table, aligned; the exact reference is marked with '*', and the route
     the exact chain took is named beside it: "exact (exact-linear)".
     """
-    header = ["method", "status", "objective", "gap", "violation", "SV free/bnd", "iters",
-              "time (s)"]
+    header = ["method", "status", "cert. tol", "objective", "gap", "violation", "SV free/bnd",
+              "iters", "time (s)"]
     lines = [header]
     mark = any(r.gap is not None for r in rows)       # a reference only where gaps exist
     for r in rows:
         sv = "-" if r.n_free is None else f"{r.n_free}/{r.n_bounded}"
         label = r.method if r.route is None else f"{r.method} ({r.route})"
         lines.append([label + (" *" if r.reference and mark else ""), r.status,
-                      _fmt(r.objective, ".10g"), _fmt(r.gap, ".1e"), _fmt(r.violation, ".1e"),
+                      r.cert_tol or "-", _fmt(r.objective, ".10g"), _fmt(r.gap, ".1e"), _fmt(r.violation, ".1e"),
                       sv, _fmt(r.n_iter, "d"), _fmt(r.time_s, ".3f")])
     # Columns no method fills (gaps of a decision problem, SVs of ERM) are left out.
     keep = [j for j in range(len(header)) if j < 2 or any(line[j] != "-" for line in lines[1:])]
@@ -71,13 +71,17 @@ def format_report(result: Any) -> str:
              f"  data: {d.X.shape[0]} samples x {d.X.shape[1]} features from "
              f"{d.source}{classes}",
              *(f"  transform: {t}" for t in d.transforms),
-             f"  model: {_model_text(result)}; tolerance {result.tol:g}",
+             f"  model: {_model_text(result)}; tolerance {result.tol:g} (iterative methods "
+             f"and their checks)",
              "", format_table(result.rows)]
     if any(r.gap is not None for r in result.rows):
         lines.append("  * exact reference F*; gap = (F - F*) / |F*|")
     if any(r.violation is not None for r in result.rows):
         lines.append("  violation = largest scaled KKT residual (SVM) or distance of 0 to dF "
                      "(ERM)")
+    if any(r.cert_tol is not None for r in result.rows):
+        lines.append("  cert. tol = the tolerance the status was decided at (relative); 'gap': "
+                     "the relative duality gap, the KKT residuals within the run's tolerance")
     if result.facts:
         lines += ["", "facts: " + ", ".join(f"{k}={_value(v)}" for k, v in result.facts.items())]
     if result.separability is not None:
@@ -200,6 +204,8 @@ def result_record(result: Any) -> dict:
     }
     if result.separability is not None:
         record["separability"] = separability_record(result.separability)
+    from .predict import predictor_record
+    record["predictor"] = predictor_record(result)        # for `convexlearn predict`
     record = _jsonable(record)
     record["solutions"] = solutions          # already exact JSON data (tagged non-finite)
     return record

@@ -76,8 +76,8 @@ def run_problem(problem: Problem, methods: list[str] | None = None, tol: float |
     """
     adapter = adapter_for(problem.kind)
     tol = problem.tol if tol is None else tol
-    methods = adapter.check_methods(methods or problem.methods or list(adapter.default_methods))
     try:
+        methods = adapter.select_methods(problem, methods)   # every name, before any work
         result = adapter.run(problem, methods, tol, progress)
     except ConvexLearnError as exc:
         text = str(exc)

@@ -20,20 +20,24 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ProblemFileError
+from ..errors import ConvexLearnError, ProblemFileError
 
-__all__ = ["Key", "Dataset", "Problem", "FileContext", "validate", "read_toml", "is_number"]
+__all__ = ["Key", "Dataset", "Problem", "FileContext", "validate", "read_toml", "is_number",
+           "looks_like_csv", "CSV_NOT_TOML"]
 
 _REQUIRED = object()
 
 
 @dataclass(frozen=True)
 class Key:
-    """One key of a problem-file table: its type (see ``_TYPES``), default and meaning."""
+    """One key of a problem-file table: its type (see ``_TYPES``), default, meaning and
+    an optional ``check`` of its value (the library's own validator, so that a bad value
+    is reported with the file and line of its key, before any data are read)."""
 
     type: str
     default: Any = _REQUIRED
     doc: str = ""
+    check: Any = None            # value -> None, raising ConvexLearnError for a bad value
 
     @property
     def required(self) -> bool:
@@ -82,6 +86,11 @@ class Dataset:
     source_sha256: str | None = None
     seed: int | None = None
     transforms: list[str] = field(default_factory=list)
+    #: What ``convexlearn predict`` must redo on new data: the columns read, and the
+    #: standardization (mean, std) and polynomial feature map applied to them.
+    columns: list[str] | None = None
+    scaling: tuple | None = None
+    feature_map: dict | None = None
 
     @property
     def sha256(self) -> str:
@@ -154,6 +163,11 @@ def validate(table: dict, schema: dict[str, Key], where: str, ctx: FileContext) 
         if not _TYPES[spec.type](value):
             raise ctx.error(prefix + key, f"key {prefix + key!r} must be {_article(spec.type)}; "
                             f"got {type(value).__name__} {value!r}")
+        if spec.check is not None:
+            try:
+                spec.check(value)
+            except ConvexLearnError as exc:
+                raise ctx.error(prefix + key, f"key {prefix + key!r}: {exc}") from None
     missing = [k for k, spec in schema.items() if spec.required and k not in table]
     if missing:
         raise ctx.error(None, f"missing required key(s) in [{where or 'top level'}]: "
@@ -164,6 +178,24 @@ def validate(table: dict, schema: dict[str, Key], where: str, ctx: FileContext) 
 
 def _article(type_name: str) -> str:
     return ("an " if type_name[0] in "aeiou" else "a ") + type_name
+
+
+#: What to do with a CSV file given where a problem file is expected.
+CSV_NOT_TOML = ("this is a CSV data file, not a problem file (TOML). Solve it as it is: "
+                "convexlearn solve {path} --label COL (an SVM: --C, --kernel, --gamma; "
+                "regularized ERM: --loss, --penalty, --lam), or ask whether its classes are "
+                "linearly separable: convexlearn separable {path} --label COL. Problem files "
+                "are described in docs/problem_files.md")
+
+
+def looks_like_csv(path: Path, text: str) -> bool:
+    """A ``.csv``/``.tsv`` name, or a first line with a CSV delimiter and no '=' (no TOML
+    assignment, no table header)."""
+    if path.suffix.lower() in (".csv", ".tsv"):
+        return True
+    first = text.lstrip("\ufeff").split("\n", 1)[0]
+    return "=" not in first and not first.startswith(("[", "#")) and \
+        any(c in first for c in ",;\t")
 
 
 def read_toml(path: Path) -> tuple[dict, FileContext]:
@@ -177,6 +209,8 @@ def read_toml(path: Path) -> tuple[dict, FileContext]:
     try:
         return tomllib.loads(text), FileContext(path, text)
     except tomllib.TOMLDecodeError as exc:
+        if looks_like_csv(path, text):
+            raise ProblemFileError(f"{path}: {CSV_NOT_TOML.format(path=path)}") from None
         found = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
         message = re.sub(r"\s*\(at .*\)$", "", str(exc))
         where = f"line {found.group(1)}, column {found.group(2)}" if found else "end of file"

@@ -11,6 +11,7 @@ its submodules do.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from .chunks import is_dask_array
@@ -36,10 +37,11 @@ def register() -> None:
             ARRAY_BACKENDS[problem].append((is_dask_array, factory))
 
 
-def connect(scheduler: str | None) -> Any:
+def connect(scheduler: str | None, *, silence_logs: Any = logging.WARNING) -> Any:
     """A ``dask.distributed.Client``: ``"local"`` starts a LocalCluster on this machine,
     any other string is a scheduler address (``tcp://host:8786``); None returns None
-    (the default scheduler).
+    (the default scheduler). ``silence_logs``: the level below which the LocalCluster's
+    worker processes print nothing (dask's default WARNING).
 
     Raises
     ------
@@ -57,7 +59,7 @@ def connect(scheduler: str | None) -> Any:
                              f"'convexlearn[dask]'): {exc}") from None
     try:
         if scheduler == "local":
-            return Client(processes=True)
+            return Client(processes=True, silence_logs=silence_logs)
         return Client(scheduler, timeout="10s")
     except OSError as exc:
         raise ParameterError(f"cannot reach the dask scheduler {scheduler!r}: {exc}") from None

@@ -102,26 +102,43 @@ def seed_from(random_state) -> int | None:
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
-def _check_summary(report) -> str:
-    """One clause on the optimality check of a solution (KKT or ERM report, or none)."""
+def _check_summary(sol) -> str:
+    """What failed, and at which tolerance: the KKT check, the duality-gap certificate of
+    an exact route (relative gap > its gap_tol while the KKT residuals passed), the ERM
+    optimality check, or, when every check passed, the solver's own status."""
+    report = sol.report
     if hasattr(report, "max_violation"):
-        return f"; KKT check: max violation {report.max_violation:.2e} at tol {report.tol:g}"
-    if hasattr(report, "distance"):
-        return (f"; optimality check: distance of 0 to the subdifferential "
-                f"{report.distance:.2e}, F - F* = {report.suboptimality:.2e} at tol "
-                f"{report.tol:g}")
-    return ""
+        if not report.passed:
+            worst = max(report.worst().items(), key=lambda kv: kv[1])[0]
+            return (f"; the KKT check failed: max violation {report.max_violation:.2e} > tol "
+                    f"{report.tol:g} (worst condition: {worst})")
+        gap_tol = sol.provenance.get("gap_tol")
+        if gap_tol is not None and abs(report.relative_gap) > gap_tol:
+            return (f"; the duality-gap certificate failed: relative gap "
+                    f"{report.relative_gap:.2e} > {gap_tol:g} (the KKT residuals passed: max "
+                    f"{report.max_violation:.2e} <= tol {report.tol:g})")
+    elif hasattr(report, "distance"):
+        if not report.passed:
+            return (f"; the optimality check failed at tol {report.tol:g} (relative): "
+                    f"distance of 0 to the subdifferential {report.relative_distance:.2e}, "
+                    f"duality gap {report.relative_gap:.2e}")
+    else:
+        return ""
+    return (f"; its optimality check passed at tol {report.tol:g}, but the solver did not "
+            f"report success (its status: {sol.provenance.get('solver_status', sol.status)!r}"
+            f"{f', after {sol.n_iter} iterations' if sol.n_iter else ''})")
 
 
 def warn_if_not_optimal(estimator, solutions) -> None:
-    """ConvergenceWarning for each solution whose status is not "optimal"."""
+    """ConvergenceWarning for each solution whose status is not "optimal", saying what
+    failed and at which tolerance (:func:`_check_summary`)."""
     for k, sol in enumerate(solutions):
         if sol.status != "optimal":
             which = f" (one-vs-rest problem {k})" if len(solutions) > 1 else ""
             solver = sol.provenance.get("cvxpy_status")
             solver = f" (cvxpy status {solver!r})" if solver not in (None, "optimal") else ""
             warnings.warn(f"{type(estimator).__name__}{which}: method {sol.method!r} ended "
-                          f"with status {sol.status!r}{solver}{_check_summary(sol.report)} "
+                          f"with status {sol.status!r}{solver}{_check_summary(sol)} "
                           f"(see solution_)", ConvergenceWarning, stacklevel=3)
 
 

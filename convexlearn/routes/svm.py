@@ -267,6 +267,9 @@ def _solve_exact(svm, method: str, solver: str | None, polish: bool, kkt_tol: fl
                 context={"solver": solver, "polish": polish, "kkt_tol": kkt_tol,
                          "options": options},
                 named=method != "exact", no_answer=no_answer)
+    gap_tol = best.provenance.get("gap_tol")     # the routes certified by the duality gap
+    if gap_tol is not None and best.report.passed and abs(best.report.relative_gap) <= gap_tol:
+        best.report.gap_tol = gap_tol
     best.time_s = timer()
     if svm.psd_check is not None:
         best.extra["psd_check"] = svm.psd_check

@@ -103,7 +103,8 @@ BAD_INPUTS = {
                       "has 3 classes [1.0, 2.0, 3.0]; this model is binary: choose two with "
                       "'classes = [a, b]' in [data]"),
     "C <= 0": (PROBLEM.replace("C = 1.0", "C = -2.0"), None,
-               "tiny.toml: C must be > 0 (or None/inf for the hard margin); got C=-2.0"),
+               "tiny.toml, line 8: key 'model.C': C must be > 0 (or None/inf for the hard "
+               "margin); got C=-2.0"),
 }
 
 
@@ -267,7 +268,7 @@ def test_check_runs_every_file_and_exits_with_the_worst_error(tmp_path, capsys):
     (tmp_path / "broken.toml").write_text(PROBLEM.replace("C = 1.0", "C = 0"))
     assert main(["check", str(tmp_path)]) == 2
     out = capsys.readouterr().out
-    assert "ERROR" in out and "broken.toml: C must be > 0" in out
+    assert "ERROR" in out and "broken.toml, line 8: key 'model.C': C must be > 0" in out
     assert "FAIL  tiny" in out
     assert "0/2 problems passed (1 failed, 1 errors)" in out
 

@@ -268,11 +268,11 @@ def dcd_linear(X: ArrayLike, y: np.ndarray, C: float, loss: str = "hinge", inter
             violation = pg_max - pg_min
         else:
             violation = max(pg_max, -pg_min)
-        w2 = float(v @ v) - 2.0 * s * state[1] + s * s * mm       # ||v - s mu||^2
-        dual = state[2] - 0.5 * w2 - 0.5 * diag * state[3]
+        w2 = _shifted_sq_norm(v, float(s), float(state[1]), mm)   # ||v - s mu||^2
+        dual = float(state[2]) - 0.5 * w2 - 0.5 * diag * float(state[3])
         row = dict(objective=dual, violation=violation, balance=abs(s), active=n_pass,
                    violation_target=tol, **face)
-        if n_pass == n:
+        if n_pass == n and math.isfinite(dual):     # diverged: no finite primal either
             # the primal needs X w, O(nnz): only after full passes, which cost as much
             f = np.asarray(Z @ v, dtype=float).ravel() - s * xm - state[1] + s * mm
             primal = _primal_value(f + lam + rho * s, y, C_vec, loss, w2)
@@ -355,6 +355,21 @@ def _multiplier_scale(upper, alpha) -> float:
     |y^T a| / s_a: the largest finite bound, max(1, max a) when every bound is infinite."""
     finite = upper[np.isfinite(upper)]
     return float(finite.max()) if finite.size else max(1.0, float(alpha.max()))
+
+
+def _shifted_sq_norm(v: np.ndarray, s: float, mu_v: float, mm: float) -> float:
+    """||v - s mu||^2 = ||v||^2 - 2 s mu.v + s^2 ||mu||^2 from v, s, mu.v and ||mu||^2,
+    computed on the scale c = max(||v||_inf, |s| ||mu||) so that no intermediate
+    overflows; the result is inf (a Python float, no floating-point warning) when the
+    norm itself exceeds the float range, as on the hard margin when alpha diverges."""
+    c = max(float(np.max(np.abs(v))) if v.size else 0.0, abs(s) * math.sqrt(mm))
+    if c == 0.0:
+        return 0.0
+    if not math.isfinite(c):
+        return math.inf
+    u, t = v / c, s / c
+    scaled = float(u @ u) - 2.0 * t * (mu_v / c) + t * t * mm
+    return (c * c) * scaled if scaled != 0.0 else 0.0      # inf * 0 would be nan
 
 
 def _primal_value(f, y, C, loss, w2) -> float:

@@ -220,3 +220,21 @@ def test_warm_start_on_data_off_the_origin_keeps_the_intercept():
     warm = dcd_solve(svm, tol=1e-8, max_iter=10_000, warm_start=done)
     assert warm.n_iter <= 2 and abs(warm.b - ref.b) < 1e-5
     assert svm.kkt(warm, 1e-6).passed
+
+
+def test_the_dual_norm_neither_overflows_early_nor_warns():
+    """||v - s mu||^2 of the epoch's dual objective: equal to the direct formula where that
+    is finite, inf (without a RuntimeWarning, an error in this suite) where the norm
+    itself leaves the float range, as when the hard margin's alpha diverges."""
+    from convexlearn.solvers.dcd import _shifted_sq_norm
+    rng = np.random.default_rng(5)
+    v, mu, s = rng.standard_normal(7), rng.standard_normal(7), 0.7
+    direct = float((v - s * mu) @ (v - s * mu))
+    assert _shifted_sq_norm(v, s, float(mu @ v), float(mu @ mu)) == pytest.approx(direct,
+                                                                                rel=1e-12)
+    big = 1e160                     # (v s)^2 ~ 1e320: finite inputs, an infinite norm
+    assert _shifted_sq_norm(v * big, s * big, float(mu @ v) * big, float(mu @ mu)) == np.inf
+    assert _shifted_sq_norm(np.zeros(3), 0.0, 0.0, 1.0) == 0.0
+    # the scale that overflows only the naive s * s * mm: the norm is finite here
+    w = _shifted_sq_norm(np.zeros(2), 1e155, 0.0, 1e-20)
+    assert np.isfinite(w) and w == pytest.approx(1e290, rel=1e-12)
