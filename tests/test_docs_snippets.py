@@ -15,6 +15,9 @@ block is one of:
   repository's ``problems/data``) and run with ``convexlearn solve``;
 * anything else (output, pictures, layouts) is not run.
 
+A page that carries ``<!-- snippets: one session -->`` is a walk-through: its python blocks
+build on each other and run as one script, in order (one test for the page).
+
 A block preceded by an HTML comment ``<!-- illustrative: why -->`` is not run (it stands
 for the reader's data or a server that runs until stopped); there are few, and the reason
 is on the page. In README's bash blocks the steps that make the environment (``python3 -m
@@ -38,6 +41,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 300                    # seconds per command: the slowest runs a LocalCluster
 ILLUSTRATIVE = re.compile(r"<!--\s*illustrative\b")
+ONE_SESSION = re.compile(r"<!--\s*snippets:\s*one session\s*-->")
 SHELL = ("bash", "sh", "console", "shell")
 ENVIRONMENT_STEPS = re.compile(r"^(python3? -m venv\b|\. \S*activate$|source \S*activate$|"
                                r"(python3? -m )?pip install\b)")
@@ -105,17 +109,24 @@ def _steps(info: str, body: str):
 
 def _cases():
     for doc in _documents():
-        for info, body, line, illustrative in _blocks(doc.read_text(encoding="utf-8")):
+        text = doc.read_text(encoding="utf-8")
+        session = [] if ONE_SESSION.search(text) else None
+        for info, body, line, illustrative in _blocks(text):
             if illustrative:
                 continue
             where = f"{doc.relative_to(ROOT)}:{line}"
-            if info == "python":
+            if info == "python" and session is not None:
+                session.append(body)
+            elif info == "python":
                 yield pytest.param(doc, "python", body, id=where)
             elif info == "toml":
                 yield pytest.param(doc, "toml", body, id=where)
             elif info in SHELL or any(s.startswith("$ ") for s in body.split("\n")):
                 yield pytest.param(doc, "shell", body if info in SHELL else "\n" + body,
                                    id=where)
+        if session:
+            yield pytest.param(doc, "python", "\n\n".join(session),
+                               id=f"{doc.relative_to(ROOT)}:python-session")
 
 
 def _needs_matplotlib(text: str) -> bool:

@@ -235,9 +235,7 @@ def _method_options(problem: Problem, method: str, registry: dict) -> dict:
         return options
     if method not in registry:
         raise ParameterError(f"[run.options.{method}]: method {method!r} takes no options")
-    module, func = registry[method].split(":")
-    params = inspect.signature(getattr(importlib.import_module(
-        f"convexlearn.solvers.{module}"), func)).parameters
+    params = inspect.signature(registry[method]).parameters
     if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
         valid = [name for name in list(params)[1:] if name not in ("callback", "tol")]
         unknown = sorted(set(options) - set(valid))
@@ -248,14 +246,12 @@ def _method_options(problem: Problem, method: str, registry: dict) -> dict:
 
 
 def _takes_callback(method: str, registry: dict) -> bool:
-    """Whether the solver of ``method`` ("module:function" in ``registry``) takes a
-    ``callback`` (the progress line's iteration count); True for a method outside it
-    (the distributed "admm", which does)."""
+    """Whether the solver of ``method`` (a function in ``registry``) takes a ``callback``
+    (the progress line's iteration count); True for a method outside it (the distributed
+    "admm", which does)."""
     if method not in registry:
         return True
-    module, func = registry[method].split(":")
-    params = inspect.signature(getattr(importlib.import_module(
-        f"convexlearn.solvers.{module}"), func)).parameters
+    params = inspect.signature(registry[method]).parameters
     return "callback" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 

@@ -99,7 +99,7 @@ def svm_unsuitable(model: dict, method: str) -> str | None:
 
 
 #: What each iterative ERM method needs of the loss and penalty (the flags of
-#: :meth:`convexlearn.solvers.oracle.ERMOracle.require` its solver passes).
+#: :meth:`convexlearn.solvers.erm.oracle.ERMOracle.require` its solver passes).
 ERM_NEEDS = {"newton": {"hessian": True, "twice_smooth_penalty": True},
              "irls": {"hessian": True, "twice_smooth_penalty": True},
              "gd": {"differentiable_loss": True, "smooth_penalty": True},
@@ -114,8 +114,9 @@ def erm_unsuitable(model: dict, method: str) -> str | None:
     penalties, and the closed form's (squared loss, penalty none or l2)."""
     from ..losses import make_loss
     from ..penalties import make_penalty
-    from ..routes.erm import _require_cd
-    from ..solvers.oracle import ERMOracle
+    from ..routes.erm import closed_form_applies
+    from ..solvers.erm import cd as cd_module
+    from ..solvers.erm.oracle import ERMOracle
     extra = {k: model[k] for k in ("p", "l1_ratio") if model.get(k) is not None}
     loss_, penalty_ = make_loss(model["loss"]), make_penalty(model["penalty"], **extra)
     # the requirements read the loss, the penalty and lam only: a one-sample oracle
@@ -123,11 +124,10 @@ def erm_unsuitable(model: dict, method: str) -> str | None:
     try:
         oracle.require(method, **ERM_NEEDS.get(method, {}))
         if method == "cd":
-            _require_cd(oracle)
+            cd_module.require(loss_, penalty_, f"the {model['loss']} loss with the "
+                              f"{model['penalty']} penalty", method="method 'cd'")
     except NotApplicableError as exc:
         return str(exc)
-    if method == "closed-form" and (loss_.name not in ("squared", "squared_classification")
-                                    or (penalty_.name not in ("none", "l2")
-                                        and model["lam"] > 0)):
-        return "the closed form needs the squared loss with penalty 'none' or 'l2'"
+    if method == "closed-form":
+        return closed_form_applies(loss_, penalty_, model["lam"])
     return None

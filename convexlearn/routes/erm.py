@@ -50,7 +50,7 @@ from ..solvers.erm.prox import fista, ista
 from .chain import Route, walk
 
 __all__ = ["EXACT_TOL", "HOMOTOPY_MAX_DIM", "ITERATIVE_METHODS", "ITERATIVE_TOL", "METHODS",
-           "ROUTES", "exact_chain", "solve", "solve_closed_form", "solve_exact",
+           "ROUTES", "closed_form_applies", "exact_chain", "solve", "solve_closed_form", "solve_exact",
            "solve_iterative"]
 
 #: Iterative methods: name -> function. Each takes an ERMOracle and the starting point,
@@ -426,16 +426,24 @@ def _require_cd(erm) -> None:
     cd_module.require(erm.loss, erm.penalty, erm.describe(), method="method 'cd'")
 
 
+def closed_form_applies(loss: Any, penalty: Any, lam: float) -> str | None:
+    """None when least squares / ridge has a closed form for (loss, penalty, lam), else why
+    not: the loss must be least squares, the penalty quadratic (or absent, or lam = 0)."""
+    unpenalized = penalty.has("zero") or lam == 0
+    if loss.has("least_squares") and (unpenalized or penalty.has("quadratic", "split")):
+        return None
+    return ("closed-form needs the squared loss with penalty 'none' or 'l2' (least "
+            "squares / ridge)")
+
+
 def solve_closed_form(erm: Any) -> Solution:
     """Least squares / ridge by their closed forms (status "converged": the certificate
     decides "optimal")."""
     from ..solvers.erm import closed_forms
+    reason = closed_form_applies(erm.loss, erm.penalty, erm.lam)
+    if reason is not None:
+        raise NotApplicableError(f"{reason}; {erm.describe()} has none")
     unpenalized = erm.penalty.has("zero") or erm.lam == 0
-    if not erm.loss.has("least_squares") or not (unpenalized
-                                                 or erm.penalty.has("quadratic", "split")):
-        raise NotApplicableError(
-            f"closed-form needs the squared loss with penalty 'none' or 'l2' (least "
-            f"squares / ridge); {erm.describe()} has none")
     timer = Timer()
     if unpenalized:
         model = closed_forms.least_squares(erm.X, erm.y, erm.intercept)

@@ -290,7 +290,7 @@ def test_predict_fails_cleanly_and_writes_nothing(tmp_path, capsys):
 # ------------------------------------------------------- warnings say what failed, where
 def test_convergence_warning_says_what_failed_and_at_which_tolerance():
     from convexlearn.estimators._base import warn_if_not_optimal
-    from convexlearn.solvers.certified_smo import certified_smo
+    from convexlearn.solvers.kernel_svm.certified_smo import certified_smo
     X, y = _iris_pair()
     svm = cl.SVM(X, y, C=1.0, kernel="rbf", gamma=0.5)
     strict = certified_smo(svm, kkt_tol=1e-6, gap_tol=1e-30, retries=0)

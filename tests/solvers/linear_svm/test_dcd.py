@@ -226,7 +226,7 @@ def test_the_dual_norm_neither_overflows_early_nor_warns():
     """||v - s mu||^2 of the epoch's dual objective: equal to the direct formula where that
     is finite, inf (without a RuntimeWarning, an error in this suite) where the norm
     itself leaves the float range, as when the hard margin's alpha diverges."""
-    from convexlearn.solvers.dcd import _shifted_sq_norm
+    from convexlearn.solvers.linear_svm.dcd import _shifted_sq_norm
     rng = np.random.default_rng(5)
     v, mu, s = rng.standard_normal(7), rng.standard_normal(7), 0.7
     direct = float((v - s * mu) @ (v - s * mu))
