@@ -25,6 +25,7 @@ import signal
 import sys
 import threading
 import traceback
+import warnings
 from typing import NoReturn
 
 from ..errors import ConvexLearnError
@@ -145,8 +146,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--features", nargs="+", metavar="COL",
                    help="feature columns (default: every column but the label)")
     p.add_argument("--standardize", action="store_true", help="z-score the features first")
+    p.add_argument("--no-intercept", dest="intercept", action="store_false",
+                   help="hyperplanes through the origin (b = 0)")
     p.add_argument("--homogeneous", action="store_true",
-                   help="hyperplanes through the origin (no intercept)")
+                   help="deprecated name of --no-intercept")
     p.add_argument("--delimiter", default=",", metavar="C",
                    help="the CSV file's cell delimiter, one character (default ','; "
                         "'\\t' for tab)")
@@ -189,6 +192,8 @@ def run() -> NoReturn:
     (-2 to the parent) when the signal's exit status leaked past the handler or a second
     one arrived during the interpreter's shutdown, which the exit-code contract forbids.
     """
+    # a renamed flag or problem-file key says so on stderr (Python hides the warning)
+    warnings.filterwarnings("default", category=DeprecationWarning, module=r"convexlearn\.")
     code = main()
     if code == 130:
         for stream in (sys.stdout, sys.stderr):

@@ -129,7 +129,7 @@ def make_figure(result: Any) -> Any:
         plot_decision(result.model, ref, axes["decision"], feature_names=names)
     if "separability" in axes or "halfspace" in axes:
         sep = result.separability
-        hs = Halfspace(data.X, data.y, homogeneous=sep.homogeneous)
+        hs = Halfspace(data.X, data.y, intercept=not sep.homogeneous)
         plot_separability(hs, sep, axes.get("separability", axes.get("halfspace")),
                           feature_names=names)
     if "shattering" in axes:

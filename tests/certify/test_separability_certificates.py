@@ -157,7 +157,7 @@ def test_every_returned_certificate_passes_float_and_exact(seed, d, n, homogeneo
     X = rng.integers(-4, 5, size=(n, d)).astype(float) / 4 + rng.standard_normal((n, d))
     y = rng.choice([-1.0, 1.0], size=n)
     y[:2] = [1.0, -1.0]
-    res = cl.Halfspace(X, y, homogeneous=homogeneous).check(margin=False, slack=False,
+    res = cl.Halfspace(X, y, intercept=not homogeneous).check(margin=False, slack=False,
                                                             backend=backend)
     assert res.verified, res.summary()
     checks = verify_result(X, y, res, exact=True)
