@@ -363,3 +363,18 @@ def test_far_from_the_origin_verdicts_and_certificates(offset):
     xor = cl.Halfspace(X, np.array([0, 1, 1, 0])).check()
     assert not xor.separable and xor.verified
     assert_verified(X, np.array([0, 1, 1, 0]), xor)
+
+
+@pytest.mark.parametrize("shift", [0.0, 5.0])
+def test_repr_is_short_whatever_n(shift):
+    # the arrays are there to inspect, not to print (the dataclass repr was 8 KB at n=60)
+    rng = np.random.default_rng(0)
+    for n in (60, 600):
+        X = rng.standard_normal((n, 3))
+        y = np.where(rng.random(n) > 0.5, 1, -1)
+        res = cl.Halfspace(X + shift * y[:, None], y).check(margin=False)
+        text = repr(res)
+        assert len(text) < 200 and "\n" not in text and "array" not in text
+        assert text.startswith("SeparabilityResult(separable" if res.separable
+                               else "SeparabilityResult(not separable")
+        assert "verified=True" in text and "exact passed" in text

@@ -46,7 +46,7 @@ from fractions import Fraction
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .separability import CertificateCheck, _data, _dyadic
+from .separability import CertificateCheck, balance, class_sums, dyadic, signed_data
 
 __all__ = ["ExactVerdict", "exact_verdict", "exact_lp_fits", "verify_hyperplane_rational",
            "verify_certificate_rational", "EXACT_LP_MAX_ENTRIES", "EXACT_LP_MAX_PIVOTS"]
@@ -198,7 +198,7 @@ def exact_verdict(X: ArrayLike, y: ArrayLike, homogeneous: bool = False, hint: A
     ExactVerdict, or None when the problem exceeds :data:`EXACT_LP_MAX_ENTRIES` or the
     pivot budget (the verdict is then unproven).
     """
-    X, y = _data(X, y)
+    X, y = signed_data(X, y)
     n, d = X.shape
     if not exact_lp_fits(n, d, homogeneous):
         return None
@@ -237,11 +237,11 @@ def verify_hyperplane_rational(X: ArrayLike, y: ArrayLike, w: Any,
                                b: Any = Fraction(0)) -> CertificateCheck:
     """Exact check, in integers, that ``y_i (<w, x_i> + b) >= 1`` for every sample, with
     w, b rational (Fractions or floats, taken exactly)."""
-    X, y = _data(X, y)
+    X, y = signed_data(X, y)
     if len(w) != X.shape[1]:
         return CertificateCheck("separable", "hyperplane", "exact", False,
                                 message=f"w must have length {X.shape[1]}")
-    NX, EX = _dyadic(X)
+    NX, EX = dyadic(X)
     Nw, L = _integers(list(w) + [b])
     # L 2**EX m_i = y_i (NX_i . Nw + Nb 2**EX), compared with L 2**EX.
     lhs = (NX @ np.array(Nw[:-1], dtype=object) + (Nw[-1] << EX)) * np.where(
@@ -263,7 +263,7 @@ def verify_certificate_rational(X: ArrayLike, y: ArrayLike, lam: float, *,
                                 homogeneous: bool = False) -> CertificateCheck:
     """Exact check, in integers, of a rational lambda: ``lambda >= 0``, class sums 1
     (homogeneous: total 1) and ``sum_i lambda_i y_i x_i = 0``."""
-    X, y = _data(X, y)
+    X, y = signed_data(X, y)
 
     def fail(msg: str) -> CertificateCheck:
         return CertificateCheck("not separable", "lambda", "exact", False, message=msg)
@@ -273,13 +273,11 @@ def verify_certificate_rational(X: ArrayLike, y: ArrayLike, lam: float, *,
     N, L = _integers(lam)
     if min(N) < 0:
         return fail(f"lambda_{int(np.argmin(N))} < 0")
-    sums = [sum(N)] if homogeneous else [sum(v for v, s in zip(N, y) if s > 0),
-                                         sum(v for v, s in zip(N, y) if s < 0)]
-    if any(t != L for t in sums):
+    N_arr = np.array(N, dtype=object)
+    if any(t != L for t in class_sums(N_arr, y, homogeneous)):
         return fail("the class sums of lambda are not exactly 1")
-    NX, _ = _dyadic(X)
-    balance = (np.array(N, dtype=object) * np.where(y > 0, 1, -1).astype(object)) @ NX
-    if np.any(balance != 0):
+    NX, _ = dyadic(X)
+    if np.any(balance(N_arr, y, NX) != 0):
         return fail("sum_i lambda_i y_i x_i != 0 exactly")
     support = [i for i, v in enumerate(N) if v]
     return CertificateCheck("not separable", "lambda", "exact", True,
