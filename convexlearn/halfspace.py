@@ -7,7 +7,7 @@ The two classes are linearly separable iff the consistency LP::
 is feasible; otherwise its Farkas alternative, lambda >= 0 with
 ``sum_{y=+1} lambda_i = sum_{y=-1} lambda_i = 1`` and ``sum_i lambda_i y_i x_i = 0``, is
 feasible: the convex hulls of the classes meet at ``p = sum_{y=+1} lambda_i x_i``.
-Homogeneous (b = 0): lambda >= 0, lambda != 0 with ``sum_i lambda_i y_i x_i = 0``.
+Without intercept (b = 0): lambda >= 0, lambda != 0 with ``sum_i lambda_i y_i x_i = 0``.
 
 :meth:`Halfspace.check` solves the LPs of :mod:`convexlearn.formulations.halfspace`
 with HiGHS (the route :mod:`convexlearn.routes.halfspace`) and returns whichever certificate applies, *verified independently* by

@@ -1,38 +1,17 @@
 """Exact separability verdicts over Q: a phase-1 simplex in rational arithmetic.
 
-Every float is a dyadic rational, so the data X, y define a linear program over Q whose
-answer is a fact about the data, not about a solver's tolerances. Where the floating-point
-LP's certificate does not verify exactly (nearly touching hulls: the float verdict may be
-right with a certificate that is off by rounding, or wrong), :func:`exact_verdict` decides
-separability exactly:
+Every float is a dyadic rational, so X, y define an LP over Q whose answer is a fact
+about the data. Where the float LP's certificate does not verify exactly (nearly touching
+hulls), :func:`exact_verdict` decides: the certificate system
 
-1. The equality system of the certificate LP (docs/conventions.md), one column per sample::
+    A lambda = c,  lambda >= 0,   a_i = (y_i x_i, [y_i = +1], [y_i = -1]),  c = (0, 1, 1)
 
-       A lambda = c,  lambda >= 0,   a_i = (y_i x_i, [y_i = +1], [y_i = -1]),  c = (0, 1, 1)
-
-   (homogeneous: ``a_i = (y_i x_i, 1)``, ``c = (0, 1)``).
-2. The float LP's basis is reconstructed: the columns of the samples it found active
-   (``hint``: the support of its lambda, or the samples of smallest margin of its
-   hyperplane) are pivoted into an exact tableau, in :class:`fractions.Fraction`.
-3. If that basis is not primal feasible, a single artificial column (``-1`` on the rows
-   with a negative value) is pivoted in at the most negative row, which makes it
-   feasible; a phase-1 simplex with Bland's rule (smallest index enters, smallest basic
-   index leaves on ties: no cycling) then minimizes the artificials exactly.
-4. Phase-1 optimum 0: ``lambda`` is an exact certificate of *not separable*.
-   Optimum > 0: the phase-1 duals ``pi`` satisfy ``pi^T a_i <= 0`` for every sample and
-   ``pi^T c > 0`` (Farkas). With ``u = -pi = (w, beta_+, beta_-)``,
-   ``s = -(beta_+ + beta_-) / 2 > 0`` and ``b = (beta_+ - beta_-) / 2``, every margin
-   ``y_i (<w, x_i> + b) >= s``; ``(w / s, b / s)`` is an exact hyperplane with margins
-   >= 1 (homogeneous: ``u = (w, beta)``, ``s = -beta``). So the simplex proves either
-   verdict.
-5. The certificate is then re-checked from the data alone in integer arithmetic
-   (:func:`verify_hyperplane_rational`, :func:`verify_certificate_rational`),
-   independently of the simplex.
-
-Size limit: the tableau has ``(d + k) x (n + d + k + 1)`` exact entries (k = 2 classes,
-1 when homogeneous); beyond :data:`EXACT_LP_MAX_ENTRIES` entries, or
-:data:`EXACT_LP_MAX_PIVOTS` pivots, :func:`exact_verdict` returns None and the verdict stays
-unproven (said so in the result's notes).
+is solved by a phase-1 simplex (Bland's rule) in Fractions, warm-started from the float
+LP's basis. Optimum 0 gives an exact lambda; otherwise the phase-1 duals give an exact
+hyperplane (Farkas). Either is re-checked in integers from the data
+(:func:`verify_hyperplane_rational`, :func:`verify_certificate_rational`). Beyond
+:data:`EXACT_LP_MAX_ENTRIES` or :data:`EXACT_LP_MAX_PIVOTS` the verdict stays unproven.
+The steps in detail: docs/routes.md, "Design notes of the algorithms".
 """
 
 from __future__ import annotations

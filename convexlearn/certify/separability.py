@@ -1,40 +1,21 @@
 """Independent checks of separability certificates: trust the data, not the solver.
 
-Two kinds of certificate (docs/conventions.md), each checked from X and y alone:
+Two certificates (docs/conventions.md), each checked from X and y alone:
 
-* **Hyperplane** (w, b) proves *separable*: every functional margin
-  ``m_i = y_i (<w, x_i> + b)`` is >= 1 (homogeneous: b = 0).
-* **lambda** proves *not separable*: ``lambda >= 0``,
-  ``sum_{y_i=+1} lambda_i = sum_{y_i=-1} lambda_i = 1`` and ``sum_i lambda_i y_i x_i = 0``,
-  i.e. ``p = sum_{y=+1} lambda_i x_i = sum_{y=-1} lambda_i x_i`` lies in both convex hulls.
-  Then for any (w, b): ``sum_i lambda_i m_i = <w, sum_i lambda_i y_i x_i> + b (1 - 1) = 0``,
-  which is < 2 <= sum_i lambda_i m_i if all m_i >= 1. Homogeneous: ``lambda >= 0``,
-  ``lambda != 0`` (checked after scaling to ``sum_i lambda_i = 1``) and the same balance.
+* a **hyperplane** (w, b) proves *separable*: every ``m_i = y_i (<w, x_i> + b) >= 1``
+  (b = 0 without intercept);
+* **lambda** proves *not separable*: ``lambda >= 0``, each class sum 1 (without intercept:
+  lambda != 0) and the balance ``sum_i lambda_i y_i x_i = 0``, so that
+  ``sum_i lambda_i m_i = 0 < 2`` for every (w, b): the class hulls meet.
 
-Floating point (:func:`verify_hyperplane`, :func:`verify_certificate`): each residual
-is divided by the rounding-error scale of the sum that produced it, and compared with
-``tol`` (default 1e-6; HiGHS's own feasibility tolerance is 1e-7):
-
-* margin:  ``max(0, 1 - m_i) / max(1, sum_j |w_j x_ij| + |b|)``, and every m_i > 0;
-* balance: ``|sum_i lambda_i y_i x_ij| / max(1e-300, sum_i |lambda_i x_ij|)``;
-* sign:    ``max(0, -lambda_i)``;  normalization: ``|sum_{class} lambda_i - 1|``.
-
-A float check of lambda with balance residual ``r = sum_i lambda_i y_i x_i`` proves the
-quantitative statement "no hyperplane separates with geometric margin above
-``||r||_2 / 2``" (from ``2 <= sum_i lambda_i m_i = <w, r> <= ||w|| ||r||``); it is
-reported as ``margin_bound``.
-
-Exact (:func:`verify_hyperplane_exact`, :func:`verify_certificate_exact`), over Q, for
-small problems: every float is a dyadic rational and is converted exactly
-(:class:`fractions.Fraction`). A hyperplane is exact proof of separability iff every
-exact margin is > 0; rescaling by the smallest one gives margins >= 1 exactly, and the
-rescaled (w, b) is returned. A float lambda almost never satisfies the equalities
-exactly, so it is first *projected*: on its support S, a basis B of the columns of the
-equality system ``A_S lambda_S = c`` is chosen (QR with column pivoting, in floats), the
-other entries are kept at their rational values and ``lambda_B`` is solved for exactly
-(fraction-free Bareiss elimination in Python integers); the result must be >= 0, within ``rounding_tol`` of the
-given lambda (a repair of rounding, not of a wrong certificate) and is then checked
-exactly.
+The float checks (:func:`verify_hyperplane`, :func:`verify_certificate`) divide each
+residual by the rounding scale of the sum that produced it and compare with ``tol``; a
+float lambda with balance residual r also proves "no margin above ||r|| / 2". The exact
+checks (:func:`verify_hyperplane_exact`, :func:`verify_certificate_exact`) work over Q on
+the dyadic rationals the floats are; a float lambda is first projected exactly onto the
+equalities on its support. :func:`balance` and :func:`class_sums` serve every check,
+float and exact. The scales and the projection in detail: docs/routes.md, "Design notes
+of the algorithms".
 """
 
 from __future__ import annotations
