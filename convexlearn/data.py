@@ -120,7 +120,7 @@ def _sparse_features(X, name: str):
 _MAX_SHOWN = 8
 
 
-def show_values(values) -> str:
+def show_values(values: Any) -> str:
     """Labels or values for an error message: the first few as reprs, then how many."""
     values = list(values)
     shown = ", ".join(repr(v.item() if hasattr(v, "item") else v) for v in values[:_MAX_SHOWN])

@@ -86,7 +86,7 @@ class CertificateCheck:
         return f"{self.arithmetic} check of the {self.certificate} ({self.claim}): {verdict} - {self.message}"
 
 
-def signed_data(X, y) -> tuple[np.ndarray, np.ndarray]:
+def signed_data(X: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """X as checked floats, y as a float vector in {-1, +1} (one class allowed here)."""
     X = as_features(X)
     y = np.asarray(y, dtype=float).ravel()
