@@ -341,9 +341,10 @@ class SVM(KernelSamples):
         tol : float
             Stopping tolerance of iterative methods.
         cert_tol : float, optional
-            Tolerance of the KKT check (the certificate) that decides the status (default: 1e-6 for the exact
-            methods, whatever ``tol``; ``tol`` clipped to [1e-6, 1e-3] for the iterative
-            ones, so that "optimal" never means a loose answer).
+            Tolerance of the KKT check (the certificate) that decides the status (default:
+            1e-6 for the exact methods, whatever ``tol``; ``tol`` clipped to [1e-6, 1e-3]
+            for the iterative ones, so that "optimal" never means a loose answer).
+            ``kkt_tol``, its old name, works for one release (DeprecationWarning).
         polish : bool
             Exact methods only: refine the interior-point multipliers on their active set
             (:mod:`convexlearn.solvers.kernel_svm.polish`) and keep the refined point when its KKT
