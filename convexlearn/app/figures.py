@@ -133,7 +133,7 @@ def make_figure(result: Any) -> Any:
         plot_separability(hs, sep, axes.get("separability", axes.get("halfspace")),
                           feature_names=names)
     if "shattering" in axes:
-        plot_shattering(data.X, result.problem.model["homogeneous"], axes["shattering"])
+        plot_shattering(data.X, not result.problem.model["intercept"], axes["shattering"])
     if "convergence-iteration" in axes:
         sols = _iterative_solutions(result)
         for x in ("iteration", "time"):
