@@ -22,6 +22,7 @@ from .errors import DataError, ParameterError
 
 __all__ = [
     "LabelMap",
+    "show_values",
     "as_features",
     "as_binary_labels",
     "as_targets",
@@ -119,7 +120,8 @@ def _sparse_features(X, name: str):
 _MAX_SHOWN = 8
 
 
-def _show_values(values) -> str:
+def show_values(values: Any) -> str:
+    """Labels or values for an error message: the first few as reprs, then how many."""
     values = list(values)
     shown = ", ".join(repr(v.item() if hasattr(v, "item") else v) for v in values[:_MAX_SHOWN])
     if len(values) > _MAX_SHOWN:
@@ -218,8 +220,8 @@ class LabelMap:
         out = np.where(y == self.classes[1], 1.0, -1.0)
         unknown = ~((y == self.classes[0]) | (y == self.classes[1]))
         if np.any(unknown):
-            raise DataError(f"labels {_show_values(np.unique(y[unknown]))} are not among the "
-                            f"classes {_show_values(self.classes)}")
+            raise DataError(f"labels {show_values(np.unique(y[unknown]))} are not among the "
+                            f"classes {show_values(self.classes)}")
         return out
 
     def to_labels(self, s: Any) -> np.ndarray:
@@ -274,7 +276,7 @@ def as_binary_labels(y: ArrayLike, n: int | None = None, name: str = "y") -> tup
             classes = np.unique(arr)
         except TypeError:
             raise DataError(f"{name} mixes label types that cannot be sorted: "
-                            f"{_show_values(list(dict.fromkeys(arr.tolist())))}") from None
+                            f"{show_values(list(dict.fromkeys(arr.tolist())))}") from None
     else:
         classes = np.unique(arr)
     if classes.size == 1:
@@ -284,9 +286,9 @@ def as_binary_labels(y: ArrayLike, n: int | None = None, name: str = "y") -> tup
         if arr.dtype.kind == "f" and np.any(classes != np.round(classes)):
             raise DataError(
                 f"{name} looks continuous ({classes.size} distinct non-integer values such as "
-                f"{_show_values(classes[:3])}); a classifier needs two classes - use a "
+                f"{show_values(classes[:3])}); a classifier needs two classes - use a "
                 f"regression loss for real targets")
-        raise DataError(f"{name} has {classes.size} classes {_show_values(classes)}; this "
+        raise DataError(f"{name} has {classes.size} classes {show_values(classes)}; this "
                         f"model is binary: choose two classes")
     label_map = LabelMap(classes=classes)
     return label_map.to_signed(arr), label_map
@@ -299,7 +301,7 @@ def as_targets(y: ArrayLike, n: int | None = None, name: str = "y", noun: str = 
     arr = _column(y, n, name)
     if arr.dtype.kind not in "biuf":
         raise DataError(f"{name} must hold real numbers{purpose}; got dtype "
-                        f"{arr.dtype} with values such as {_show_values(np.unique(arr)[:3])}")
+                        f"{arr.dtype} with values such as {show_values(np.unique(arr)[:3])}")
     arr = arr.astype(np.float64)
     if not np.all(np.isfinite(arr)):
         raise DataError(f"{name} has non-finite {noun} (NaN or inf) at positions "

@@ -35,6 +35,7 @@ from .data import (as_binary_labels, as_features, as_sample_weight, as_targets, 
                    check_bool, check_nonnegative, check_solve_options, check_solver,
                    check_tol, dense_or_refuse, is_sparse)
 from .errors import NotApplicableError, ParameterError, SolverError, UnboundedError
+from .fingerprints import data_digest, problem_fingerprint
 from .formulations.erm import erm_problem
 from .losses import make_loss
 from .path import Path
@@ -42,7 +43,7 @@ from .penalties import make_penalty
 from .logs import logged_solve
 from .routes import erm as routes
 from .routes import erm_path
-from .solution import Solution, check_same_problem, data_digest, problem_fingerprint
+from .solution import Solution, check_same_problem
 from .solvers.erm.oracle import ERMOracle
 
 __all__ = ["ERM", "ITERATIVE_METHODS", "METHODS"]

@@ -7,7 +7,7 @@ The two classes are linearly separable iff the consistency LP::
 is feasible; otherwise its Farkas alternative, lambda >= 0 with
 ``sum_{y=+1} lambda_i = sum_{y=-1} lambda_i = 1`` and ``sum_i lambda_i y_i x_i = 0``, is
 feasible: the convex hulls of the classes meet at ``p = sum_{y=+1} lambda_i x_i``.
-Homogeneous (b = 0): lambda >= 0, lambda != 0 with ``sum_i lambda_i y_i x_i = 0``.
+Without intercept (b = 0): lambda >= 0, lambda != 0 with ``sum_i lambda_i y_i x_i = 0``.
 
 :meth:`Halfspace.check` solves the LPs of :mod:`convexlearn.formulations.halfspace`
 with HiGHS (the route :mod:`convexlearn.routes.halfspace`) and returns whichever certificate applies, *verified independently* by
@@ -24,9 +24,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .certify.separability import DEFAULT_TOL, midrange
+from .certify.separability import DEFAULT_TOL, CertificateCheck, midrange, verify
 from .data import (as_binary_labels, as_features, check_bool, check_choice, check_solver,
                    check_tol)
+from .deprecation import renamed
 from .errors import ConvexLearnError, DataError
 from .formulations.halfspace import LP_BUILDERS
 from .routes.halfspace import AUTO_DIRECT_ENTRIES, SeparabilityResult, decide_separability
@@ -44,30 +45,40 @@ class Halfspace:
     X : array_like of shape (n, d)
     y : array_like of shape (n,)
         Two distinct labels; sorted, ``classes[0] -> -1``, ``classes[1] -> +1``.
-    homogeneous : bool
-        Hyperplanes through the origin (b = 0): ``y_i <w, x_i> >= 1``.
+    intercept : bool
+        False: hyperplanes through the origin (b = 0), ``y_i <w, x_i> >= 1`` (the word of
+        SVM and ERM; ``homogeneous=True``, its deprecated name, means ``intercept=False``).
 
     Raises
     ------
     DataError
-        Bad X or y (empty, NaN/inf, one class, ...), or ``homogeneous=True`` with a
+        Bad X or y (empty, NaN/inf, one class, ...), or ``intercept=False`` with a
         sample equal to the zero vector: every hyperplane through the origin contains it
         (``y_i <w, 0> = 0 < 1``), so no homogeneous halfspace can classify it and the
-        question has a trivial answer. Drop that sample or use ``homogeneous=False``.
+        question has a trivial answer. Drop that sample or use ``intercept=True``.
     """
 
-    def __init__(self, X: ArrayLike, y: ArrayLike, homogeneous: bool = False):
+    def __init__(self, X: ArrayLike, y: ArrayLike, intercept: bool = True, *,
+                 homogeneous: bool | None = None):
         self.X = as_features(X)
         self.y, self.label_map = as_binary_labels(y, n=self.X.shape[0])
-        self.homogeneous = check_bool("homogeneous", homogeneous)
+        intercept = renamed("Halfspace", "homogeneous", "intercept", homogeneous, intercept,
+                            default=True, convert=lambda h: not check_bool("homogeneous", h),
+                            note=" (homogeneous=True is intercept=False)")
+        self.intercept = check_bool("intercept", intercept)
         if self.homogeneous:
             zero = np.flatnonzero(~np.any(self.X != 0, axis=1))
             if zero.size:
                 raise DataError(
-                    f"homogeneous=True but sample(s) {zero[:8].tolist()} are the zero vector: "
+                    f"intercept=False but sample(s) {zero[:8].tolist()} are the zero vector: "
                     f"every hyperplane through the origin contains 0, so y_i <w, 0> = 0 < 1 for "
                     f"every w and no homogeneous halfspace can classify it (the consistency LP "
-                    f"is trivially infeasible). Remove the sample(s) or use homogeneous=False")
+                    f"is trivially infeasible). Remove the sample(s) or use intercept=True")
+
+    @property
+    def homogeneous(self) -> bool:
+        """``not intercept``: hyperplanes through the origin (the LPs' word for it)."""
+        return not self.intercept
 
     @property
     def classes(self) -> np.ndarray:
@@ -80,13 +91,13 @@ class Halfspace:
         return LP_BUILDERS[which](self.X, self.y, self.homogeneous).problem
 
     def __repr__(self) -> str:
-        kind = "homogeneous" if self.homogeneous else "affine"
+        kind = "affine" if self.intercept else "homogeneous"
         return f"<Halfspace ({kind}, n={self.X.shape[0]}, d={self.X.shape[1]})>"
 
     # ------------------------------------------------------------------ check
     def check(self, *, margin: bool = True, slack: bool = True, exact: Any = "auto",
-              tol: float = DEFAULT_TOL, backend: str = "auto",
-              solver: str | None = None) -> SeparabilityResult:
+              cert_tol: float = DEFAULT_TOL, backend: str = "auto",
+              solver: str | None = None, tol: float | None = None) -> SeparabilityResult:
         """Decide linear separability and return the verified certificate.
 
         The LPs and the independent verification are those of
@@ -97,10 +108,12 @@ class Halfspace:
         ----------
         margin : bool
             Where separable, also solve the hard-margin SVM for the maximal margin.
-        slack, exact, tol, backend, solver :
+        slack, exact, backend, solver :
             As in :func:`convexlearn.routes.halfspace.decide_separability` (the minimum
-            total slack where not separable; the exact rational check; the scaled float
-            tolerance; cvxpy or straight to HiGHS; the cvxpy LP solver).
+            total slack where not separable; the exact rational check; cvxpy or straight
+            to HiGHS; the cvxpy LP solver).
+        cert_tol : float
+            Tolerance of the scaled float check of the certificate (``tol``, deprecated).
 
         Returns
         -------
@@ -113,7 +126,8 @@ class Halfspace:
         """
         margin = check_bool("margin", margin)
         slack = check_bool("slack", slack)
-        tol, solver = check_tol("tol", tol), check_solver(solver)
+        tol = renamed("Halfspace.check", "tol", "cert_tol", tol, cert_tol, default=DEFAULT_TOL)
+        tol, solver = check_tol("cert_tol", tol), check_solver(solver)
         if exact != "auto":
             exact = check_bool("exact", exact) if not isinstance(exact, str) else \
                 check_choice("exact", exact, ("auto",))
@@ -126,6 +140,18 @@ class Halfspace:
             result.provenance.setdefault("timings", {})["margin_svm"] = timer()
             result.time_s += result.provenance["timings"]["margin_svm"]
         return result
+
+    def certificate(self, result: SeparabilityResult, tol: float = DEFAULT_TOL, *,
+                    exact: Any = "auto") -> list[CertificateCheck]:
+        """The certificate of an answer, re-checked from X and y: the hyperplane where
+        ``result.separable``, lambda otherwise (:func:`~convexlearn.certify.separability.verify`,
+        float at ``tol``, then exact over Q where cheap or ``exact=True``). All must pass."""
+        check_tol("tol", tol)
+        if result.separable:
+            return verify(self.X, self.y, w=result.w, b=result.b, homogeneous=self.homogeneous,
+                          exact=exact, tol=tol)
+        return verify(self.X, self.y, lam=result.certificate, homogeneous=self.homogeneous,
+                      exact=exact, tol=tol)
 
     def _margin(self, notes: list[str], provenance: dict) -> float | None:
         """The maximal geometric margin ``1 / ||w*||``, or None (with a note) if unavailable.

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import math
 import os
 import tempfile
@@ -39,8 +40,12 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .errors import DataError
+from .version import __version__
+
 __all__ = ["encode", "decode", "float_list", "array_from_list", "Record", "StagedFile",
-           "write_atomic", "TMP_PREFIX"]
+           "write_atomic", "write_json", "TMP_PREFIX", "FORMAT", "FORMAT_VERSION",
+           "solution_record", "solution_fields", "read_solution_data"]
 
 #: Prefix of every temporary file convexlearn writes (then renames into place).
 TMP_PREFIX = ".convexlearn-tmp-"
@@ -285,3 +290,114 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+# ------------------------------------------------------------------ saved solutions
+#: The ``format`` field of a saved solution, and the version this release writes. A file
+#: of a newer version is refused (with both versions named); older versions stay readable.
+FORMAT = "convexlearn.solution"
+FORMAT_VERSION = 1
+
+
+def write_json(path: Any, data: Any) -> Path:
+    """``data`` as indented strict JSON (NaN refused: encode it first), written atomically."""
+    return write_atomic(path, json.dumps(data, indent=1, allow_nan=False) + "\n")
+
+
+def solution_record(solution: Any) -> dict[str, Any]:
+    """A :class:`~convexlearn.Solution` as strict JSON data, exactly.
+
+    Fields: ``format`` ("convexlearn.solution"), ``format_version``; ``w``, ``alpha``,
+    ``xi``, ``dual_coef`` as lists of floats (or null); ``support`` (indices, derived:
+    see ``Solution.support``); ``b``, ``objective``, ``time_s``, ``status``, ``method``,
+    ``n_iter``; ``history`` (columns); ``provenance``, ``report`` (the optimality
+    report's fields as plain data) and ``extra``. Floats are written with repr
+    precision, so every value reads back bit for bit; NaN and +-inf are encoded as
+    described in the module docstring.
+    """
+
+    def vector(v):
+        return None if v is None else float_list(np.asarray(v, dtype=float))
+
+    support = solution.support
+    return {
+        "format": FORMAT, "format_version": FORMAT_VERSION, "convexlearn": __version__,
+        "method": solution.method, "status": solution.status,
+        "objective": encode(solution.objective), "b": encode(solution.b),
+        "w": vector(solution.w), "alpha": vector(solution.alpha), "xi": vector(solution.xi),
+        "dual_coef": vector(solution.dual_coef),
+        "support": None if support is None else support.tolist(),
+        "n_iter": None if solution.n_iter is None else int(solution.n_iter),
+        "time_s": encode(solution.time_s),
+        "history": solution.history.to_dict(),
+        "provenance": encode(solution.provenance),
+        "report": encode(solution.report),
+        "extra": encode(solution.extra),
+    }
+
+
+def solution_fields(data: Any) -> dict[str, Any]:
+    """The keyword arguments of ``Solution(...)`` read back from :func:`solution_record`'s
+    data (``history`` still as its columns).
+
+    Raises
+    ------
+    DataError
+        Not a saved solution, a newer format version, or a malformed field (named).
+    """
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        found = data.get("format") if isinstance(data, dict) else type(data).__name__
+        raise DataError(f"not a saved convexlearn solution: 'format' is {found!r}, "
+                        f"expected {FORMAT!r}")
+    version = data.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise DataError(f"'format_version' must be a positive integer; got {version!r}")
+    if version > FORMAT_VERSION:
+        raise DataError(f"this solution was saved in format version {version}, newer than "
+                        f"this convexlearn reads ({FORMAT_VERSION}): upgrade convexlearn")
+    try:
+        def vector(key):
+            v = data.get(key)
+            return None if v is None else array_from_list(v)
+
+        return dict(w=vector("w"), b=decode(data["b"]), alpha=vector("alpha"),
+                    xi=vector("xi"), objective=decode(data["objective"]),
+                    status=data["status"], method=data["method"], n_iter=data.get("n_iter"),
+                    history=data.get("history") or {},
+                    time_s=decode(data.get("time_s", 0.0)),
+                    provenance=decode(data.get("provenance") or {}),
+                    dual_coef=vector("dual_coef"), report=decode(data.get("report")),
+                    extra=decode(data.get("extra") or {}))
+    except (KeyError, TypeError, ValueError) as exc:
+        if isinstance(exc, DataError):
+            raise
+        what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
+        raise DataError(f"malformed saved solution: {what}") from None
+
+
+def read_solution_data(path: Any, method: str | None = None) -> Any:
+    """The JSON data of a saved solution, or of one solution of a ``convexlearn solve
+    --json`` run record (``method``; by default the run's exact reference).
+
+    Raises
+    ------
+    DataError
+        No such file, not JSON, or a run without that method (the message names the file).
+    """
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path}: cannot read: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}: not JSON: {exc}") from None
+    if isinstance(data, dict) and data.get("format") == "convexlearn.run":
+        solutions = data.get("solutions") or {}
+        method = data.get("reference") if method is None else method
+        if method not in solutions:
+            raise DataError(f"{path}: the run has no solution of method {method!r}; it has "
+                            f"{', '.join(solutions) or 'none'}")
+        data = solutions[method]
+    return data

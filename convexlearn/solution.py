@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,17 +10,13 @@ from typing import Any
 import numpy as np
 
 from .errors import DataError, ParameterError
-from .version import __version__
-from .serialize import array_from_list, decode, encode, float_list, write_atomic
+from .fingerprints import data_digest, problem_fingerprint
+from .serialize import (FORMAT, FORMAT_VERSION, array_from_list, float_list, read_solution_data,
+                        solution_fields, solution_record, write_json)
 
 __all__ = ["History", "Solution", "Timer", "STATUSES", "load", "FORMAT", "FORMAT_VERSION",
            "data_digest", "problem_fingerprint", "check_same_problem",
            "check_solution_shapes"]
-
-#: The ``format`` field of a saved solution, and the version this release writes. A file
-#: of a newer version is refused (with both versions named); older versions stay readable.
-FORMAT = "convexlearn.solution"
-FORMAT_VERSION = 1
 
 #: Status values a Solution can carry.
 #: "unknown"       nothing has been checked yet (a Solution built by hand);
@@ -162,7 +156,6 @@ class Solution:
         """True when the status is "optimal" (solver said so and the check passed)."""
         return self.status == "optimal"
 
-    # ------------------------------------------------------------------ serialization
     @property
     def support(self) -> np.ndarray | None:
         """Indices of the support vectors: the report's dual view where there is a report
@@ -175,35 +168,9 @@ class Solution:
         return np.flatnonzero(np.asarray(self.alpha) > 0)
 
     def to_dict(self) -> dict[str, Any]:
-        """The whole answer as strict JSON data (exact: :meth:`from_dict` inverts it).
-
-        Fields: ``format`` ("convexlearn.solution"), ``format_version``; ``w``, ``alpha``,
-        ``xi``, ``dual_coef`` as lists of floats (or null); ``support`` (indices, derived:
-        see :attr:`support`); ``b``, ``objective``, ``time_s``, ``status``, ``method``,
-        ``n_iter``; ``history`` (columns); ``provenance``, ``report`` (the optimality
-        report's fields as plain data) and ``extra``. Floats are written with repr
-        precision, so every value reads back bit for bit; NaN and +-inf are encoded as
-        described in :mod:`convexlearn.serialize`.
-        """
-
-        def vector(v):
-            return None if v is None else float_list(np.asarray(v, dtype=float))
-
-        support = self.support
-        return {
-            "format": FORMAT, "format_version": FORMAT_VERSION, "convexlearn": __version__,
-            "method": self.method, "status": self.status,
-            "objective": encode(self.objective), "b": encode(self.b),
-            "w": vector(self.w), "alpha": vector(self.alpha), "xi": vector(self.xi),
-            "dual_coef": vector(self.dual_coef),
-            "support": None if support is None else support.tolist(),
-            "n_iter": None if self.n_iter is None else int(self.n_iter),
-            "time_s": encode(self.time_s),
-            "history": self.history.to_dict(),
-            "provenance": encode(self.provenance),
-            "report": encode(self.report),
-            "extra": encode(self.extra),
-        }
+        """The whole answer as strict JSON data, exactly (:meth:`from_dict` inverts it;
+        the fields: :func:`convexlearn.serialize.solution_record`)."""
+        return solution_record(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Solution":
@@ -216,41 +183,18 @@ class Solution:
             Not a saved solution, a newer format version, or a malformed field (the
             message names it).
         """
-        if not isinstance(data, dict) or data.get("format") != FORMAT:
-            found = data.get("format") if isinstance(data, dict) else type(data).__name__
-            raise DataError(f"not a saved convexlearn solution: 'format' is {found!r}, "
-                            f"expected {FORMAT!r}")
-        version = data.get("format_version")
-        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-            raise DataError(f"'format_version' must be a positive integer; got {version!r}")
-        if version > FORMAT_VERSION:
-            raise DataError(f"this solution was saved in format version {version}, newer than "
-                            f"this convexlearn reads ({FORMAT_VERSION}): upgrade convexlearn")
+        fields = solution_fields(data)
         try:
-            def vector(key):
-                v = data.get(key)
-                return None if v is None else array_from_list(v)
-
-            return cls(w=vector("w"), b=decode(data["b"]), alpha=vector("alpha"),
-                       xi=vector("xi"), objective=decode(data["objective"]),
-                       status=data["status"], method=data["method"], n_iter=data.get("n_iter"),
-                       history=History.from_dict(data.get("history") or {}),
-                       time_s=decode(data.get("time_s", 0.0)),
-                       provenance=decode(data.get("provenance") or {}),
-                       dual_coef=vector("dual_coef"), report=decode(data.get("report")),
-                       extra=decode(data.get("extra") or {}))
-        except (KeyError, TypeError, ValueError) as exc:
-            if isinstance(exc, DataError):
-                raise
-            what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
-            raise DataError(f"malformed saved solution: {what}") from None
+            fields["history"] = History.from_dict(fields["history"])
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise DataError(f"malformed saved solution: history: {exc}") from None
+        return cls(**fields)
 
     def save(self, path: Any) -> Path:
         """Write :meth:`to_dict` as JSON to ``path``, atomically (a temporary file
         ``.convexlearn-tmp-*`` next to it, then a rename); return the path. Read it back
         with :func:`convexlearn.load`."""
-        text = json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n"
-        return write_atomic(path, text)
+        return write_json(path, self.to_dict())
 
     def __repr__(self) -> str:
         parts = [f"method={self.method!r}", f"status={self.status!r}",
@@ -271,54 +215,11 @@ def load(path: Any, method: str | None = None) -> Solution:
         No such file, not JSON, not a saved solution, or a newer format version (the
         message names the file).
     """
-    path = Path(path)
+    data = read_solution_data(path, method)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path}: cannot read: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{path}: not JSON: {exc}") from None
-    try:
-        if isinstance(data, dict) and data.get("format") == "convexlearn.run":
-            solutions = data.get("solutions") or {}
-            method = data.get("reference") if method is None else method
-            if method not in solutions:
-                raise DataError(f"the run has no solution of method {method!r}; it has "
-                                f"{', '.join(solutions) or 'none'}")
-            data = solutions[method]
         return Solution.from_dict(data)
     except DataError as exc:
         raise DataError(f"{path}: {exc}") from None
-
-
-def data_digest(*arrays) -> str:
-    """sha256 of the arrays' shapes, dtypes and bytes (None counts as a marker): the data part
-    of a problem's fingerprint, computed once per problem object (it reads every byte)."""
-    h = hashlib.sha256()
-    for a in arrays:
-        if a is None:
-            h.update(b"none;")
-            continue
-        if hasattr(a, "tocsr"):     # scipy.sparse: its arrays (an object array would hash
-            a = a.tocsr()           # the pointer, different in every process)
-            h.update(f"sparse{a.shape};".encode())
-            for part in (a.data, a.indices, a.indptr):
-                h.update(np.ascontiguousarray(part).view(np.uint8))
-            continue
-        a = np.ascontiguousarray(a)
-        h.update(f"{a.shape}{a.dtype.str};".encode())
-        # the array's own buffer, not a tobytes() copy (the same bytes, one pass fewer)
-        h.update(a.tobytes() if a.dtype.hasobject else a.reshape(-1).view(np.uint8))
-    return h.hexdigest()
-
-
-def problem_fingerprint(digest: str, params: dict) -> str:
-    """The fingerprint a problem records in ``solution.provenance["fingerprint"]``: sha256 of its
-    data digest (:func:`data_digest`) and its model parameters (C, kernel, lam, ...)."""
-    text = digest + json.dumps(params, sort_keys=True, default=repr)
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
 def check_same_problem(solution: Solution, fingerprint: str | None, where: str,

@@ -23,6 +23,7 @@ from .certify.kkt import KKTReport, gram_factor, kkt_report
 from .data import (as_binary_labels, as_features, as_sample_weight, backend_class,
                    check_bool, check_C, check_nonnegative, check_positive,
                    check_solve_options, check_solver)
+from .deprecation import renamed
 from .errors import DataError, NotApplicableError, ParameterError
 from .formulations.svm import svm_dual, svm_primal
 from .gram import Gram
@@ -300,7 +301,7 @@ class SVM(KernelSamples):
     # ----------------------------------------------------------------- solving
     @logged_solve
     def solve(self, method: str = "exact", *, solver: str | None = None, tol: float = 1e-6,
-              kkt_tol: float | None = None, polish: bool = True, **options) -> Solution:
+              cert_tol: float | None = None, polish: bool = True, **options) -> Solution:
         """Solve the problem and attach its KKT report.
 
         Parameters
@@ -314,10 +315,11 @@ class SVM(KernelSamples):
             cvxpy solver for the exact methods (default Clarabel).
         tol : float
             Stopping tolerance of iterative methods.
-        kkt_tol : float, optional
-            Tolerance of the KKT check that decides the status (default: 1e-6 for the exact
-            methods, whatever ``tol``; ``tol`` clipped to [1e-6, 1e-3] for the iterative
-            ones, so that "optimal" never means a loose answer).
+        cert_tol : float, optional
+            Tolerance of the KKT check (the certificate) that decides the status (default:
+            1e-6 for the exact methods, whatever ``tol``; ``tol`` clipped to [1e-6, 1e-3]
+            for the iterative ones, so that "optimal" never means a loose answer).
+            ``kkt_tol``, its old name, works for one release (DeprecationWarning).
         polish : bool
             Exact methods only: refine the interior-point multipliers on their active set
             (:mod:`convexlearn.solvers.kernel_svm.polish`) and keep the refined point when its KKT
@@ -339,12 +341,15 @@ class SVM(KernelSamples):
         InfeasibleError
             Hard margin on data that are proven not linearly separable.
         """
+        cert_tol = renamed("SVM.solve", "kkt_tol", "cert_tol", options.pop("kkt_tol", None),
+                           cert_tol, stacklevel=4)
+        cert_tol = None if cert_tol is None else check_positive("cert_tol", cert_tol)
         options = check_solve_options(options)     # seed, callback, max_iter, ... at the edge
         # before solving: a route may densify a sparse X, and the fingerprint is of the
         # data as given (a fresh problem on the same file must match it)
         fingerprint = self.fingerprint()
         solution = routes.solve(self, method, solver=check_solver(solver), tol=tol,
-                                kkt_tol=kkt_tol, polish=polish, **options)
+                                kkt_tol=cert_tol, polish=polish, **options)
         solution.provenance["fingerprint"] = fingerprint
         return solution
 
@@ -377,15 +382,17 @@ class SVM(KernelSamples):
         return sol
 
     # ------------------------------------------------------------------ checks
-    def path(self, Cs: Any, *, exact: bool = False, tol: float = 1e-6, kkt_tol: float = 1e-6,
+    def path(self, Cs: Any, *, exact: bool = False, tol: float = 1e-6, cert_tol: float = 1e-6,
              **smo_options) -> Path:
         """Solutions along ``Cs`` (a :class:`~convexlearn.path.Path`; ``self.C`` unchanged).
 
         ``exact=False``: each C in the order given, warm-started SMO, certified by its KKT
-        report at ``kkt_tol`` (:func:`convexlearn.routes.svm_warm_path.svm_warm_path`).
+        report at ``cert_tol`` (:func:`convexlearn.routes.svm_warm_path.svm_warm_path`).
         ``exact=True``: the piecewise-linear path in 1/C between min(Cs) and max(Cs)
         (:func:`convexlearn.routes.svm.exact_c_path`); ``values`` are its breakpoints,
         each certified, and ``Path.at(C)`` interpolates exactly between them."""
+        kkt_tol = renamed("SVM.path", "kkt_tol", "cert_tol", smo_options.pop("kkt_tol", None),
+                          cert_tol, default=1e-6)
         if check_bool("exact", exact):
             return routes.exact_path(self, Cs, kkt_tol=min(kkt_tol, 1e-9))
         values, sols, prov = svm_warm_path(self, Cs, tol=tol, kkt_tol=kkt_tol, **smo_options)
@@ -406,6 +413,10 @@ class SVM(KernelSamples):
         check_solution_shapes(solution, self.n_samples, getattr(self.X, "shape", (0, None))[1],
                               "SVM.kkt")
         return kkt_report(self, solution, check_positive("tol", tol))
+
+    def certificate(self, solution: Solution, tol: float = 1e-6) -> KKTReport:
+        """The certificate of a solution: its KKT report (:meth:`kkt`, the SVM's name for it)."""
+        return self.kkt(solution, tol)
 
     # -------------------------------------------------------------- evaluation
     def predict(self, solution: Solution, X: ArrayLike | None = None) -> np.ndarray:

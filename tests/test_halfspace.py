@@ -120,7 +120,7 @@ def test_homogeneous_differs_from_affine():
     affine = cl.Halfspace(X, y).check()
     assert affine.separable
     assert_verified(X, y, affine)
-    hom = cl.Halfspace(X, y, homogeneous=True).check()
+    hom = cl.Halfspace(X, y, intercept=False).check()
     assert not hom.separable and hom.homogeneous
     assert_verified(X, y, hom)
     assert hom.certificate[2] == 0 and hom.certificate[0] == pytest.approx(0.5)
@@ -130,7 +130,7 @@ def test_homogeneous_separable_has_zero_intercept():
     rng = np.random.default_rng(3)
     X = rng.standard_normal((40, 4))
     y = np.where(X @ rng.standard_normal(4) >= 0, 1, -1)
-    res = cl.Halfspace(X, y, homogeneous=True).check()
+    res = cl.Halfspace(X, y, intercept=False).check()
     assert res.separable and res.b == 0.0
     assert_verified(X, y, res)
     assert linprog_consistency(X, y.astype(float), homogeneous=True).status == 0
@@ -154,8 +154,8 @@ def test_bad_input_errors():
         cl.Halfspace(np.zeros((0, 2)), [])
     with pytest.raises(DataError, match="non-finite"):
         cl.Halfspace([[0.0, np.nan], [1.0, 1.0]], [0, 1])
-    with pytest.raises(DataError, match=r"zero vector.*homogeneous=False"):
-        cl.Halfspace(XOR_X, XOR_Y, homogeneous=True)
+    with pytest.raises(DataError, match=r"zero vector.*intercept=True"):
+        cl.Halfspace(XOR_X, XOR_Y, intercept=False)
     # the zero vector is no problem for affine halfspaces
     assert not cl.Halfspace(XOR_X, XOR_Y).check(slack=False).separable
 
@@ -179,7 +179,7 @@ def general_position(draw):
 @given(general_position(), st.booleans())
 def test_n_le_d_points_in_general_position_are_separable(data, homogeneous):
     X, y = data
-    res = cl.Halfspace(X, y, homogeneous=homogeneous).check(margin=False)
+    res = cl.Halfspace(X, y, intercept=not homogeneous).check(margin=False)
     assert res.separable
     assert_verified(X, y, res)
 
@@ -207,8 +207,8 @@ def test_verdict_invariant_to_permutation_and_scaling(seed, d, n, scale, negate,
     y[:2] = [1, -1]
     c = -scale if negate else scale
     perm = rng.permutation(n)
-    base = cl.Halfspace(X, y, homogeneous=homogeneous).check(margin=False, slack=False)
-    other = cl.Halfspace(c * X[perm], y[perm], homogeneous=homogeneous).check(margin=False,
+    base = cl.Halfspace(X, y, intercept=not homogeneous).check(margin=False, slack=False)
+    other = cl.Halfspace(c * X[perm], y[perm], intercept=not homogeneous).check(margin=False,
                                                                             slack=False)
     assert base.separable == other.separable
     assert_verified(X, y, base, exact=False)
@@ -219,8 +219,8 @@ def test_verdict_invariant_to_permutation_and_scaling(seed, d, n, scale, negate,
                                                   ((1, 2), True)])
 def test_highspy_and_cvxpy_backends_agree(classes, homogeneous):
     X, y = binary_dataset("iris", classes, standardized=False)
-    by_cvxpy = cl.Halfspace(X, y, homogeneous=homogeneous).check(backend="cvxpy", margin=False)
-    by_highspy = cl.Halfspace(X, y, homogeneous=homogeneous).check(backend="highspy", margin=False)
+    by_cvxpy = cl.Halfspace(X, y, intercept=not homogeneous).check(backend="cvxpy", margin=False)
+    by_highspy = cl.Halfspace(X, y, intercept=not homogeneous).check(backend="highspy", margin=False)
     assert by_cvxpy.separable == by_highspy.separable
     assert by_cvxpy.provenance["backend"] == "cvxpy" and by_highspy.provenance["backend"] == "highspy"
     for res in (by_cvxpy, by_highspy):
@@ -291,14 +291,14 @@ def test_tiny_and_huge_features_do_not_change_the_verdict(homogeneous):
     # Two distinct points 1e-12 apart (homogeneous: on either side of 0).
     X = np.array([[-1e-12], [1e-12]]) if homogeneous else np.array([[0.0], [1e-12]])
     y = np.array([0, 1])
-    res = cl.Halfspace(X, y, homogeneous=homogeneous).check()
+    res = cl.Halfspace(X, y, intercept=not homogeneous).check()
     assert res.separable
     assert_verified(X, y, res)
     # One tiny and one huge feature, the classes split by the sign of the tiny one.
     rng = np.random.default_rng(1)
     Z = np.column_stack([rng.standard_normal(30) * 1e-10, rng.standard_normal(30) * 1e9])
     labels = np.where(Z[:, 0] > 0, 1, -1)
-    res = cl.Halfspace(Z, labels, homogeneous=homogeneous).check(margin=False)
+    res = cl.Halfspace(Z, labels, intercept=not homogeneous).check(margin=False)
     assert res.separable
     assert_verified(Z, labels, res)
 
@@ -334,8 +334,8 @@ def test_verdict_invariant_to_per_column_scaling(seed, d, n, homogeneous, data):
     y[:2] = [1, -1]
     exponents = data.draw(st.lists(st.floats(-9, 9), min_size=d, max_size=d))
     D = 10.0 ** np.array(exponents)
-    base = cl.Halfspace(X, y, homogeneous=homogeneous).check(margin=False, slack=False)
-    other = cl.Halfspace(X * D, y, homogeneous=homogeneous).check(margin=False, slack=False)
+    base = cl.Halfspace(X, y, intercept=not homogeneous).check(margin=False, slack=False)
+    other = cl.Halfspace(X * D, y, intercept=not homogeneous).check(margin=False, slack=False)
     assert base.separable == other.separable
     assert_verified(X, y, base, exact=False)
     assert_verified(X * D, y, other, exact=False)
@@ -363,3 +363,18 @@ def test_far_from_the_origin_verdicts_and_certificates(offset):
     xor = cl.Halfspace(X, np.array([0, 1, 1, 0])).check()
     assert not xor.separable and xor.verified
     assert_verified(X, np.array([0, 1, 1, 0]), xor)
+
+
+@pytest.mark.parametrize("shift", [0.0, 5.0])
+def test_repr_is_short_whatever_n(shift):
+    # the arrays are there to inspect, not to print (the dataclass repr was 8 KB at n=60)
+    rng = np.random.default_rng(0)
+    for n in (60, 600):
+        X = rng.standard_normal((n, 3))
+        y = np.where(rng.random(n) > 0.5, 1, -1)
+        res = cl.Halfspace(X + shift * y[:, None], y).check(margin=False)
+        text = repr(res)
+        assert len(text) < 200 and "\n" not in text and "array" not in text
+        assert text.startswith("SeparabilityResult(separable" if res.separable
+                               else "SeparabilityResult(not separable")
+        assert "verified=True" in text and "exact passed" in text

@@ -52,7 +52,7 @@ def test_mistake_bound_holds_on_random_separable_sets(seed):
     # R and B recomputed independently: R from the data, 1/B = the homogeneous max margin
     Xe = np.hstack([np.ones((len(y), 1)), X])
     assert R == pytest.approx(np.linalg.norm(Xe, axis=1).max())
-    hs = cl.Halfspace(Xe, y, homogeneous=True).check(slack=False)
+    hs = cl.Halfspace(Xe, y, intercept=False).check(slack=False)
     assert hs.separable and hs.verified
     assert B == pytest.approx(1 / hs.margin, rel=1e-6)
     # the returned hyperplane separates the training data (exactly, over Q)

@@ -327,11 +327,11 @@ class SVMAdapter(Adapter):
             if progress:
                 progress(label)
             if method in EXACT_METHODS:
-                sol = svm.solve(method, solver=problem.solver, kkt_tol=tol,
+                sol = svm.solve(method, solver=problem.solver, cert_tol=tol,
                                 **problem.solver_options)
             else:
                 opts = _method_options(problem, method, ITERATIVE_METHODS)
-                sol = svm.solve(method, tol=tol, kkt_tol=tol,
+                sol = svm.solve(method, tol=tol, cert_tol=tol,
                                 callback=_iterative_callback(label, progress, opts.get("max_iter")),
                                 **opts)
             solutions[method] = sol
@@ -402,21 +402,21 @@ def _with_separability(result: RunResult, svm: Any, progress: Progress | None) -
     X, y = problem.data.X, problem.data.y
     if is_dask_array(X):
         X, y = np.asarray(X.compute()), np.asarray(y.compute())
-    result.separability = _halfspace(X, y, not problem.model["intercept"])
+    result.separability = _halfspace(X, y, problem.model["intercept"])
     result.facts["separable"] = result.separability.separable
     return result
 
 
-def _halfspace(X, y, homogeneous: bool):
+def _halfspace(X, y, intercept: bool):
     from ..halfspace import Halfspace
-    return Halfspace(X, y, homogeneous=homogeneous).check()
+    return Halfspace(X, y, intercept=intercept).check()
 
 
 class HalfspaceAdapter(Adapter):
     """Linear separability with a verified certificate either way (``Halfspace.check``)."""
 
     kind, module = "halfspace", "convexlearn.halfspace"
-    model_keys = {"homogeneous": Key("boolean", False, "hyperplanes through the origin")}
+    model_keys = {"intercept": Key("boolean", True, "false: hyperplanes through the origin")}
     expect_keys = {
         "separable": Key("boolean", None), "margin": Key("number", None),
         "margin_rtol": Key("number", 1e-6), "min_total_slack": Key("number", None),
@@ -432,7 +432,7 @@ class HalfspaceAdapter(Adapter):
         """
         if progress:
             progress(f"{problem.name}: separability LP")
-        res = _halfspace(problem.data.X, problem.data.y, problem.model["homogeneous"])
+        res = _halfspace(problem.data.X, problem.data.y, problem.model["intercept"])
         status = ("separable" if res.separable else "not separable") + \
                  ("" if res.verified else " (UNVERIFIED)")
         row = MethodRow("lp", status, math.nan, time_s=res.time_s, reference=True)
@@ -546,7 +546,7 @@ class ShatteringAdapter(Adapter):
     rank test; the two deciders must agree."""
 
     kind, module = "shattering", "convexlearn.shattering"
-    model_keys = {"homogeneous": Key("boolean", False, "halfspaces through the origin")}
+    model_keys = {"intercept": Key("boolean", True, "false: halfspaces through the origin")}
     expect_keys = {"shattered": Key("boolean", None)}
     default_methods = ("lp", "algebra")
 
@@ -564,7 +564,7 @@ class ShatteringAdapter(Adapter):
         rows, verdicts = [], {}
         for method in methods:
             start = time.perf_counter()
-            witness = unrealizable_labeling(problem.data.X, problem.model["homogeneous"],
+            witness = unrealizable_labeling(problem.data.X, not problem.model["intercept"],
                                             method=method)
             verdicts[method] = witness
             status = "shattered" if witness is None else \

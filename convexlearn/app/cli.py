@@ -30,6 +30,7 @@ import signal
 import sys
 import threading
 import traceback
+import warnings
 from typing import NoReturn
 
 from ..errors import ConvexLearnError
@@ -234,8 +235,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("data", metavar="DATA.csv",
                    help="CSV file with a header line, or an svmlight/LIBSVM data file")
     _data_flags(p, label_required=False)     # an svmlight file's label is its first field
+    p.add_argument("--no-intercept", dest="intercept", action="store_false",
+                   help="hyperplanes through the origin (b = 0)")
     p.add_argument("--homogeneous", action="store_true",
-                   help="hyperplanes through the origin (no intercept)")
+                   help="deprecated name of --no-intercept")
     p.add_argument("--json", metavar="OUT",
                    help="also write the answer as JSON; '-' is standard output")
     _common(p)
@@ -276,6 +279,8 @@ def run() -> NoReturn:
     (-2 to the parent) when the signal's exit status leaked past the handler or a second
     one arrived during the interpreter's shutdown, which the exit-code contract forbids.
     """
+    # a renamed flag or problem-file key says so on stderr (Python hides the warning)
+    warnings.filterwarnings("default", category=DeprecationWarning, module=r"convexlearn\.")
     code = main()
     if code == 130:
         for stream in (sys.stdout, sys.stderr):

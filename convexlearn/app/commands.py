@@ -13,6 +13,7 @@ import sys
 import time
 import traceback
 
+from ..deprecation import renamed
 from ..errors import ConvexLearnError, ParameterError, SolverError
 from .outputs import STDOUT, UsageError, check_outputs, check_writable, write_all_atomic
 from .progress import Progress, configure_logging
@@ -285,7 +286,10 @@ def cmd_separable(args: argparse.Namespace) -> int:
     configure_logging(args.verbose, progress)
     progress("separability LP")
     try:
-        result = Halfspace(data.X, data.y, homogeneous=args.homogeneous).check()
+        intercept = renamed("convexlearn separable", "--homogeneous", "--no-intercept",
+                            args.homogeneous or None, args.intercept, default=True,
+                            convert=lambda h: not h)
+        result = Halfspace(data.X, data.y, intercept=intercept).check()
     finally:
         progress.close()
     out = _text_out(args)

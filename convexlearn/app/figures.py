@@ -129,11 +129,11 @@ def make_figure(result: Any) -> Any:
         plot_decision(result.model, ref, axes["decision"], feature_names=names)
     if "separability" in axes or "halfspace" in axes:
         sep = result.separability
-        hs = Halfspace(data.X, data.y, homogeneous=sep.homogeneous)
+        hs = Halfspace(data.X, data.y, intercept=not sep.homogeneous)
         plot_separability(hs, sep, axes.get("separability", axes.get("halfspace")),
                           feature_names=names)
     if "shattering" in axes:
-        plot_shattering(data.X, result.problem.model["homogeneous"], axes["shattering"])
+        plot_shattering(data.X, not result.problem.model["intercept"], axes["shattering"])
     if "convergence-iteration" in axes:
         sols = _iterative_solutions(result)
         for x in ("iteration", "time"):

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ..deprecation import renamed
 from ..errors import ConvexLearnError, ProblemFileError
 
 __all__ = ["Key", "Dataset", "Problem", "FileContext", "validate", "read_toml", "is_number",
@@ -148,13 +149,40 @@ class FileContext:
         return ProblemFileError(f"{where}: {message}")
 
 
+#: Deprecated key -> (its new name, old value -> new value); read for one release with a
+#: DeprecationWarning naming the new key (the library's words: docs/conventions.md).
+RENAMED_KEYS: dict[str, tuple[str, Any]] = {"homogeneous": ("intercept", lambda v: not v)}
+
+
+def _renamed_keys(table: dict, schema: dict[str, Key], prefix: str, ctx: FileContext) -> dict:
+    """``table`` with each deprecated key the schema knows under its new name replaced."""
+    for old, (new, convert) in RENAMED_KEYS.items():
+        if old in table and old not in schema and new in schema:
+            table = dict(table)
+            value = table.pop(old)
+            if not _TYPES[schema[new].type](value):
+                raise ctx.error(prefix + old, f"key {prefix + old!r} must be "
+                                f"{_article(schema[new].type)}; got {type(value).__name__} "
+                                f"{value!r}")
+            if new in table:
+                raise ctx.error(prefix + old, f"give {prefix + new!r} only ({prefix + old!r} is "
+                                f"its deprecated name)")
+            line = ctx.line_of(prefix + old)
+            table[new] = renamed(f"{ctx.path}" + (f", line {line}" if line else ""),
+                                 prefix + old, prefix + new, value, None, convert=convert,
+                                 stacklevel=4)
+    return table
+
+
 def validate(table: dict, schema: dict[str, Key], where: str, ctx: FileContext) -> dict:
     """Check a TOML table against ``schema``; return it with defaults filled in.
 
     Raises ProblemFileError naming the key for an unknown key (listing the valid ones), a
-    wrong type (naming the expected type) or a missing required key.
+    wrong type (naming the expected type) or a missing required key. A deprecated key
+    (:data:`RENAMED_KEYS`) is read under its new name, with a DeprecationWarning.
     """
     prefix = f"{where}." if where else ""
+    table = _renamed_keys(table, schema, prefix, ctx)
     for key, value in table.items():
         if key not in schema:
             raise ctx.error(prefix + key, f"unknown key {prefix + key!r}; valid keys in "

@@ -1,38 +1,17 @@
 """Exact separability verdicts over Q: a phase-1 simplex in rational arithmetic.
 
-Every float is a dyadic rational, so the data X, y define a linear program over Q whose
-answer is a fact about the data, not about a solver's tolerances. Where the floating-point
-LP's certificate does not verify exactly (nearly touching hulls: the float verdict may be
-right with a certificate that is off by rounding, or wrong), :func:`exact_verdict` decides
-separability exactly:
+Every float is a dyadic rational, so X, y define an LP over Q whose answer is a fact
+about the data. Where the float LP's certificate does not verify exactly (nearly touching
+hulls), :func:`exact_verdict` decides: the certificate system
 
-1. The equality system of the certificate LP (docs/conventions.md), one column per sample::
+    A lambda = c,  lambda >= 0,   a_i = (y_i x_i, [y_i = +1], [y_i = -1]),  c = (0, 1, 1)
 
-       A lambda = c,  lambda >= 0,   a_i = (y_i x_i, [y_i = +1], [y_i = -1]),  c = (0, 1, 1)
-
-   (homogeneous: ``a_i = (y_i x_i, 1)``, ``c = (0, 1)``).
-2. The float LP's basis is reconstructed: the columns of the samples it found active
-   (``hint``: the support of its lambda, or the samples of smallest margin of its
-   hyperplane) are pivoted into an exact tableau, in :class:`fractions.Fraction`.
-3. If that basis is not primal feasible, a single artificial column (``-1`` on the rows
-   with a negative value) is pivoted in at the most negative row, which makes it
-   feasible; a phase-1 simplex with Bland's rule (smallest index enters, smallest basic
-   index leaves on ties: no cycling) then minimizes the artificials exactly.
-4. Phase-1 optimum 0: ``lambda`` is an exact certificate of *not separable*.
-   Optimum > 0: the phase-1 duals ``pi`` satisfy ``pi^T a_i <= 0`` for every sample and
-   ``pi^T c > 0`` (Farkas). With ``u = -pi = (w, beta_+, beta_-)``,
-   ``s = -(beta_+ + beta_-) / 2 > 0`` and ``b = (beta_+ - beta_-) / 2``, every margin
-   ``y_i (<w, x_i> + b) >= s``; ``(w / s, b / s)`` is an exact hyperplane with margins
-   >= 1 (homogeneous: ``u = (w, beta)``, ``s = -beta``). So the simplex proves either
-   verdict.
-5. The certificate is then re-checked from the data alone in integer arithmetic
-   (:func:`verify_hyperplane_rational`, :func:`verify_certificate_rational`),
-   independently of the simplex.
-
-Size limit: the tableau has ``(d + k) x (n + d + k + 1)`` exact entries (k = 2 classes,
-1 when homogeneous); beyond :data:`EXACT_LP_MAX_ENTRIES` entries, or
-:data:`EXACT_LP_MAX_PIVOTS` pivots, :func:`exact_verdict` returns None and the verdict stays
-unproven (said so in the result's notes).
+is solved by a phase-1 simplex (Bland's rule) in Fractions, warm-started from the float
+LP's basis. Optimum 0 gives an exact lambda; otherwise the phase-1 duals give an exact
+hyperplane (Farkas). Either is re-checked in integers from the data
+(:func:`verify_hyperplane_rational`, :func:`verify_certificate_rational`). Beyond
+:data:`EXACT_LP_MAX_ENTRIES` or :data:`EXACT_LP_MAX_PIVOTS` the verdict stays unproven.
+The steps in detail: docs/routes.md, "Design notes of the algorithms".
 """
 
 from __future__ import annotations
@@ -46,7 +25,7 @@ from fractions import Fraction
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .separability import CertificateCheck, _data, _dyadic
+from .separability import CertificateCheck, balance, class_sums, dyadic, signed_data
 
 __all__ = ["ExactVerdict", "exact_verdict", "exact_lp_fits", "verify_hyperplane_rational",
            "verify_certificate_rational", "EXACT_LP_MAX_ENTRIES", "EXACT_LP_MAX_PIVOTS"]
@@ -198,7 +177,7 @@ def exact_verdict(X: ArrayLike, y: ArrayLike, homogeneous: bool = False, hint: A
     ExactVerdict, or None when the problem exceeds :data:`EXACT_LP_MAX_ENTRIES` or the
     pivot budget (the verdict is then unproven).
     """
-    X, y = _data(X, y)
+    X, y = signed_data(X, y)
     n, d = X.shape
     if not exact_lp_fits(n, d, homogeneous):
         return None
@@ -237,11 +216,11 @@ def verify_hyperplane_rational(X: ArrayLike, y: ArrayLike, w: Any,
                                b: Any = Fraction(0)) -> CertificateCheck:
     """Exact check, in integers, that ``y_i (<w, x_i> + b) >= 1`` for every sample, with
     w, b rational (Fractions or floats, taken exactly)."""
-    X, y = _data(X, y)
+    X, y = signed_data(X, y)
     if len(w) != X.shape[1]:
         return CertificateCheck("separable", "hyperplane", "exact", False,
                                 message=f"w must have length {X.shape[1]}")
-    NX, EX = _dyadic(X)
+    NX, EX = dyadic(X)
     Nw, L = _integers(list(w) + [b])
     # L 2**EX m_i = y_i (NX_i . Nw + Nb 2**EX), compared with L 2**EX.
     lhs = (NX @ np.array(Nw[:-1], dtype=object) + (Nw[-1] << EX)) * np.where(
@@ -263,7 +242,7 @@ def verify_certificate_rational(X: ArrayLike, y: ArrayLike, lam: float, *,
                                 homogeneous: bool = False) -> CertificateCheck:
     """Exact check, in integers, of a rational lambda: ``lambda >= 0``, class sums 1
     (homogeneous: total 1) and ``sum_i lambda_i y_i x_i = 0``."""
-    X, y = _data(X, y)
+    X, y = signed_data(X, y)
 
     def fail(msg: str) -> CertificateCheck:
         return CertificateCheck("not separable", "lambda", "exact", False, message=msg)
@@ -273,13 +252,11 @@ def verify_certificate_rational(X: ArrayLike, y: ArrayLike, lam: float, *,
     N, L = _integers(lam)
     if min(N) < 0:
         return fail(f"lambda_{int(np.argmin(N))} < 0")
-    sums = [sum(N)] if homogeneous else [sum(v for v, s in zip(N, y) if s > 0),
-                                         sum(v for v, s in zip(N, y) if s < 0)]
-    if any(t != L for t in sums):
+    N_arr = np.array(N, dtype=object)
+    if any(t != L for t in class_sums(N_arr, y, homogeneous)):
         return fail("the class sums of lambda are not exactly 1")
-    NX, _ = _dyadic(X)
-    balance = (np.array(N, dtype=object) * np.where(y > 0, 1, -1).astype(object)) @ NX
-    if np.any(balance != 0):
+    NX, _ = dyadic(X)
+    if np.any(balance(N_arr, y, NX) != 0):
         return fail("sum_i lambda_i y_i x_i != 0 exactly")
     support = [i for i, v in enumerate(N) if v]
     return CertificateCheck("not separable", "lambda", "exact", True,

@@ -1,40 +1,21 @@
 """Independent checks of separability certificates: trust the data, not the solver.
 
-Two kinds of certificate (docs/conventions.md), each checked from X and y alone:
+Two certificates (docs/conventions.md), each checked from X and y alone:
 
-* **Hyperplane** (w, b) proves *separable*: every functional margin
-  ``m_i = y_i (<w, x_i> + b)`` is >= 1 (homogeneous: b = 0).
-* **lambda** proves *not separable*: ``lambda >= 0``,
-  ``sum_{y_i=+1} lambda_i = sum_{y_i=-1} lambda_i = 1`` and ``sum_i lambda_i y_i x_i = 0``,
-  i.e. ``p = sum_{y=+1} lambda_i x_i = sum_{y=-1} lambda_i x_i`` lies in both convex hulls.
-  Then for any (w, b): ``sum_i lambda_i m_i = <w, sum_i lambda_i y_i x_i> + b (1 - 1) = 0``,
-  which is < 2 <= sum_i lambda_i m_i if all m_i >= 1. Homogeneous: ``lambda >= 0``,
-  ``lambda != 0`` (checked after scaling to ``sum_i lambda_i = 1``) and the same balance.
+* a **hyperplane** (w, b) proves *separable*: every ``m_i = y_i (<w, x_i> + b) >= 1``
+  (b = 0 without intercept);
+* **lambda** proves *not separable*: ``lambda >= 0``, each class sum 1 (without intercept:
+  lambda != 0) and the balance ``sum_i lambda_i y_i x_i = 0``, so that
+  ``sum_i lambda_i m_i = 0 < 2`` for every (w, b): the class hulls meet.
 
-Floating point (:func:`verify_hyperplane`, :func:`verify_certificate`): each residual
-is divided by the rounding-error scale of the sum that produced it, and compared with
-``tol`` (default 1e-6; HiGHS's own feasibility tolerance is 1e-7):
-
-* margin:  ``max(0, 1 - m_i) / max(1, sum_j |w_j x_ij| + |b|)``, and every m_i > 0;
-* balance: ``|sum_i lambda_i y_i x_ij| / max(1e-300, sum_i |lambda_i x_ij|)``;
-* sign:    ``max(0, -lambda_i)``;  normalization: ``|sum_{class} lambda_i - 1|``.
-
-A float check of lambda with balance residual ``r = sum_i lambda_i y_i x_i`` proves the
-quantitative statement "no hyperplane separates with geometric margin above
-``||r||_2 / 2``" (from ``2 <= sum_i lambda_i m_i = <w, r> <= ||w|| ||r||``); it is
-reported as ``margin_bound``.
-
-Exact (:func:`verify_hyperplane_exact`, :func:`verify_certificate_exact`), over Q, for
-small problems: every float is a dyadic rational and is converted exactly
-(:class:`fractions.Fraction`). A hyperplane is exact proof of separability iff every
-exact margin is > 0; rescaling by the smallest one gives margins >= 1 exactly, and the
-rescaled (w, b) is returned. A float lambda almost never satisfies the equalities
-exactly, so it is first *projected*: on its support S, a basis B of the columns of the
-equality system ``A_S lambda_S = c`` is chosen (QR with column pivoting, in floats), the
-other entries are kept at their rational values and ``lambda_B`` is solved for exactly
-(fraction-free Bareiss elimination in Python integers); the result must be >= 0, within ``rounding_tol`` of the
-given lambda (a repair of rounding, not of a wrong certificate) and is then checked
-exactly.
+The float checks (:func:`verify_hyperplane`, :func:`verify_certificate`) divide each
+residual by the rounding scale of the sum that produced it and compare with ``tol``; a
+float lambda with balance residual r also proves "no margin above ||r|| / 2". The exact
+checks (:func:`verify_hyperplane_exact`, :func:`verify_certificate_exact`) work over Q on
+the dyadic rationals the floats are; a float lambda is first projected exactly onto the
+equalities on its support. :func:`balance` and :func:`class_sums` serve every check,
+float and exact. The scales and the projection in detail: docs/routes.md, "Design notes
+of the algorithms".
 """
 
 from __future__ import annotations
@@ -53,7 +34,8 @@ from ..errors import DataError
 
 __all__ = ["CertificateCheck", "verify_hyperplane", "verify_hyperplane_exact",
            "verify_certificate", "verify_certificate_exact", "verify", "verify_result",
-           "exact_is_cheap", "midrange", "DEFAULT_TOL", "EXACT_MAX_ENTRIES"]
+           "exact_is_cheap", "midrange", "signed_data", "dyadic", "class_sums", "balance",
+           "DEFAULT_TOL", "EXACT_MAX_ENTRIES"]
 
 #: Default relative tolerance of the floating-point checks.
 DEFAULT_TOL = 1e-6
@@ -104,7 +86,7 @@ class CertificateCheck:
         return f"{self.arithmetic} check of the {self.certificate} ({self.claim}): {verdict} - {self.message}"
 
 
-def _data(X, y) -> tuple[np.ndarray, np.ndarray]:
+def signed_data(X: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """X as checked floats, y as a float vector in {-1, +1} (one class allowed here)."""
     X = as_features(X)
     y = np.asarray(y, dtype=float).ravel()
@@ -130,7 +112,7 @@ def verify_hyperplane(X: ArrayLike, y: ArrayLike, w: Any, b: float = 0.0, *,
     ``max(1, sum_j |w_j x_ij| + |b|)``, the size of the terms of its margin; the check
     passes when every scaled violation is <= ``tol`` and every margin is > 0.
     """
-    X, y = _data(X, y)
+    X, y = signed_data(X, y)
     w = np.asarray(w, dtype=float).ravel()
     if w.shape[0] != X.shape[1] or not np.all(np.isfinite(w)) or not math.isfinite(b):
         return CertificateCheck("separable", "hyperplane", "float", False, tol=tol,
@@ -149,7 +131,7 @@ def verify_hyperplane(X: ArrayLike, y: ArrayLike, w: Any, b: float = 0.0, *,
                             {"margin": float(violation[worst])}, tol, message)
 
 
-def _dyadic(values: np.ndarray) -> tuple[np.ndarray, int]:
+def dyadic(values: np.ndarray) -> tuple[np.ndarray, int]:
     """Exact integers N and exponent E with ``values == N / 2**E`` (object array of ints)."""
     ratios = [float(v).as_integer_ratio() for v in np.ravel(values)]
     E = max(q.bit_length() - 1 for _, q in ratios)
@@ -163,14 +145,14 @@ def verify_hyperplane_exact(X: ArrayLike, y: ArrayLike, w: Any, b: float = 0.0) 
     Computed with Python integers (every float is ``N / 2**E``). On success ``exact``
     holds ``(w / m_min, b / m_min)`` as Fractions, whose margins are >= 1 exactly.
     """
-    X, y = _data(X, y)
+    X, y = signed_data(X, y)
     w = np.asarray(w, dtype=float).ravel()
     if w.shape[0] != X.shape[1] or not np.all(np.isfinite(w)) or not math.isfinite(b):
         return CertificateCheck("separable", "hyperplane", "exact", False,
                                 message=f"w must be a finite vector of length {X.shape[1]}")
-    NX, EX = _dyadic(X)
-    Nw, Ew = _dyadic(w)
-    (Nb,), Eb = _dyadic(np.array([b]))
+    NX, EX = dyadic(X)
+    Nw, Ew = dyadic(w)
+    (Nb,), Eb = dyadic(np.array([b]))
     D = max(EX + Ew, Eb)
     sign = np.where(y > 0, 1, -1).astype(object)
     # 2**D * m_i as exact integers.
@@ -197,6 +179,26 @@ def _class_rows(y: np.ndarray, homogeneous: bool) -> tuple[np.ndarray, list[str]
     return np.vstack([y > 0, y < 0]).astype(float), ["sum over y=+1", "sum over y=-1"]
 
 
+def class_sums(lam: np.ndarray, y: np.ndarray, homogeneous: bool) -> list:
+    """The sums a certificate normalizes: ``[sum_i lambda_i]`` (homogeneous), else
+    ``[sum_{y=+1} lambda_i, sum_{y=-1} lambda_i]``; floats, or exact for integer/Fraction
+    entries (object arrays)."""
+    lam = np.asarray(lam)
+    if homogeneous:
+        return [lam.sum()]
+    return [lam[y > 0].sum(), lam[y < 0].sum()]
+
+
+def balance(lam: np.ndarray, y: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """``r = sum_i lambda_i y_i x_i``, zero for a certificate: in floats, or exactly when
+    ``lam`` and ``X`` hold Python integers (object arrays; y only contributes its sign).
+    The one balance of the float, the projected and the exact-simplex checks."""
+    lam = np.asarray(lam)
+    sign = np.where(np.asarray(y) > 0, 1, -1)
+    signed = lam * (sign.astype(object) if lam.dtype == object else sign)
+    return signed @ X
+
+
 def midrange(X: np.ndarray) -> np.ndarray:
     """Per-column centre of the data's range, (max + min) / 2: the point affine problems
     are translated to (Halfspace's LPs, the float lambda check)."""
@@ -212,7 +214,7 @@ def verify_certificate(X: ArrayLike, y: ArrayLike, lam: float, *, homogeneous: b
     lambda = 0 proves nothing), then ``lambda >= 0`` and the balance are checked.
     See the module docstring for the scales and for ``margin_bound``.
     """
-    X, y = _data(X, y)
+    X, y = signed_data(X, y)
     lam = np.asarray(lam, dtype=float).ravel()
     fail = lambda msg: CertificateCheck("not separable", "lambda", "float", False, tol=tol,  # noqa: E731
                                         message=msg)
@@ -227,7 +229,7 @@ def verify_certificate(X: ArrayLike, y: ArrayLike, lam: float, *, homogeneous: b
     if not homogeneous and (not np.any(y > 0) or not np.any(y < 0)):
         return fail("one class only: its convex hull cannot meet the other's")
     residuals = {"sign": float(max(0.0, -lam.min()))}
-    sums = rows @ lam
+    sums = np.array(class_sums(lam, y, homogeneous), dtype=float)
     residuals["normalization"] = float(np.max(np.abs(sums - 1.0)))
     if not homogeneous:
         # With each class's lambda summing to 1, sum_i lambda_i y_i x_i is the difference of
@@ -238,7 +240,7 @@ def verify_certificate(X: ArrayLike, y: ArrayLike, lam: float, *, homogeneous: b
             return fail("a class sum of lambda is <= 0: lambda does not meet both hulls")
         lam = lam / (sums @ rows)
         X = X - midrange(X)
-    r = X.T @ (y * lam)
+    r = balance(lam, y, X)
     scale = np.maximum(np.abs(X).T @ np.abs(lam), 1e-300)
     residuals["balance"] = float(np.max(np.abs(r) / scale))
     passed = all(v <= tol for v in residuals.values())
@@ -304,7 +306,7 @@ def verify_certificate_exact(X: ArrayLike, y: ArrayLike, lam: float, *, homogene
     to class sums 1: the projection repairs rounding, not a wrong lambda); ``exact`` then
     holds it (list of Fractions, zeros off the support).
     """
-    X, y = _data(X, y)
+    X, y = signed_data(X, y)
     lam = np.asarray(lam, dtype=float).ravel()
 
     def fail(msg: str) -> CertificateCheck:
@@ -331,8 +333,8 @@ def verify_certificate_exact(X: ArrayLike, y: ArrayLike, lam: float, *, homogene
     basic, fixed = piv[:rank], piv[rank:]
     # Everything as integers over the common power of two: A = NA / 2**EA, and
     # lambda_fixed = NL / 2**EL; the equations are multiplied by 2**(EA + EL).
-    NA, EA = _dyadic(A)
-    NL, EL = _dyadic(lam_S[fixed]) if fixed.size else (np.zeros(0, dtype=object), 0)
+    NA, EA = dyadic(A)
+    NL, EL = dyadic(lam_S[fixed]) if fixed.size else (np.zeros(0, dtype=object), 0)
     rhs = np.array([int(v) << (EA + EL) for v in c], dtype=object)
     if fixed.size:
         rhs = rhs - NA[:, fixed] @ NL
@@ -358,11 +360,9 @@ def verify_certificate_exact(X: ArrayLike, y: ArrayLike, lam: float, *, homogene
                     f"up to rounding")
     # Independent final check of every condition from the data, in integers:
     # sum_{class} u_i = Q and sum_i u_i y_i NX_ij = 0 with X_S = NX / 2**EX.
-    NX, _ = _dyadic(X[support])
+    NX, _ = dyadic(X[support])
     ys = y[support]
-    sums = [int(u.sum())] if homogeneous else [int(u[ys > 0].sum()), int(u[ys < 0].sum())]
-    balance = (u * np.where(ys > 0, 1, -1).astype(object)) @ NX
-    if any(t != Q for t in sums) or np.any(balance != 0):
+    if any(t != Q for t in class_sums(u, ys, homogeneous)) or np.any(balance(u, ys, NX) != 0):
         return fail("the projected lambda does not satisfy the equalities exactly")
     full = [Fraction(0)] * X.shape[0]
     for i, v in zip(support.tolist(), u):
@@ -385,7 +385,7 @@ def verify(X: ArrayLike, y: ArrayLike, *, w: Any = None, b: float = 0.0, lam: fl
     """
     if (w is None) == (lam is None):
         raise DataError("pass exactly one certificate: a hyperplane w (and b) or lambda")
-    X, y = _data(X, y)
+    X, y = signed_data(X, y)
     if w is not None:
         if homogeneous and b != 0:
             raise DataError(f"a homogeneous hyperplane has b = 0; got b={b!r}")

@@ -18,7 +18,7 @@ optimum of the SVM restricted to W, alpha = 0 outside. That is the global optimu
 sample outside W violates its KKT condition, m_i = y_i f(x_i) >= 1 (alpha_i = 0): a pass
 over every chunk computes its margins against the expansion on W and returns the worst
 violators (at most ``max_add`` per chunk), which join W; repeat until none is left at
-``kkt_tol``. Only support sets (rows of X) and scalars travel; each chunk's kernel block
+``cert_tol``. Only support sets (rows of X) and scalars travel; each chunk's kernel block
 against W is formed on its worker.
 """
 

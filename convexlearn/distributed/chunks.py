@@ -18,7 +18,7 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..data import LabelMap, _show_values
+from ..data import LabelMap, show_values
 from ..errors import DataError, ParameterError
 
 __all__ = ["ChunkedData", "tree_reduce", "add_parts", "combine_concat", "is_dask_array"]
@@ -112,7 +112,7 @@ class ChunkedData:
             if classes.size != 2:
                 what = "one class" if classes.size == 1 else f"{classes.size} classes"
                 raise DataError(f"y must have exactly two classes for a binary model; found "
-                                f"{what}: {_show_values(classes)}")
+                                f"{what}: {show_values(classes)}")
             if classes.dtype.kind == "f" and not np.all(np.isfinite(classes)):
                 raise DataError("y contains NaN or infinite values")
             self.label_map = LabelMap(classes=classes)

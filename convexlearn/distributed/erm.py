@@ -252,6 +252,13 @@ class DaskERM(ERM):
             self._solve_exact(1e-9, None)
         return self._references[self.lam]
 
+    def certificate(self, solution: Solution, tol: float = 1e-9, kink_tol: float = 1e-6,
+                    scores: Any = None, XTg: Any = None) -> OptimalityReport:
+        """The chunk-wise certificate at the solution (:meth:`optimality` without F*).
+        ``scores`` and ``XTg``, ERM's batch shortcuts along a path, are not used: the
+        chunk-wise pass computes them."""
+        return self.optimality(solution, tol, kink_tol)
+
     def optimality(self, solution: Solution, tol: float = 1e-6, kink_tol: float = 1e-6,
                    reference: Any = None) -> OptimalityReport:
         """The chunk-wise certificate at the solution (see :mod:`.certificate`); with

@@ -12,7 +12,7 @@ final working set W (every support vector is in W) by
 chunk, the conditions of the samples outside W (alpha_i = 0 needs m_i >= 1: residual
 max(0, 1 - m_i), in margin units, reported as ``outside_margin``) and the duality gap of
 the whole problem, |P - D| / max(1, |P|) with P = 1/2 alpha^T Q alpha + C sum_i max(0,
-1 - m_i) over all n samples. ``passed`` = every residual <= ``kkt_tol``.
+1 - m_i) over all n samples. ``passed`` = every residual <= ``cert_tol``.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from numpy.typing import ArrayLike
 
 from ..certify.kkt import KKTReport
 from ..data import check_bool, check_C, check_count, check_positive
+from ..deprecation import renamed
 from ..errors import NotApplicableError, ParameterError
 from ..kernels import make_kernel
 from ..solution import History, Solution, Timer
@@ -100,7 +101,7 @@ class DaskSVM(SVM):
 
     dual = primal
 
-    def solve(self, method: str = "exact", *, tol: float = 1e-3, kkt_tol: float = 1e-9,
+    def solve(self, method: str = "exact", *, tol: float = 1e-3, cert_tol: float = 1e-9,
               finish_tol: float = 1e-8, max_passes: int = 10, max_add: int = 200,
               max_rounds: int = 50, **options) -> Solution:
         """Cascade SVM, then the exact finish; the KKT report is computed chunk-wise.
@@ -112,7 +113,7 @@ class DaskSVM(SVM):
         tol : float
             SMO's tolerance in the cascade's passes (LIBSVM's -e; the passes only find
             the support set).
-        kkt_tol : float
+        cert_tol : float
             Tolerance of the final report (margin units; gap relative to max(1, |P|)),
             deciding "optimal".
         finish_tol : float
@@ -124,9 +125,11 @@ class DaskSVM(SVM):
             raise NotApplicableError(
                 f"method {method!r} does not run on a dask array; the distributed SVM "
                 f"methods are {', '.join(map(repr, DASK_SVM_METHODS))}")
+        kkt_tol = renamed("DaskSVM.solve", "kkt_tol", "cert_tol", options.pop("kkt_tol", None),
+                          cert_tol, default=1e-9)
         if options:
             raise ParameterError(f"method 'cascade' has no option(s) {sorted(options)}")
-        tol, kkt_tol = check_positive("tol", tol), check_positive("kkt_tol", kkt_tol)
+        tol, kkt_tol = check_positive("tol", tol), check_positive("cert_tol", kkt_tol)
         finish_tol = check_positive("finish_tol", finish_tol)
         max_passes, max_add = check_count("max_passes", max_passes), check_count("max_add", max_add)
         timer, history = Timer(), History()

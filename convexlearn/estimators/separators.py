@@ -144,7 +144,7 @@ class HalfspaceClassifier(_LinearPredictor):
         self.classes_ = fit_classes(y, None)
         results, solutions = [], []
         for k, yk in enumerate(ovr_targets(y, self.classes_)):
-            res = Halfspace(X, yk, homogeneous=not self.fit_intercept).check(margin=False)
+            res = Halfspace(X, yk, intercept=self.fit_intercept).check(margin=False)
             if not res.separable:
                 which = (f"class {self.classes_[k]!r} vs the rest" if self.classes_.size > 2
                          else f"classes {self.classes_[0]!r} and {self.classes_[1]!r}")

@@ -237,7 +237,7 @@ def plot_shattering(points: ArrayLike, homogeneous: bool = False, ax: Axes | Non
     kind = "homogeneous" if homogeneous else "affine"
     if witness is not None and np.unique(witness).size == 2:
         try:
-            hs = Halfspace(P, witness.astype(int), homogeneous=homogeneous)
+            hs = Halfspace(P, witness.astype(int), intercept=not homogeneous)
             plot_separability(hs, hs.check(), ax)
             labels = "[" + ", ".join(f"{int(v):+d}" for v in witness) + "]"
             ax.set_title(f"not shattered by {kind} halfspaces: y = {labels} is not "

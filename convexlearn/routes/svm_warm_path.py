@@ -52,12 +52,12 @@ def svm_warm_path(svm: Any, Cs: Any, *, tol: float = 1e-6, kkt_tol: float = 1e-6
             warm = None
             if previous is not None and previous.alpha is not None:
                 warm = previous.alpha * min(1.0, C / C_prev)
-            sol = svm.solve("smo", tol=tol, kkt_tol=kkt_tol, warm_start=warm, **smo_options)
+            sol = svm.solve("smo", tol=tol, cert_tol=kkt_tol, warm_start=warm, **smo_options)
             if sol.ok:
                 sol.provenance["route"] = "smo (warm-started)" if warm is not None else "smo"
             else:
                 failed = sol.report.summary() if sol.report is not None else sol.status
-                sol = svm.solve(kkt_tol=kkt_tol)
+                sol = svm.solve(cert_tol=kkt_tol)
                 sol.provenance["fallback_from"] = {"smo": failed}
             sol.extra["C"] = C
             out.append(sol)

@@ -171,12 +171,12 @@ def _oracle_erm(p):
 
 
 def _oracle_halfspace(p):
-    separable, slack = _consistency_lp(p.data.X, _signed(p), p.model["homogeneous"])
+    separable, slack = _consistency_lp(p.data.X, _signed(p), not p.model["intercept"])
     return {"separable": separable, "min_total_slack": 0.0 if separable else slack}, 1e-7
 
 
 def _oracle_shattering(p):
-    P, hom = p.data.X, p.model["homogeneous"]
+    P, hom = p.data.X, not p.model["intercept"]
     realizable = [_consistency_lp(P, np.array(lab, float), hom)[0]
                   for lab in itertools.product([-1, 1], repeat=P.shape[0])]
     return {"shattered": all(realizable)}, 0.0

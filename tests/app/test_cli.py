@@ -201,7 +201,7 @@ def test_separable_command(tmp_path, capsys):
     ([], ["solve", "check", "separable", "exit codes"]),
     (["solve"], ["--methods", "--json", "--plot", "--tol", "--quiet"]),
     (["check"], ["PATHS", "--quiet"]),
-    (["separable"], ["--label", "--classes", "--features", "--standardize", "--homogeneous",
+    (["separable"], ["--label", "--classes", "--features", "--standardize", "--no-intercept",
                      "--json", "--quiet"]),
 ])
 def test_help_lists_every_option(capsys, argv, options):

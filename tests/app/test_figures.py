@@ -320,12 +320,12 @@ def test_kernel_grid_on_the_support_equals_the_decision_function():
 def test_homogeneous_separability_both_ways():
     X = np.array([[1.0, 2.0], [2.0, 1.5], [-1.0, -1.0], [-2.0, -0.5]])
     y = np.array([1, 1, -1, -1])
-    hs = cl.Halfspace(X, y, homogeneous=True)
+    hs = cl.Halfspace(X, y, intercept=False)
     ax = plot_separability(hs, hs.check(), new_ax())
     assert ax.get_title().startswith("separable")
     w, b, _ = maximal_margin_hyperplane(X, hs.y, homogeneous=True)
     assert b == 0.0 and np.min(hs.y * (X @ w)) == pytest.approx(1.0, abs=1e-6)
-    hs = cl.Halfspace(X, -np.array([1, -1, 1, -1]), homogeneous=True)   # cones meet
+    hs = cl.Halfspace(X, -np.array([1, -1, 1, -1]), intercept=False)   # cones meet
     res = hs.check()
     assert not res.separable
     ax = plot_separability(hs, res, new_ax())

@@ -157,7 +157,7 @@ def test_every_returned_certificate_passes_float_and_exact(seed, d, n, homogeneo
     X = rng.integers(-4, 5, size=(n, d)).astype(float) / 4 + rng.standard_normal((n, d))
     y = rng.choice([-1.0, 1.0], size=n)
     y[:2] = [1.0, -1.0]
-    res = cl.Halfspace(X, y, homogeneous=homogeneous).check(margin=False, slack=False,
+    res = cl.Halfspace(X, y, intercept=not homogeneous).check(margin=False, slack=False,
                                                             backend=backend)
     assert res.verified, res.summary()
     checks = verify_result(X, y, res, exact=True)
@@ -174,3 +174,23 @@ def test_every_returned_certificate_passes_float_and_exact(seed, d, n, homogeneo
         lam[np.argmax(lam)] *= 0.5
         assert not verify_certificate(X, y, lam, homogeneous=homogeneous).passed
         assert not verify_certificate_exact(X, y, lam, homogeneous=homogeneous).passed
+
+
+def test_one_balance_serves_float_and_exact_arithmetic():
+    # sum_i lambda_i y_i x_i and the class sums: the same routine in floats and, on the
+    # dyadic integers of the same numbers, exactly (the exact checks' arithmetic)
+    from convexlearn.certify.separability import balance, class_sums, dyadic
+    rng = np.random.default_rng(7)
+    X, lam = rng.standard_normal((9, 3)), rng.random(9)
+    y = np.where(rng.random(9) > 0.5, 1.0, -1.0)
+    NX, EX = dyadic(X)
+    NL, EL = dyadic(lam)
+    exact = balance(NL, y, NX)
+    assert exact.dtype == object and all(isinstance(v, int) for v in exact)
+    as_float = np.array([float(Fraction(int(v), 1 << (EX + EL))) for v in exact])
+    np.testing.assert_allclose(balance(lam, y, X), as_float, rtol=1e-12, atol=1e-15)
+    sums = class_sums(NL, y, homogeneous=False)
+    assert [Fraction(int(v), 1 << EL) for v in sums] == [
+        sum(Fraction(v) for v, s in zip(lam, y) if s > 0),
+        sum(Fraction(v) for v, s in zip(lam, y) if s < 0)]
+    assert class_sums(lam, y, homogeneous=True)[0] == pytest.approx(lam.sum())

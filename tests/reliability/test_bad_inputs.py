@@ -117,7 +117,7 @@ for method in ("exact", "smo", "dcd", "pegasos", "subgradient"):
                    "bool": True}.items():
         case(f"svm-{method}-tol-{key}", lambda v=v, m=method: svm().solve(m, tol=v), P, "tol")
 for key, v in {"zero": 0.0, "neg": -1e-6, "str": "x"}.items():
-    case(f"svm-kkt_tol-{key}", lambda v=v: svm().solve(kkt_tol=v), P, "kkt_tol")
+    case(f"svm-cert_tol-{key}", lambda v=v: svm().solve(cert_tol=v), P, "cert_tol")
 for key, v in {"yes": "yes", "int": 1, "none": None}.items():
     case(f"svm-polish-{key}", lambda v=v: svm().solve(polish=v), P, "polish")
 for key, v in {"int": 123, "list": ["CLARABEL"], "bool": True}.items():
@@ -192,14 +192,15 @@ case("erm-newton-hinge", lambda: cl.ERM(X, y, loss="hinge", penalty="l2", lam=0.
 
 # ---------------------------------------------------------------- Halfspace
 for key, v in {"no": "no", "int": 1, "none": None}.items():
-    case(f"halfspace-homogeneous-{key}", lambda v=v: cl.Halfspace(X, y, homogeneous=v), P,
-         "homogeneous")
+    case(f"halfspace-intercept-{key}", lambda v=v: cl.Halfspace(X, y, intercept=v), P,
+         "intercept")
     case(f"halfspace-check-margin-{key}", lambda v=v: cl.Halfspace(X, y).check(margin=v), P,
          "margin")
     case(f"halfspace-check-slack-{key}", lambda v=v: cl.Halfspace(X, y).check(slack=v), P,
          "slack")
 for key, v in {"neg": -1, "zero": 0, "str": "x"}.items():
-    case(f"halfspace-check-tol-{key}", lambda v=v: cl.Halfspace(X, y).check(tol=v), P, "tol")
+    case(f"halfspace-check-cert_tol-{key}", lambda v=v: cl.Halfspace(X, y).check(cert_tol=v), P,
+         "cert_tol")
 case("halfspace-check-exact-maybe", lambda: cl.Halfspace(X, y).check(exact="maybe"), P, "exact")
 case("halfspace-check-exact-int", lambda: cl.Halfspace(X, y).check(exact=2), P, "exact")
 case("halfspace-check-solver-int", lambda: cl.Halfspace(X, y).check(solver=123), P, "solver")

@@ -1,70 +1,18 @@
 """Dual coordinate descent (DCD) for the linear SVM, with an unpenalized intercept.
 
-Hsieh, Chang, Lin, Keerthi and Sundararajan (2008), the method of LIBLINEAR, minimizes the
-dual of the linear SVM one coordinate at a time, keeping w = sum_i a_i y_i x_i so that a
-coordinate costs O(d)::
+LIBLINEAR's method (Hsieh et al. 2008): one dual coordinate at a time, w = sum_i a_i y_i x_i
+kept so that a step costs O(d)::
 
     min_a  1/2 a^T (Q + D) a - e^T a,   Q_ij = y_i y_j <x_i, x_j>,   0 <= a_i <= U
 
-hinge loss: D = 0, U = C; squared hinge 1/2 ||w||^2 + C sum_i max(0, 1 - m_i)^2:
-D = I / (2C), U = inf. The coordinate step is the clipped Newton step
-a_i <- clip(a_i - G_i / (Q_ii + D_ii), 0, U), G_i = y_i f(x_i) - 1 + D_ii a_i, taken in a
-random order each epoch, with LIBLINEAR's shrinking of bounded coordinates whose projected
-gradient points outward beyond the last epoch's extremes.
-
-**The intercept.** LIBLINEAR has no equality constraint: it appends a constant feature, so
-its b is penalized (b^2 / 2 joins ||w||^2 / 2) - the problem scikit-learn's ``LinearSVC``
-solves. Here b stays unpenalized (docs/conventions.md): the constraint y^T a = 0 is enforced by the
-method of multipliers (augmented Lagrangian) with penalty ``rho``::
-
-    L(a, lam) = 1/2 a^T (Q + D) a - e^T a + lam y^T a + rho/2 (y^T a)^2.
-
-For fixed lam this is again a box-constrained problem of the same kind - exactly LIBLINEAR's
-bias trick with a constant feature sqrt(rho) and the linear term shifted by lam y - so it is
-minimized by the same coordinate steps, now with G_i = y_i (<w, x_i> + b) - 1 + D_ii a_i and
-curvature Q_ii + D_ii + rho, where b = lam + rho y^T a is the current intercept. When the
-coordinates are optimal (maximal projected-gradient spread <= the outer accuracy), the
-multiplier moves, lam <- lam + rho y^T a, the next inner problem is asked for 10x the
-accuracy, and the shrunk coordinates are reactivated (they were judged for the old b; not
-doing so froze y^T a away from 0 and made lam drift - measured). At the solution
-y^T a = 0 and lam = b, the unpenalized intercept. The method stops when the
-projected-gradient spread is <= tol, the multiplier step rho |y^T a| (the change it would
-make to b) is <= tol, and the balance itself |y^T a| <= tol s_a, s_a = max_i C_i: the
-scale of the multipliers against which the KKT report measures it. The lever alone is
-not enough where rho is small - sparse features (rho ~ 2e-4 on a 50 000 x 20 000 CSR
-problem at density 5e-4) left |y^T a| / C = 6e-5 with a lever below 1e-6 (measured).
-
-Equivalently: LIBLINEAR's penalized-intercept problem is the first inner problem (lam = 0,
-constant feature 1 = sqrt(rho) with rho = 1); the outer loop removes the penalty.
-
-**Face steps** (:mod:`.dcd_face`). With heavy class overlap the coordinate steps
-converge sublinearly and identify the active set late: on make_classification(20000, 100,
-flip_y=0.1), C = 1 (99 free multipliers at the optimum, 9346 at C), ||w - w*|| is 0.41,
-0.19, 0.082, 0.042 after 100, 200, 400, 800 epochs (~1/k), 800 multipliers are still free
-after 1000 epochs, and 1000 plain epochs end "max_iter" (LIBLINEAR does not converge there
-either). From epoch ``face_every`` on, while the free set is small enough for dense
-systems (d + 1 + |F| <= 3000; dense rows, hinge loss, intercept), a face step runs:
-purification of the free set in the null space of its signed rows y_i (z_i, 1) (w and
-y^T a fixed, D non-decreasing, until the free rows are independent), then an active-set
-walk on faces whose optimum solves a bordered KKT system. Its point is kept when the walk
-ends on a face that no margin contradicts and the primal P(w, b) there is <= P at the
-current point; b becomes the face's intercept (lam = b - rho y^T a). A step not kept
-doubles the wait before the next one (each costs O(pivots |F| d)). The epochs that
-follow verify the point by the same stop rule. On the problem above the first step
-(epoch 281: 2801 pivots, 16 face solves, 0.6-0.9 s on a shared machine) lands on the
-optimum (KKT residuals 3e-12): status "optimal" in 281 epochs. Sparse data (d = 20 000)
-keep plain epochs.
-
-The epoch itself is compiled (:mod:`.dcd_kernel`, numba, with a numpy reference held to it
-in the tests) and takes dense rows or scipy.sparse CSR (never densified; the centring is
-then implicit). Python keeps the outer logic: the random permutation of the active set
-each epoch, the shrinking bounds, the multiplier steps and the stop.
-
-:func:`dcd_linear` runs on centred data X - mean (b unpenalized: the same problem, b shifted
-by <w, mean>) with rho = the mean square of a centred feature, and requires
-|y^T a| ||mean|| <= tol as well (else mean y^T a shows in w). Both were measured necessary: uncentred iris
-versicolor/virginica stayed 7e-4 above the optimum after 10 000 epochs (+530% at a shift
-of 1e3), and centred digits 3/8 with rho = 1 stayed 1.7e-2 above it after 3000.
+(hinge: D = 0, U = C; squared hinge: D = I / (2C), U = inf), with shrinking. LIBLINEAR
+penalizes b; here b stays unpenalized (docs/conventions.md), so y^T a = 0 is enforced by
+the method of multipliers, L(a, lam) = f(a) + lam y^T a + rho/2 (y^T a)^2 (f the objective
+above), whose inner problems are again box problems solved by the same steps
+(b = lam + rho y^T a). Face steps
+(:mod:`.dcd_face`) finish where the coordinate steps converge sublinearly; the epoch is
+compiled (:mod:`.dcd_kernel`). Why each piece is there, with the measurements:
+docs/routes.md, "Design notes of the algorithms".
 """
 
 from __future__ import annotations

@@ -1,36 +1,15 @@
 """Face steps for dual coordinate descent: purification, then an active-set walk on faces.
 
-The dual of the linear SVM with an unpenalized intercept, on centred rows z_i::
+The dual of the linear SVM on centred rows z_i (b unpenalized)::
 
     max_a  D(a) = e^T a - 1/2 ||Z^T (y * a)||^2,    0 <= a_i <= C_i,   y^T a = 0
 
-depends on a only through the vector sum_i a_i r_i of the signed augmented rows
-r_i = y_i (z_i, 1) in R^(d+1) (the first d entries are w, the last is y^T a). Its optimum has
-at most rank(R) <= d + 1 free multipliers in general position, but coordinate descent keeps
-hundreds or thousands inside the box long after w is nearly right (heavy class overlap,
-measured: 2683 free after 300 epochs where the optimum has 99). A face step has two parts.
-
-**Purification** (the crossover of interior-point methods). On the free set F, a direction n
-with sum_{i in F} n_i r_i = 0 changes neither w nor y^T a, so along it D changes linearly,
-by t g_F^T n with g_i = 1 - y_i <z_i, w> the gradient. n = P g_F, P the projection onto the
-null space of R_F^T, is an ascent direction; it is followed until the first coordinate
-reaches its bound (ratio test), which leaves F. Once P g_F = 0, null vectors of a coordinate
-nearest its bound (D constant) finish the job. It stops when the rows of F are
-independent. Kept: w, y^T a (to rounding), D does not decrease. The projection uses
-M = (R_F~^T R_F~)^-1 in an orthonormal basis of the span of R_F's rows, downdated
-(Sherman-Morrison) as rows leave and refactored every ``_REFACTOR`` pivots or when a
-removal lowers the rank.
-
-**Active-set walk.** With F independent and B = {a_i = C_i}, the face optimum solves the
-bordered KKT system of :func:`convexlearn.solvers.kernel_svm.polish._solve_on_active_set`
-(Q_FF a_F + y_F b = 1 - Q_FB C_B, y_F^T a_F = -y_B^T C_B). If a_F leaves the box, the step
-toward it stops at the box (the dual is a concave quadratic along the segment: ascent once
-a is balanced) and the coordinate that hit its bound leaves F. Otherwise a moves there,
-b is the face's intercept, and the margins m_i decide: a sample at 0 with m_i < 1 or at
-C_i with m_i > 1 (beyond ``margin_tol``) joins F, the worst one first; by the identity
-g^T nu = (1 - m_j) nu_j on the one-dimensional null space nu that it creates, the
-purification then moves it into the box in the right direction. No violator left: the
-face is optimal, and the caller's epochs verify it.
+depends on a only through sum_i a_i r_i, r_i = y_i (z_i, 1). Coordinate descent keeps
+many multipliers inside the box long after w is nearly right; a face step first purifies
+the free set (moves along null directions of its rows until they are independent: w,
+y^T a kept, D not decreasing), then walks faces whose optimum solves the bordered KKT
+system, a violator joining or a bound leaving per step. The caller's epochs verify the
+point. Details: docs/routes.md, "Design notes of the algorithms".
 """
 
 from __future__ import annotations

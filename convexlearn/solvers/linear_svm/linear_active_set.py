@@ -1,45 +1,16 @@
 """The linear SVM's equality-constrained KKT step in w-space, and the SVM (soft or hard
 margin) by a primal active-set method.
 
-**The KKT step** (:func:`kkt_step`). With r_i the signed rows (y_i (z_i, 1), or y_i z_i
-without intercept), E = diag(1, ..., 1, 0) (b is not penalized; E = I without intercept)
-and a set W of samples held on their margin::
+:func:`kkt_step` solves, for a set W of samples held on their margin (r_i the signed rows
+y_i (z_i, 1), E = diag(1, ..., 1, 0): b is not penalized)::
 
-    E u - R_W^T a_W = c          (stationarity, with c = sum_{i in B} C_i r_i)
-    R_W u = t                    (t = 1: the samples of W on their margin)
+    E u - R_W^T a_W = c,     R_W u = t
 
-Solved by the null-space method on the feature-scaled system: u = S v with S = diag of
-powers of 2 that bring every column of R to max-abs 1 (exact), so Rt = R_W S and
-H = S E S; Rt^T = Q [T; 0] (QR), v = Q_1 s + Q_2 t2 with T^T s = t (the margins: a
-triangular solve, accurate whatever the feature scales), (Q_2^T H Q_2) t2 = Q_2^T (S c -
-H Q_1 s) (stationarity in the null space), T a = Q_1^T (H v - S c). Forming
-[[E, -R^T], [R, 0]] instead squares the condition number of R_W (cond(R_W) ~ 2.5e7 on the
-breast cancer data x 1e5: the margins of the free vectors came out 3.4e-6 off and the
-duality gap at 4e-4). Up to three steps of iterative refinement follow, on the
-residuals in the user's variables.
-
-**The active-set method** (:func:`active_set`) for
-
-    min_u 1/2 ||w||^2 + sum_i C_i max(0, 1 - <r_i, u>)      (C_i = inf: R u >= 1)
-
-in w-space (Nocedal and Wright, Numerical Optimization, 2nd ed., Algorithm 16.3, on the
-piecewise quadratic objective). W holds samples on their margin; every other sample keeps
-its side (below: a_i = C_i, a linear term; above: a_i = 0). Each iteration solves the KKT
-step on W (c = sum of C_i r_i over the samples below, t = 1) for the minimizer u' of the
-current piece and its multipliers a_W, then minimizes the objective exactly along
-u -> u' (:func:`_line_search`: a long step that may carry many samples across their
-margins, the slope of the convex piecewise quadratic jumping up at each); it stops at a
-kink (that sample joins W) or at the line's minimizer. At u' itself, a multiplier outside
-[0, C_i] sends its sample to the side it belongs to (the worst one); when none is, u' with
-a_W is a KKT point (certified by the caller's duality gap). The objective never increases
-and the rows of W stay linearly independent (a sample joins where R_i (u' - u) != 0 while
-R_W (u' - u) = 0). The hard margin starts from a feasible point: the consistency LP (HiGHS,
-:func:`convexlearn.formulations.halfspace.solve_consistency_highspy`) on the scaled rows
-(:func:`feasible_start`), and no sample ever crosses (infinite slope jump). A soft
-margin may start from an interior point's answer with its free vectors on their margin
-(a crash start: ``start_set``, linearly independent rows kept by a pivoted QR): the
-sides are then nearly right and a few steps remain (15 on make_classification(20000,
-100, flip_y=0.1), where the DCD point needed 865).
+by the null-space method on feature-scaled rows (forming the saddle-point matrix squares
+the condition number of R_W). :func:`active_set` minimizes
+1/2 ||w||^2 + sum_i C_i max(0, 1 - <r_i, u>) (C_i = inf: R u >= 1) by Nocedal and
+Wright's Algorithm 16.3 on the piecewise quadratic, with exact long line searches. Details
+and the measurements behind them: docs/routes.md, "Design notes of the algorithms".
 """
 
 from __future__ import annotations

@@ -5,61 +5,13 @@ The C-form (b unpenalized, per-sample bounds C_i = C s_i, C_i = inf for the hard
     P(w, b) = 1/2 ||w||^2 + sum_i C_i max(0, 1 - m_i),    m_i = y_i (<w, x_i> + b)
     D(a)    = sum_i a_i - 1/2 ||X^T (y * a)||^2,           0 <= a_i <= C_i,  y^T a = 0
 
-**Units.** With an intercept the problem is the same on z_i = x_i - mu (b absorbs <w, mu>),
-and a uniform scale X -> X / sigma is the problem with C sigma^2 (w -> sigma w,
-a -> sigma^2 a, P -> sigma^2 P): both exact reparametrizations. The route works on
-Z / sigma with sigma^2 = mean_i ||z_i||^2 and maps the answer back; everything it reports
-is recomputed in the user's units.
-
-**Warm start.** :func:`~convexlearn.solvers.linear_svm.dcd.dcd_linear` to a loose tolerance gives the
-active set approximately: F (free, 0 < a_i < C_i), B (bounded, a_i = C_i), and the rest
-at a_i = 0.
-
-**Polish** (the KKT system in w-space). For given (F, B) the optimum solves, with
-r_i = y_i (x_i, 1) the signed augmented rows and c_B = sum_{i in B} C_i r_i::
-
-    (w, 0) - sum_{i in F} a_i r_i = c_B          (stationarity and balance: d + 1 rows)
-    <r_i, (w, b)> = 1,   i in F                   (free vectors on the margin)
-
-a linear system of size d + 1 + |F| (|F| <= d + 1 in general position), solved by the
-null-space method on feature-scaled variables
-(:func:`~convexlearn.solvers.linear_svm.linear_active_set.kkt_step`; the dense system, equilibrated,
-only when R_F is rank deficient) with iterative refinement. Then every
-condition is checked: a_F inside [0, C_F], m_i >= 1 at a_i = 0, m_i <= 1 at a_i = C_i.
-Violators change set by the primal-dual active-set rule (Hintermueller, Ito and Kunisch
-2002): i is bounded when a_i - c (m_i - 1) > C_i, at zero when it is < 0, free otherwise
-(c = the scale of the multipliers); after ``_PDAS_ROUNDS`` rounds without success, one
-violator moves per round (the worst one), which cannot cycle on a strictly convex
-problem in w.
-
-**Interior point, active set** (when the DCD point's sets do not polish: heavy overlap,
-where DCD leaves hundreds of multipliers inside the box after its budget, or badly
-scaled features, where its point is far off): a primal-dual interior point in w-space
-(:func:`~convexlearn.solvers.linear_svm.linear_ipm.ipm_w`, Newton systems of size d + 1) gives the
-sides of the samples, and the primal active-set method
-(:func:`~convexlearn.solvers.linear_svm.linear_active_set.active_set`, finite, with long steps
-across many margins) finishes from its free vectors; then the same method from the DCD
-point. The hard margin goes instead to the active-set method from the consistency LP's
-point (DCD with C = inf on the raw breast cancer data ended at margins of -2).
-
-**Working set** (the last resort, when the active set is not certified): the SVM
-restricted to the samples on or inside the margin of the DCD point (chunking) is solved
-by an interior point on a diagonal change of variables (every constraint column at scale
-1, the objective over max C_i), its margins give the sets, and the polish above runs
-from them; samples outside the working set that violate their margin join it (the last
-round takes every sample).
-
-**Certificate** (:mod:`.linear_certificate`): P(w, b) at the returned point; D at the
-returned multipliers made dual feasible (the imbalance y^T a, ~1e-16 relative, moved onto
-coordinates with room in the box; what rounding leaves of it is charged as |b| |y^T a|);
-margins and sums accumulated in extended precision; the relative gap
-(P - D) / max(|P|, |D|) must lie in [-gap_tol, gap_tol] (1e-9 by default). For the hard margin, (w, b) is first scaled by
-t >= 1 so that every margin is >= 1 including the rounding of its evaluation (so P is
-the value of a feasible point); for the soft margin, the point scaled so that the
-margins rounded just below 1 reach it is tried too (:func:`_nudged`), and of the w
-solved for and the w recomputed from the multipliers, a certified one is kept, else the
-smallest |gap|. A point
-that fails is returned with status "inaccurate": the caller moves to its next route.
+DCD to a loose tolerance guesses the active set; the KKT system of that set is solved in
+w-space (size d + 1 + |F|) and repaired by primal-dual active-set rounds; where that
+fails, an interior point in w-space and the primal active-set method, then a working
+set. The answer is certified by the relative duality gap recomputed from the data
+(:mod:`.linear_certificate`); a point that fails is "inaccurate" and the caller moves to
+its next route. The steps in detail, and why: docs/routes.md, "Design notes of the
+algorithms".
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ CASES = [(d, C) for d in ("iris", "wine", "breast_cancer", "synthetic") for C in
 @pytest.mark.parametrize("data,C", CASES)
 def test_dcd_matches_exact(data, C):
     svm, exact = problem(data, C)
-    sol = svm.solve(method="dcd", tol=1e-8, kkt_tol=KKT_TOL, max_iter=50_000)
+    sol = svm.solve(method="dcd", tol=1e-8, cert_tol=KKT_TOL, max_iter=50_000)
     ctx = f"dcd vs exact on {data}, C={C}"
     assert sol.status == "optimal", f"{ctx}: {sol.status}\n{sol.report}"
     rel = abs(sol.objective - exact.objective) / max(1.0, abs(exact.objective))
@@ -55,7 +55,7 @@ def test_dcd_matches_exact(data, C):
 
 def test_dcd_without_intercept_matches_exact():
     svm, exact = problem("synthetic", 1.0, intercept=False)
-    sol = svm.solve(method="dcd", tol=1e-9, kkt_tol=KKT_TOL)
+    sol = svm.solve(method="dcd", tol=1e-9, cert_tol=KKT_TOL)
     assert sol.ok and sol.b == 0.0
     assert abs(sol.objective - exact.objective) <= REL_OBJ * abs(exact.objective)
     dual = sol.history["objective"]

@@ -179,5 +179,5 @@ def test_a_loose_tol_never_makes_an_iterative_answer_optimal():
     loose = svm.solve("smo", tol=10.0)
     assert loose.report.tol == 1e-3 and loose.status == "inaccurate"
     assert svm.solve("smo", tol=1e-4).report.tol == 1e-4
-    with pytest.raises(cl.ParameterError, match="kkt_tol"):
-        svm.solve("smo", kkt_tol=0.0)
+    with pytest.raises(cl.ParameterError, match="cert_tol"):
+        svm.solve("smo", cert_tol=0.0)

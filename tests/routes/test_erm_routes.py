@@ -15,7 +15,7 @@ from convexlearn.routes.erm import exact_chain
 from convexlearn.solvers.erm import cd as cdmod
 from helpers import binary_dataset
 
-PROBLEMS = FilePath(__file__).resolve().parent.parent / "problems"
+PROBLEMS = FilePath(__file__).resolve().parents[2] / "problems"
 LOSSES = ["logistic", "squared", "exponential", "squared_hinge", "hinge", "perceptron",
           "squared_classification"]
 PENALTIES = [("none", {}), ("l2", {}), ("l1", {}), ("elastic_net", {"l1_ratio": 0.3}),

@@ -155,6 +155,22 @@ def test_cascade_rbf_reaches_exact_dual(client):
     assert np.array_equal(svm.predict(sol, X), mem.predict(ref, X))
 
 
+def test_certificate_and_cert_tol_on_the_dask_classes(client):
+    # the vocabulary of the in-memory classes: certificate(), cert_tol (kkt_tol deprecated)
+    X, y = _data(n=400, d=3, seed=5)
+    Xd, yd = _dask(client, X, y, chunks=2)
+    erm = cl.ERM(Xd, yd, loss="logistic", penalty="l2", lam=0.1)
+    sol = erm.solve("newton", tol=1e-12, cert_tol=1e-9)
+    report = erm.certificate(sol)
+    assert report.passed and report.distance == erm.optimality(sol, tol=1e-9).distance
+    assert not erm.certificate(cl.Solution(w=sol.w + 1e-3, b=sol.b)).passed
+    svm = cl.SVM(Xd, yd, C=1.0, kernel="linear")
+    ssol = svm.solve("cascade", cert_tol=1e-8)
+    assert ssol.report.tol == 1e-8 and svm.certificate(ssol) is ssol.report
+    with pytest.warns(DeprecationWarning, match="DaskSVM.solve: 'kkt_tol'.*'cert_tol'"):
+        assert svm.solve("cascade", kkt_tol=1e-8).report.tol == 1e-8
+
+
 def _features(i, d):
     """Deterministic, well-conditioned features of row indices (Weyl sequences, variance 1):
     cheap to regenerate on every pass."""
@@ -187,3 +203,4 @@ def test_larger_than_memory_newton_and_prox(tight_client):
     lasso = cl.ERM(X, f, loss="squared", penalty="l1", lam=0.3).solve("prox", tol=1e-6)
     assert lasso.status == "optimal", lasso.report
     assert np.all(np.abs(lasso.w) < np.abs(w0) + 1e-9)     # l1 shrinks
+

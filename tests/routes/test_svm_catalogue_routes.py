@@ -19,7 +19,7 @@ from helpers import support_is_unique
 import convexlearn as cl
 from convexlearn.app.catalogue import load_problem
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SVMS = [p for p in sorted((ROOT / "problems").glob("*.toml")) if load_problem(p).kind == "svm"]
 
 
