@@ -29,7 +29,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .certify.optimality import (OptimalityReport, _column_rms, certificate,
+from .certify.optimality import (OptimalityReport, column_rms, certificate,
                                  recession_direction)
 from .data import (as_binary_labels, as_features, as_sample_weight, as_targets, backend_class,
                    check_bool, check_nonnegative, check_solve_options, check_solver,
@@ -308,7 +308,7 @@ class ERM:
         key = (self.lam, float(tol), float(kink_tol), b, w.tobytes())
         if self._last_report is None or self._last_report[0] != key:
             if "col_sums" not in self._work:     # the certificate's units, X^T 1
-                self._work.update(units=_column_rms(self.X),
+                self._work.update(units=column_rms(self.X),
                                   col_sums=np.asarray(self.X.sum(axis=0)).ravel())
             if self.sample_weight is not None:      # the batch shortcuts are unweighted
                 scores = XTg = None

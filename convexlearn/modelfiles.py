@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from .errors import DataError
-from .svmlight import _read_text
+from .svmlight import read_text
 
 __all__ = ["LibsvmModel", "LiblinearModel", "read_libsvm_model", "read_liblinear_model",
            "read_model_file", "LIBLINEAR_SOLVERS"]
@@ -135,7 +135,7 @@ class _Lines:
 
     def __init__(self, path: Path):
         self.path = path
-        text = _read_text(path)
+        text = read_text(path)
         self.lines = [(k, line.strip()) for k, line in
                       enumerate(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"), 1)]
         while self.lines and not self.lines[-1][1]:

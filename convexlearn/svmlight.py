@@ -78,7 +78,7 @@ def _number(text: str, path, line: int, what: str) -> float:
     return value
 
 
-def _read_text(path: Path) -> str:
+def read_text(path: Path) -> str:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -115,7 +115,7 @@ def read_svmlight(path: Any, n_features: int | None = None) -> SvmlightData:
     from scipy import sparse
 
     path = Path(path)
-    text = _read_text(path)
+    text = read_text(path)
     labels: list[float] = []
     qids: list[int] = []
     indptr, indices, values, lines = [0], [], [], []

@@ -331,28 +331,9 @@ def test_the_allowlist_holds_only_name_tests_still_there():
 
 
 # ------------------------------------------------------------- private names stay home
-#: Private names still imported across modules, each in a file another helper of issue 21
-#: owns: remove the entry when the name is made public (or the import goes). The test fails
+#: Private names imported across modules, each with its reason (none today). The test fails
 #: on a stale entry too, so that this list only shrinks.
-PRIVATE_IMPORT_ALLOWLIST = {
-    # certify/optimality.py (the loss/penalty capabilities)
-    ("convexlearn.erm", "convexlearn.certify.optimality", "_column_rms"),
-    # routes/erm.py (the integrator's routes)
-    ("convexlearn.routes.erm_path", "convexlearn.routes.erm", "_finish"),
-    ("convexlearn.routes.erm_path", "convexlearn.routes.erm", "_snap_zeros"),
-    # solvers/erm/ (the loss/penalty capabilities)
-    ("convexlearn.solvers.erm.cd", "convexlearn.solvers.erm.cd_polish", "_loss_grad_w"),
-    ("convexlearn.solvers.erm.cd", "convexlearn.solvers.erm.cd_polish", "_outside_ok"),
-    ("convexlearn.solvers.erm.cd", "convexlearn.solvers.erm.cd_polish", "_polish_smooth"),
-    ("convexlearn.solvers.erm.cd", "convexlearn.solvers.erm.cd_polish", "_polish_squared"),
-    ("convexlearn.solvers.erm.cd", "convexlearn.solvers.erm.cd_polish", "_vw"),
-    ("convexlearn.solvers.erm.newton", "convexlearn.solvers.erm.gd", "_roundoff_progress"),
-    # solvers/kernel_svm/ (the kernel core)
-    ("convexlearn.solvers.kernel_svm.certified_smo", "convexlearn.solvers.kernel_svm.smo",
-     "_raise_diverged"),
-    ("convexlearn.solvers.linear_svm.dcd_face", "convexlearn.solvers.kernel_svm.polish",
-     "_solve_on_active_set"),
-}
+PRIVATE_IMPORT_ALLOWLIST: set[tuple[str, str, str]] = set()
 
 
 def _is_private(name: str) -> bool:
@@ -445,14 +426,14 @@ KERNEL_FORMULA_COPIES = {
     ("convexlearn.solvers.kernel_svm.smo_kernels", "_gathered", "sigmoid"):
         "tests/solvers/kernel_svm/test_compiled_kernel_columns.py::"
         "test_compiled_columns_equal_make_kernel",
-    ("convexlearn.solvers.kernel_svm.kernel_cache", "kernel_diagonal", "poly"):
-        "tests/solvers/kernel_svm/test_kernel_cache.py::"
+    ("convexlearn.gram", "kernel_diagonal", "poly"):
+        "tests/test_gram_columns.py::"
         "test_columns_and_diagonal_match_the_gram_matrix",
-    ("convexlearn.solvers.kernel_svm.kernel_cache", "kernel_diagonal", "sigmoid"):
-        "tests/solvers/kernel_svm/test_kernel_cache.py::"
+    ("convexlearn.gram", "kernel_diagonal", "sigmoid"):
+        "tests/test_gram_columns.py::"
         "test_columns_and_diagonal_match_the_gram_matrix",
-    ("convexlearn.solvers.kernel_svm.kernel_cache", "KernelColumns.from_kernel.compute", "rbf"):
-        "tests/solvers/kernel_svm/test_kernel_cache.py::"
+    ("convexlearn.gram", "KernelColumns.from_kernel.compute", "rbf"):
+        "tests/test_gram_columns.py::"
         "test_columns_and_diagonal_match_the_gram_matrix",
 }
 

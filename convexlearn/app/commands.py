@@ -35,7 +35,7 @@ def exit_code(exc: BaseException) -> int:
     return EXIT_USAGE
 
 
-def _check_files(outputs: dict, inputs: dict) -> None:
+def check_files(outputs: dict, inputs: dict) -> None:
     check_outputs(outputs, inputs)
     for option, path in outputs.items():
         if option == "--plot" and path == STDOUT:
@@ -53,7 +53,7 @@ def _positive(name: str, value) -> None:
         raise ParameterError(f"{name} must be > 0; got {value!r}")
 
 
-def _text_out(args: argparse.Namespace):
+def text_out(args: argparse.Namespace):
     """Where the human report goes: stderr when a JSON record goes to stdout."""
     return sys.stderr if getattr(args, "json", None) == STDOUT else sys.stdout
 
@@ -70,7 +70,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         raise UsageError("--plot draws from the data in memory; run it without --scheduler")
     outputs = {"--json": args.json, "--plot": args.plot}
     inputs = {"problem file": args.file, "--against reference": args.against}
-    _check_files(outputs, inputs)              # fail before a long solve, not after
+    check_files(outputs, inputs)              # fail before a long solve, not after
     reference = None
     if args.against is not None:
         from .diffing import load_answers
@@ -93,7 +93,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         result.problem = problem          # the in-memory data: the cluster is gone
     finally:
         progress.close()
-    out = _text_out(args)
+    out = text_out(args)
     print(format_report(result), file=out)
     code = EXIT_OK if result.passed else EXIT_EXPECTATION
     if reference is not None:
@@ -157,9 +157,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     from .report import dumps
     from .runner import run_problem
 
-    _check_files({"--json": args.json}, {})
+    check_files({"--json": args.json}, {})
     files = find_problem_files(args.paths or ["problems"])
-    out = _text_out(args)
+    out = text_out(args)
     failed, errors, records, start = [], [], [], time.monotonic()
     progress = Progress(args.quiet, total=len(files))
     configure_logging(args.verbose, progress)
@@ -262,7 +262,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     from .predict import format_predictions, predict
 
     fmt = args.format or ("json" if Path(args.out).suffix.lower() == ".json" else "csv")
-    _check_files({"--out": args.out}, {"answer": args.answer, "data file": args.data})
+    check_files({"--out": args.out}, {"answer": args.answer, "data file": args.data})
     f, labels = predict(args.answer, args.data, delimiter=args.delimiter)
     write_all_atomic([(args.out, format_predictions(f, labels, fmt, args.answer, args.data))])
     return EXIT_OK
@@ -275,7 +275,7 @@ def cmd_separable(args: argparse.Namespace) -> int:
     from ..halfspace import Halfspace
     from .report import dumps, provenance_of_data, separability_record
 
-    _check_files({"--json": args.json}, {"data file": args.data})
+    check_files({"--json": args.json}, {"data file": args.data})
     from ..svmlight import looks_like_svmlight
     if args.label is None and not looks_like_svmlight(args.data):
         raise ParameterError(f"{args.data}: a CSV file needs --label COL (the label column); "
@@ -292,7 +292,7 @@ def cmd_separable(args: argparse.Namespace) -> int:
         result = Halfspace(data.X, data.y, intercept=intercept).check()
     finally:
         progress.close()
-    out = _text_out(args)
+    out = text_out(args)
     print(f"{args.data}: {data.X.shape[0]} samples x {data.X.shape[1]} features "
           f"({', '.join(data.feature_names[:6])}{', ...' if len(data.feature_names) > 6 else ''})",
           file=out)

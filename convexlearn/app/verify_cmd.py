@@ -76,14 +76,14 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from ..errors import ParameterError
     from ..svm import SVM
     from ..verification import verify
-    from .commands import EXIT_EXPECTATION, EXIT_OK, _check_files, _text_out
+    from .commands import EXIT_EXPECTATION, EXIT_OK, check_files, text_out
     from .outputs import write_all_atomic
 
     if not args.tol > 0:
         raise ParameterError(f"--tol must be > 0; got {args.tol!r}")
     if args.C is not None and not args.C > 0:
         raise ParameterError(f"--C must be > 0; got {args.C!r}")
-    _check_files({"--json": args.json}, {"model": args.model, "data file": args.data})
+    check_files({"--json": args.json}, {"model": args.model, "data file": args.data})
     if not Path(args.model).is_file():
         raise DataError(f"{args.model}: no such model file")
     X, y = _read_data(args.data, args.label)
@@ -98,7 +98,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         report = verify(args.model, problem=problem, tol=args.tol)
     else:
         report = verify(args.model, X, y, C=args.C, tol=args.tol)
-    out = _text_out(args)
+    out = text_out(args)
     n, d = X.shape
     print(f"{args.model} on {args.data} ({n} samples x {d} features)", file=out)
     print(report.summary(), file=out)

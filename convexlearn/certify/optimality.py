@@ -123,7 +123,7 @@ def null_scale(loss: Loss, y: np.ndarray, intercept: bool) -> float:
     return s0 if s0 > 0 else 1.0
 
 
-def _column_rms(X) -> np.ndarray:
+def column_rms(X) -> np.ndarray:
     """Root mean square of each column (1 for a zero column), without an n x d temporary."""
     n = X.shape[0]
     if hasattr(X, "multiply"):
@@ -173,7 +173,7 @@ def subgradient_distance(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Pena
     # of F, it is divided by the RMS of feature j (1 for the intercept and zero columns),
     # so the distance does not change with the units of X (found in review: at features
     # x 1e-8 a wrong point passed at 1e-6, at x 1e8 exact optima failed).
-    units = np.append(_column_rms(X) if units is None else units, [1.0] * int(intercept))
+    units = np.append(column_rms(X) if units is None else units, [1.0] * int(intercept))
     g_fixed = np.where(free, 0.0, lo)
     if XTg is None:
         XTg = np.asarray(X.T @ g_fixed).ravel()                # pass 2 over X

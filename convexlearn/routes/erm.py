@@ -274,7 +274,7 @@ def _cvxpy_route(erm, solver=None, options=None, tol=EXACT_TOL, **_):
     return sol
 
 
-def _snap_zeros(erm, sol: Solution, tol: float) -> Solution:
+def snap_zeros(erm, sol: Solution, tol: float) -> Solution:
     """l1 / elastic net: the coordinates the certificate calls zero (|w_j| <= kink_tol)
     set to exactly 0.0, kept when the certificate still passes (an interior-point answer
     carries ~1e-10 residues there, a coordinate-descent one at lam_max ~1e-17)."""
@@ -382,16 +382,16 @@ def solve_exact(erm: Any, *, tol: float = EXACT_TOL, solver: str | None = None,
     if solver is not None or options:
         chain = ["exact-primal"]
     sol = walk(erm, [ROUTES[name] for name in chain],
-               certify=lambda s: _snap_zeros(erm, _certify(erm, s, tol), tol),
+               certify=lambda s: snap_zeros(erm, _certify(erm, s, tol), tol),
                violation=_violation, tol=tol,
                context={"warm_start": warm_start, "screen": screen, "solver": solver,
                         "options": options, "tol": tol})
-    sol = _finish(erm, sol, tol)
+    sol = finish_exact(erm, sol, tol)
     sol.time_s = timer()
     return sol
 
 
-def _finish(erm, sol: Solution, tol: float) -> Solution:
+def finish_exact(erm, sol: Solution, tol: float) -> Solution:
     """The method is "exact", the route that answered in provenance (the walker's, else
     the method that produced the point), the certificate's figures beside it."""
     sol.provenance.setdefault("route", sol.method)

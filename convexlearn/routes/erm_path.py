@@ -33,7 +33,7 @@ from ..errors import ConvexLearnError, NotApplicableError, ParameterError
 from ..path import Path
 from ..solution import Solution, Timer
 from ..solvers.erm.homotopy import lasso_homotopy
-from .erm import (HOMOTOPY_MAX_DIM, EXACT_TOL, ROUTES, _finish, _snap_zeros, exact_chain,
+from .erm import (HOMOTOPY_MAX_DIM, EXACT_TOL, ROUTES, finish_exact, snap_zeros, exact_chain,
                   solve_exact)
 
 __all__ = ["HOMOTOPY_MAX_DIM", "path", "solve_path"]
@@ -195,7 +195,7 @@ def _certify_batch(erm, lams: list, raw: list, tol: float, route: str) -> list[S
             sol.report = erm.certificate(sol, tol=tol, scores=scores, XTg=XTg)
             sol.objective = sol.report.objective
             sol.status = "optimal" if sol.report.passed else "inaccurate"
-            sol = _snap_zeros(erm, sol, tol)
+            sol = snap_zeros(erm, sol, tol)
         if sol is None or not sol.report.passed:
             failed = {route: "route failed" if sol is None else
                       f"certificate failed: relative distance "
@@ -206,7 +206,7 @@ def _certify_batch(erm, lams: list, raw: list, tol: float, route: str) -> list[S
             sol.provenance.setdefault("fallback_from", {}).update(failed)
             out.append(sol)
             continue
-        out.append(_finish(erm, sol, tol))
+        out.append(finish_exact(erm, sol, tol))
     return out
 
 

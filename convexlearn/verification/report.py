@@ -170,7 +170,7 @@ def _erm_residuals(erm, cert, w: np.ndarray) -> np.ndarray:
     """Per coordinate of (w, b): distance of 0 to that coordinate's subdifferential at the
     certificate's loss multipliers g, in units of F (divided by the column RMS), relative
     to the certificate's scale (the size of the terms that cancel)."""
-    from ..certify.optimality import _column_rms
+    from ..certify.optimality import column_rms
     n = erm.n_samples
     g = cert.details["multipliers"]
     base = np.asarray(erm.X.T @ g).ravel() / n
@@ -185,7 +185,7 @@ def _erm_residuals(erm, cert, w: np.ndarray) -> np.ndarray:
             out[:w.size] = cert.distance
     else:
         out[:w.size] = np.abs(base)
-    out[:w.size] /= _column_rms(erm.X)
+    out[:w.size] /= column_rms(erm.X)
     if erm.intercept:
         out[-1] = abs(float(np.sum(g)) / n)
     floor = 1e-3 * math.sqrt(cert.details.get("null_scale", 1.0))

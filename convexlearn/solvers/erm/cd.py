@@ -52,7 +52,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from ...errors import NotApplicableError
-from .cd_polish import (_loss_grad_w, _outside_ok, _polish_smooth, _polish_squared, _vw,
+from .cd_polish import (loss_grad_w, zeros_stay_zero, polish_smooth, polish_squared, weighted,
                         duplicate_groups, even_split)
 from ...solution import History, Timer
 
@@ -381,9 +381,9 @@ def _squared(prob, w, keep, tol, max_sweeps, polish, use_numba):
             continue
         if not polish:
             break
-        new = _polish_squared(Xc, yc, _even_split(prob, w), lam1, lam2, G if gram else None,
+        new = polish_squared(Xc, yc, _even_split(prob, w), lam1, lam2, G if gram else None,
                               c if gram else None)
-        if new is not None and _outside_ok(Xc, yc, new, lam1, G if gram else None,
+        if new is not None and zeros_stay_zero(Xc, yc, new, lam1, G if gram else None,
                                            c if gram else None):
             w[:] = new
             polished = True
@@ -407,8 +407,8 @@ def _readmit(keep, grad, w, lam1):
 # ------------------------------------------------------------------- logistic
 def _loss_terms(loss, y, f, v=None):
     """(mean loss, l'(f), l''(f)), each sample's weighted by v."""
-    return (float(np.mean(_vw(v, loss.value(y, f)))), _vw(v, loss.derivative(y, f)),
-            _vw(v, loss.hessian(y, f)))
+    return (float(np.mean(weighted(v, loss.value(y, f)))), weighted(v, loss.derivative(y, f)),
+            weighted(v, loss.hessian(y, f)))
 
 
 def _logistic(prob, w, b, keep, tol, max_sweeps, polish, use_numba):
@@ -423,7 +423,7 @@ def _logistic(prob, w, b, keep, tol, max_sweeps, polish, use_numba):
 
     def F_of(w_, b_):
         f_ = X @ w_ + b_
-        return float(np.mean(_vw(prob.v, loss.value(y, f_)))) + lam1 * np.abs(w_).sum() \
+        return float(np.mean(weighted(prob.v, loss.value(y, f_)))) + lam1 * np.abs(w_).sum() \
             + 0.5 * lam2 * float(w_ @ w_)
 
     f = X @ w + b
@@ -484,7 +484,7 @@ def _logistic(prob, w, b, keep, tol, max_sweeps, polish, use_numba):
         f = f + t * df
         if not prob.intercept:
             b = 0.0
-        grad = _loss_grad_w(X, loss, y, f, n, prob.v)
+        grad = loss_grad_w(X, loss, y, f, n, prob.v)
         keep, back = _readmit(keep, grad, w, lam1)
         readmitted += back
         if back:
@@ -492,18 +492,18 @@ def _logistic(prob, w, b, keep, tol, max_sweeps, polish, use_numba):
         if change <= stop_tol * abs(Fv) or prob.squared:
             if not polish:
                 break
-            out = _polish_smooth(X, y, loss, _even_split(prob, w), b, lam1, lam2, prob.intercept,
+            out = polish_smooth(X, y, loss, _even_split(prob, w), b, lam1, lam2, prob.intercept,
                                  prob.v)
             if out is not None:
                 (w, b), polished = out, True
                 break
             stop_tol *= 1e-2      # the support is not settled yet: go on, tighter
     if polish and not polished:
-        out = _polish_smooth(X, y, loss, _even_split(prob, w), b, lam1, lam2, prob.intercept,
+        out = polish_smooth(X, y, loss, _even_split(prob, w), b, lam1, lam2, prob.intercept,
                                  prob.v)
         if out is not None:
             (w, b), polished = out, True
-    grad = _loss_grad_w(X, loss, y, X @ w + b, n, prob.v)
+    grad = loss_grad_w(X, loss, y, X @ w + b, n, prob.v)
     return w, b, {"sweeps": sweeps, "outer": outer, "polished": polished,
                   "readmitted": readmitted, "grad": grad, "gram": False}
 

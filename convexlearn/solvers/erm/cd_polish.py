@@ -44,16 +44,16 @@ def even_split(w: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
     return w
 
 
-def _vw(v, a):
+def weighted(v, a):
     """v * a (the normalized sample weights; a itself without weights)."""
     return a if v is None else v * a
 
 
-def _loss_grad_w(X, loss, y, f, n, v=None):
-    return np.asarray(X.T @ _vw(v, loss.derivative(y, f))).ravel() / n
+def loss_grad_w(X, loss, y, f, n, v=None):
+    return np.asarray(X.T @ weighted(v, loss.derivative(y, f))).ravel() / n
 
 
-def _polish_smooth(X, y, loss, w, b, lam1, lam2, intercept, v=None):
+def polish_smooth(X, y, loss, w, b, lam1, lam2, intercept, v=None):
     """Newton on (w_A, b) with the signs of w_A fixed; None when a sign changes or a zero
     coordinate violates |grad_j| <= lam1 at the result. Failing with LU steps, it retries
     with min-norm least-squares steps (duplicated active columns: a singular Hessian)."""
@@ -77,14 +77,14 @@ def _polish_newton(X, y, loss, w, b, lam1, lam2, intercept, v, pinv, max_iter: i
 
     def value_grad(x_):
         f_ = XA @ x_
-        val = float(np.mean(_vw(v, loss.value(y, f_)))) + float(lin @ x_) \
+        val = float(np.mean(weighted(v, loss.value(y, f_)))) + float(lin @ x_) \
             + 0.5 * float(ridge @ (x_ * x_))
-        return val, XA.T @ _vw(v, loss.derivative(y, f_)) / n + lin + ridge * x_, f_
+        return val, XA.T @ weighted(v, loss.derivative(y, f_)) / n + lin + ridge * x_, f_
 
     val, grad, f = value_grad(x)
     for _ in range(max_iter):
         gnorm = np.linalg.norm(grad)
-        h = _vw(v, loss.hessian(y, f))
+        h = weighted(v, loss.hessian(y, f))
         H = (XA * h[:, None]).T @ XA / n + np.diag(ridge)
         try:
             p = -(np.linalg.lstsq(H, grad, rcond=None)[0] if pinv else np.linalg.solve(H, grad))
@@ -108,13 +108,13 @@ def _polish_newton(X, y, loss, w, b, lam1, lam2, intercept, v, pinv, max_iter: i
     out = np.zeros_like(w)
     out[A] = wA
     bb = float(x[k]) if intercept else 0.0
-    gfull = _loss_grad_w(X, loss, y, X @ out + bb, n, v)
+    gfull = loss_grad_w(X, loss, y, X @ out + bb, n, v)
     if np.any(np.abs(gfull[out == 0]) > lam1 * (1 + 1e-12)):
         return None
     return out, bb
 
 
-def _polish_squared(Xc, yc, w, lam1, lam2, G, c):
+def polish_squared(Xc, yc, w, lam1, lam2, G, c):
     """Minimizer on the active set with signs fixed (one linear solve); None if a sign
     changes. With the Gram matrix G = (2/n) Xc^T Xc and c = (2/n) Xc^T yc when given."""
     A = np.flatnonzero(w)
@@ -147,7 +147,7 @@ def _polish_squared(Xc, yc, w, lam1, lam2, G, c):
     return out
 
 
-def _outside_ok(Xc, yc, w, lam1, G, c) -> bool:
+def zeros_stay_zero(Xc, yc, w, lam1, G, c) -> bool:
     """Every zero coordinate satisfies |grad_j| <= lam1 at w, up to the rounding of grad_j
     (64 eps times the sum of its terms' sizes: a zero column duplicating an active one has
     |grad_j| = lam1 exactly, computed ~1e-11 lam1 above it at small lam1)."""

@@ -23,7 +23,7 @@ from .oracle import ERMOracle
 __all__ = ["gradient_descent"]
 
 
-def _roundoff_progress(value, value_new, gnorm2, grad_new) -> bool:
+def roundoff_progress(value, value_new, gnorm2, grad_new) -> bool:
     """Near the optimum the Armijo decrease t ||g||^2 / 2 falls below the round-off of F;
     there a step is accepted when F is unchanged up to round-off and the gradient shrinks."""
     return (abs(value_new - value) <= 1e-14 * max(1.0, abs(value))
@@ -57,7 +57,7 @@ def gradient_descent(oracle: ERMOracle, x0: np.ndarray | None = None, *, tol: fl
             x_new = x - t * grad
             value_new, grad_new = oracle.value_grad(x_new)
             if value_new <= value - 0.5 * t * gnorm2 or \
-                    _roundoff_progress(value, value_new, gnorm2, grad_new):
+                    roundoff_progress(value, value_new, gnorm2, grad_new):
                 break
             t *= 0.5
         else:

@@ -36,7 +36,7 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
 from ...solution import History, Timer
-from .gd import _roundoff_progress
+from .gd import roundoff_progress
 from .oracle import ERMOracle
 
 __all__ = ["newton", "subsample_residual", "CG_DIM", "CHORD_RATE", "MAX_CHORDS"]
@@ -200,7 +200,7 @@ def newton(oracle: ERMOracle, x0: np.ndarray | None = None, *, tol: float = 1e-8
             x_new = x + t * p
             value_new, grad_new = oracle.value_grad(x_new)
             if value_new <= value + armijo * t * slope or \
-                    _roundoff_progress(value, value_new, gnorm ** 2, grad_new):
+                    roundoff_progress(value, value_new, gnorm ** 2, grad_new):
                 break
             t *= 0.5
         else:

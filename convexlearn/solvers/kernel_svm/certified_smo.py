@@ -36,7 +36,7 @@ from ...solution import History, Solution, Timer
 from .c_svc import c_svc_qp, c_svc_solution
 from .polish import is_balanced
 from .qp import DualQP
-from .smo import _raise_diverged, smo_qp
+from .smo import raise_diverged, smo_qp
 
 __all__ = ["certified_smo", "memory_estimate"]
 
@@ -133,7 +133,7 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
         res, cache_stats, _ = smo_qp(qp, tol=tol, max_iter=chunk, alpha0=alpha0,
                                      cache_size=cache_size, record=False)
         if res.status == "diverged":
-            _raise_diverged(svm, res)
+            raise_diverged(svm, res)
         iterations += res.n_iter
         tols.append(tol)
         g = qp.target - res.v

@@ -35,7 +35,7 @@ __all__ = ["polish_alpha", "polish_expansion", "intercept_from_alpha", "is_balan
 MAX_FREE = 4000
 
 
-def _solve_on_active_set(y, C, intercept, kernel_block, free_idx, bound_idx):
+def solve_on_active_set(y, C, intercept, kernel_block, free_idx, bound_idx):
     """Solve the KKT system above for (alpha_F, b) given the free and bounded sets.
 
     ``C`` is the vector of per-sample bounds.
@@ -111,7 +111,7 @@ def polish_alpha(y: np.ndarray, C: float, alpha: np.ndarray, intercept: bool,
         new[bound_idx] = C[bound_idx]
         if free_idx.size == 0:
             return new, None
-        alpha_F, b = _solve_on_active_set(y, C, intercept, kernel_block, free_idx, bound_idx)
+        alpha_F, b = solve_on_active_set(y, C, intercept, kernel_block, free_idx, bound_idx)
         upper = C[free_idx]
         excess = np.maximum(-alpha_F, alpha_F - upper)
         if np.any(excess > 0):

@@ -475,7 +475,7 @@ def _warm_alpha(warm_start, svm) -> np.ndarray | None:
     return alpha
 
 
-def _raise_diverged(svm, res: SMOResult):
+def raise_diverged(svm, res: SMOResult):
     """SMO's hard-margin dual diverged: decide separability, then raise the right error.
 
     Linear kernel: :class:`~convexlearn.halfspace.Halfspace` on X. Other kernels: on the
@@ -563,7 +563,7 @@ def solve_svm(svm: Any, tol: float = 1e-3, max_iter: int | None = None, shrinkin
                                     alpha0=alpha0, gap_tol=gap, cache_size=cache_size,
                                     callback=callback)
     if res.status == "diverged":
-        _raise_diverged(svm, res)
+        raise_diverged(svm, res)
     if res.status == "max_iter" and svm.hard_margin:
         # alpha can grow linearly, below the divergence test, for the whole budget (found
         # in review: 4 points of XOR, alpha = 2e5 after 100 000 iterations). Ask the LP.

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..kernel_svm.polish import _solve_on_active_set
+from ..kernel_svm.polish import solve_on_active_set
 
 __all__ = ["purify", "face_walk"]
 
@@ -179,7 +179,7 @@ def face_walk(Z: np.ndarray, y: np.ndarray, upper: np.ndarray, alpha: np.ndarray
         if F.size == 0:
             break
         B = np.flatnonzero(~in_F & (a >= upper))
-        target, b_face = _solve_on_active_set(y, upper, True, kernel_block, F, B)
+        target, b_face = solve_on_active_set(y, upper, True, kernel_block, F, B)
         step = target - a[F]
         out = (target < 0.0) | (target > upper[F])
         if out.any():
