@@ -12,6 +12,7 @@ import argparse
 import sys
 import time
 import traceback
+from typing import TextIO
 
 from ..deprecation import renamed
 from ..errors import ConvexLearnError, ParameterError, SolverError
@@ -53,7 +54,7 @@ def _positive(name: str, value) -> None:
         raise ParameterError(f"{name} must be > 0; got {value!r}")
 
 
-def text_out(args: argparse.Namespace):
+def text_out(args: argparse.Namespace) -> TextIO:
     """Where the human report goes: stderr when a JSON record goes to stdout."""
     return sys.stderr if getattr(args, "json", None) == STDOUT else sys.stdout
 

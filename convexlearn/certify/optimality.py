@@ -123,7 +123,7 @@ def null_scale(loss: Loss, y: np.ndarray, intercept: bool) -> float:
     return s0 if s0 > 0 else 1.0
 
 
-def column_rms(X) -> np.ndarray:
+def column_rms(X: Any) -> np.ndarray:
     """Root mean square of each column (1 for a zero column), without an n x d temporary."""
     n = X.shape[0]
     if hasattr(X, "multiply"):

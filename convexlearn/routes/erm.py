@@ -274,7 +274,7 @@ def _cvxpy_route(erm, solver=None, options=None, tol=EXACT_TOL, **_):
     return sol
 
 
-def snap_zeros(erm, sol: Solution, tol: float) -> Solution:
+def snap_zeros(erm: Any, sol: Solution, tol: float) -> Solution:
     """l1 / elastic net: the coordinates the certificate calls zero (|w_j| <= kink_tol)
     set to exactly 0.0, kept when the certificate still passes (an interior-point answer
     carries ~1e-10 residues there, a coordinate-descent one at lam_max ~1e-17)."""
@@ -391,7 +391,7 @@ def solve_exact(erm: Any, *, tol: float = EXACT_TOL, solver: str | None = None,
     return sol
 
 
-def finish_exact(erm, sol: Solution, tol: float) -> Solution:
+def finish_exact(erm: Any, sol: Solution, tol: float) -> Solution:
     """The method is "exact", the route that answered in provenance (the walker's, else
     the method that produced the point), the certificate's figures beside it."""
     sol.provenance.setdefault("route", sol.method)

@@ -44,16 +44,20 @@ def even_split(w: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
     return w
 
 
-def weighted(v, a):
+def weighted(v: np.ndarray | None, a: np.ndarray) -> np.ndarray:
     """v * a (the normalized sample weights; a itself without weights)."""
     return a if v is None else v * a
 
 
-def loss_grad_w(X, loss, y, f, n, v=None):
+def loss_grad_w(X: Any, loss: Any, y: np.ndarray, f: np.ndarray, n: float,
+                v: np.ndarray | None = None) -> np.ndarray:
+    """The loss part of the gradient in w: X^T (v * dloss/df) / n."""
     return np.asarray(X.T @ weighted(v, loss.derivative(y, f))).ravel() / n
 
 
-def polish_smooth(X, y, loss, w, b, lam1, lam2, intercept, v=None):
+def polish_smooth(X: Any, y: np.ndarray, loss: Any, w: np.ndarray, b: float, lam1: float,
+                  lam2: float, intercept: bool, v: np.ndarray | None = None
+                  ) -> tuple[np.ndarray, float] | None:
     """Newton on (w_A, b) with the signs of w_A fixed; None when a sign changes or a zero
     coordinate violates |grad_j| <= lam1 at the result. Failing with LU steps, it retries
     with min-norm least-squares steps (duplicated active columns: a singular Hessian)."""
@@ -114,7 +118,8 @@ def _polish_newton(X, y, loss, w, b, lam1, lam2, intercept, v, pinv, max_iter: i
     return out, bb
 
 
-def polish_squared(Xc, yc, w, lam1, lam2, G, c):
+def polish_squared(Xc: Any, yc: np.ndarray, w: np.ndarray, lam1: float, lam2: float,
+                   G: Any, c: Any) -> np.ndarray | None:
     """Minimizer on the active set with signs fixed (one linear solve); None if a sign
     changes. With the Gram matrix G = (2/n) Xc^T Xc and c = (2/n) Xc^T yc when given."""
     A = np.flatnonzero(w)
@@ -147,7 +152,8 @@ def polish_squared(Xc, yc, w, lam1, lam2, G, c):
     return out
 
 
-def zeros_stay_zero(Xc, yc, w, lam1, G, c) -> bool:
+def zeros_stay_zero(Xc: Any, yc: np.ndarray, w: np.ndarray, lam1: float, G: Any,
+                    c: Any) -> bool:
     """Every zero coordinate satisfies |grad_j| <= lam1 at w, up to the rounding of grad_j
     (64 eps times the sum of its terms' sizes: a zero column duplicating an active one has
     |grad_j| = lam1 exactly, computed ~1e-11 lam1 above it at small lam1)."""

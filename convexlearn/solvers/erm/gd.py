@@ -23,7 +23,8 @@ from .oracle import ERMOracle
 __all__ = ["gradient_descent"]
 
 
-def roundoff_progress(value, value_new, gnorm2, grad_new) -> bool:
+def roundoff_progress(value: float, value_new: float, gnorm2: float,
+                      grad_new: np.ndarray) -> bool:
     """Near the optimum the Armijo decrease t ||g||^2 / 2 falls below the round-off of F;
     there a step is accepted when F is unchanged up to round-off and the gradient shrinks."""
     return (abs(value_new - value) <= 1e-14 * max(1.0, abs(value))

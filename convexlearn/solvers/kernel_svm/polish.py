@@ -23,7 +23,7 @@ and keeps the better one, so polishing can never make an answer worse.
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 import scipy.linalg
@@ -35,7 +35,9 @@ __all__ = ["polish_alpha", "polish_expansion", "intercept_from_alpha", "is_balan
 MAX_FREE = 4000
 
 
-def solve_on_active_set(y, C, intercept, kernel_block, free_idx, bound_idx):
+def solve_on_active_set(y: np.ndarray, C: Any, intercept: bool, kernel_block: Callable,
+                        free_idx: np.ndarray, bound_idx: np.ndarray
+                        ) -> tuple[np.ndarray, float]:
     """Solve the KKT system above for (alpha_F, b) given the free and bounded sets.
 
     ``C`` is the vector of per-sample bounds.

@@ -63,7 +63,7 @@ path for a per-iteration ``callback`` or a problem without intercept), and
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 import math
 from dataclasses import dataclass
@@ -475,7 +475,7 @@ def _warm_alpha(warm_start, svm) -> np.ndarray | None:
     return alpha
 
 
-def raise_diverged(svm, res: SMOResult):
+def raise_diverged(svm: Any, res: SMOResult) -> NoReturn:
     """SMO's hard-margin dual diverged: decide separability, then raise the right error.
 
     Linear kernel: :class:`~convexlearn.halfspace.Halfspace` on X. Other kernels: on the
