@@ -294,7 +294,7 @@ def test_convergence_warning_says_what_failed_and_at_which_tolerance():
     X, y = _iris_pair()
     svm = cl.SVM(X, y, C=1.0, kernel="rbf", gamma=0.5)
     strict = certified_smo(svm, kkt_tol=1e-6, gap_tol=1e-30, retries=0)
-    loose = svm.solve("smo", tol=1e-1, kkt_tol=1e-9)
+    loose = svm.solve("smo", tol=1e-1, cert_tol=1e-9)
     assert strict.report.passed and strict.status == "inaccurate"
     assert not loose.report.passed
     with warnings.catch_warnings(record=True) as caught:

@@ -60,7 +60,7 @@ CASES = [(data, kernel, C) for data in ("iris", "wine", "breast_cancer", "synthe
 @pytest.mark.parametrize("data,kernel,C", CASES)
 def test_smo_matches_exact(data, kernel, C):
     svm, exact = problem(data, kernel, C)
-    sol = svm.solve(method="smo", tol=TIGHT, kkt_tol=KKT_TOL)
+    sol = svm.solve(method="smo", tol=TIGHT, cert_tol=KKT_TOL)
     check_against_exact(svm, exact, sol, f"smo vs exact on {data}/{kernel}/C={C}")
 
 
@@ -71,7 +71,7 @@ def test_support_sets_are_compared_where_unique():
     exact = svm.solve("exact-dual")     # an interior point: all five free (the linear
     rep = svm.kkt(exact, KKT_TOL)       # route's vertex answer has at most d + 1)
     assert not support_is_unique(svm, rep)
-    sol = svm.solve(method="smo", tol=TIGHT, kkt_tol=KKT_TOL)
+    sol = svm.solve(method="smo", tol=TIGHT, cert_tol=KKT_TOL)
     assert sol.ok and not check_against_exact(svm, exact, sol, "iris linear C=0.1")
     unique = [support_is_unique(*(lambda s, e: (s, s.kkt(e, KKT_TOL)))(*problem(*c)))
               for c in CASES]
@@ -83,7 +83,7 @@ def test_smo_hard_margin(kernel):
     X, y = synthetic(n=60, d=3, shift=3.0)
     svm = cl.SVM(X, y, C=None, kernel=kernel)
     exact = svm.solve()
-    sol = svm.solve(method="smo", tol=TIGHT, kkt_tol=KKT_TOL)
+    sol = svm.solve(method="smo", tol=TIGHT, cert_tol=KKT_TOL)
     check_against_exact(svm, exact, sol, f"hard margin {kernel}")
     assert sol.xi is None and np.all(sol.alpha >= 0)
 
@@ -110,7 +110,7 @@ def test_smo_without_intercept(kernel, C):
     X = X + 2.0            # off the origin, so b = 0 is a real restriction
     svm = cl.SVM(X, y, C=C, kernel=kernel, intercept=False)
     exact = svm.solve()
-    sol = svm.solve(method="smo", tol=TIGHT, kkt_tol=KKT_TOL)
+    sol = svm.solve(method="smo", tol=TIGHT, cert_tol=KKT_TOL)
     check_against_exact(svm, exact, sol, f"no intercept {kernel} C={C}")
     assert sol.b == 0.0 and abs(sol.alpha @ svm.y) > 1e-3   # no equality constraint
 
@@ -142,7 +142,7 @@ def test_shrinking_and_cache_size_do_not_change_the_answer():
 def test_precomputed_kernel_matches_rbf():
     svm, exact = problem("wine", "rbf", 1.0)
     pre = cl.SVM(svm.gram, svm.y, C=1.0, kernel="precomputed")
-    sol = pre.solve(method="smo", tol=TIGHT, kkt_tol=KKT_TOL)
+    sol = pre.solve(method="smo", tol=TIGHT, cert_tol=KKT_TOL)
     assert sol.ok and abs(sol.objective - exact.objective) <= REL_OBJ * abs(exact.objective)
 
 
@@ -220,7 +220,7 @@ def test_smo_hard_margin_is_scale_invariant(kernel, scale):
     if kernel == "rbf":
         params = {"gamma": 1.0 / scale**2}      # the same kernel matrix at every scale
     svm = cl.SVM(scale * X, y, C=None, kernel=kernel, **params)
-    sol = svm.solve(method="smo", tol=TIGHT, kkt_tol=KKT_TOL)
+    sol = svm.solve(method="smo", tol=TIGHT, cert_tol=KKT_TOL)
     assert sol.status == "optimal", sol.report
     factor = scale**2 if kernel == "linear" else 1.0
     assert sol.objective * factor == pytest.approx(base.objective, rel=1e-6)
@@ -234,7 +234,7 @@ def test_smo_hard_margin_on_tiny_separable_data_is_not_called_unbounded():
     y = np.where(X[:, 0] + 0.3 * rng.normal(size=20) > 0, 1, -1)
     assert cl.Halfspace(X, y).check(margin=False, slack=False).separable
     exact = cl.SVM(X, y, C=None).solve()
-    sol = cl.SVM(1e-6 * X, y, C=None).solve("smo", tol=TIGHT, kkt_tol=KKT_TOL)
+    sol = cl.SVM(1e-6 * X, y, C=None).solve("smo", tol=TIGHT, cert_tol=KKT_TOL)
     assert sol.status == "optimal", sol.report
     assert sol.objective * 1e-12 == pytest.approx(exact.objective, rel=1e-6)
 

@@ -38,7 +38,7 @@ def test_breakpoints_certified_and_interpolation_exact(kernel, params, seed):
         alpha, b = path.at(C)
         between = problem.from_alpha(alpha, b=b)
         assert problem.kkt(between, tol=1e-9).passed
-        reference = problem.solve(kkt_tol=1e-9)
+        reference = problem.solve(cert_tol=1e-9)
         P = problem.primal_objective(between)
         assert abs(P - reference.objective) <= 1e-9 * abs(reference.objective)
 
@@ -71,7 +71,7 @@ def test_a_wrong_anchor_is_caught_by_the_certificate():
     svm = cl.SVM(X, y, C=1.0, kernel="rbf", gamma=1.0)
 
     def bad_anchor(C):       # a certified anchor, perturbed
-        sol = svm.with_C(C).solve(kkt_tol=1e-9)
+        sol = svm.with_C(C).solve(cert_tol=1e-9)
         return sol.alpha * (1 + 1e-3), sol.b
 
     with pytest.raises(ValueError, match="certified start"):
@@ -96,7 +96,7 @@ def test_svm_path_exact_through_the_public_api():
     C = float(np.sqrt(path.values[3] * path.values[4]))
     between = path.at(C)
     assert between.status == "optimal" and between.provenance["event"] == "interpolated"
-    fresh = svm.with_C(C).solve(kkt_tol=1e-9)
+    fresh = svm.with_C(C).solve(cert_tol=1e-9)
     assert abs(between.objective - fresh.objective) <= 1e-9 * abs(fresh.objective)
     assert svm.C == 1.0
     warm = svm.path([0.05, 1.0, 20.0])
