@@ -23,6 +23,7 @@ from dask.distributed import Client, LocalCluster  # noqa: E402
 
 import convexlearn as cl  # noqa: E402
 from convexlearn.certify.optimality import subgradient_distance  # noqa: E402
+from convexlearn.routes.svm import polished  # noqa: E402
 
 from _common import markdown_table, write_result  # noqa: E402
 
@@ -137,7 +138,7 @@ def cascade_rows(n, chunks, workers_list):
     t_sk = time.perf_counter() - t
     mem = cl.SVM(X, y, C=1.0, kernel="rbf", gamma=gamma)
     t = time.perf_counter()
-    ref = mem._polished(mem.solve("smo", tol=1e-9), 1e-9)
+    ref = polished(mem, mem.solve("smo", tol=1e-9), 1e-9)
     t_mem = time.perf_counter() - t
     rep = mem.kkt(ref, tol=1e-9)
     d_ref = mem.dual_objective(ref.alpha)

@@ -249,7 +249,7 @@ def main():
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1:
+    if len(sys.argv) > 1 and not sys.argv[1].startswith("--"):    # a worker subprocess
         kind = sys.argv[1]
         result = (worker_digits() if kind == "digits" else worker_compile()
                   if kind == "compile" else worker(kind, int(sys.argv[2]), *sys.argv[3:]))

@@ -83,7 +83,7 @@ def _cvxpy_route(method: str) -> Route:
     def run(svm, *, solver, polish, kkt_tol, options):
         solution = _solve_formulation(svm, method, solver, **options)
         if polish:
-            solution = _polished(svm, solution, kkt_tol)
+            solution = polished(svm, solution, kkt_tol)
         return solution
     return Route(method, run, memory=_cvxpy_memory)
 
@@ -471,7 +471,7 @@ def _exact_failure(svm, failures) -> Exception:
                            f"separability LP returns a verified certificate)")
 
 
-def _polished(svm, solution: Solution, kkt_tol: float) -> Solution:
+def polished(svm: Any, solution: Solution, kkt_tol: float) -> Solution:
     """Return the active-set polished solution if its KKT report is no worse.
 
     Starting multipliers: the solver's (or the report's reconstruction); for a
