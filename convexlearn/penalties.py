@@ -34,18 +34,20 @@ Adding a penalty touches this file only: subclass :class:`Penalty` and register 
 
 from __future__ import annotations
 
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import math
 import numbers
 from abc import ABC, abstractmethod
 
-import cvxpy as cp
 import numpy as np
 
 from .capabilities import Capable
 from .data import check_choice
 from .errors import NotApplicableError, ParameterError
+
+if TYPE_CHECKING:   # the cvxpy methods import cvxpy (slow to import) when called
+    import cvxpy as cp
 
 __all__ = ["Penalty", "PENALTIES", "make_penalty", "register_penalty", "soft_threshold"]
 
@@ -191,6 +193,7 @@ class NoPenalty(Penalty):
         return np.array(v, dtype=float, copy=True)
 
     def cvxpy(self, w: Any) -> cp.Expression:
+        import cvxpy as cp
         return cp.Constant(0.0)
 
 
@@ -232,6 +235,7 @@ class L1(Penalty):
         return "box", c, np.where(zero, -1.0, 0.0), np.where(zero, 1.0, 0.0)
 
     def cvxpy(self, w: Any) -> cp.Expression:
+        import cvxpy as cp
         return cp.norm1(w)
 
 
@@ -261,6 +265,7 @@ class L2(Penalty):
         return v / (1.0 + t)
 
     def cvxpy(self, w: Any) -> cp.Expression:
+        import cvxpy as cp
         return 0.5 * cp.sum_squares(w)
 
 
@@ -309,6 +314,7 @@ class ElasticNet(Penalty):
         return "box", c, np.where(zero, -r, 0.0), np.where(zero, r, 0.0)
 
     def cvxpy(self, w: Any) -> cp.Expression:
+        import cvxpy as cp
         return self.l1_ratio * cp.norm1(w) + 0.5 * (1.0 - self.l1_ratio) * cp.sum_squares(w)
 
 
@@ -324,6 +330,7 @@ class Lp(Penalty):
     def __init__(self, p: float = 2.0):
         if not _is_real(p) or not 1.0 <= p < math.inf:
             raise ParameterError(f"p must be a finite number >= 1 for the lp penalty; got p={p!r}")
+        import cvxpy as cp
         # cvxpy's pnorm rounds p to a nearby fraction: the exact solver (and every
         # certificate's reference) would then solve another problem (p = 1.0001 -> 1).
         rounded = float(cp.pnorm(cp.Variable(1), float(p)).p) if p != 1.0 else 1.0
@@ -372,6 +379,7 @@ class Lp(Penalty):
         return v - t * u
 
     def cvxpy(self, w: Any) -> cp.Expression:
+        import cvxpy as cp
         return cp.pnorm(w, self.p)
 
     def smooth_piece(self, w: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:

@@ -26,7 +26,6 @@ from typing import Any
 
 import itertools
 
-import cvxpy as cp
 import numpy as np
 import scipy.linalg
 
@@ -46,6 +45,7 @@ def _points(points) -> np.ndarray:
 
 def _labeling_problem(P: np.ndarray, homogeneous: bool):
     """The consistency LP with the labels as a cvxpy Parameter (DPP: compiled once)."""
+    import cvxpy as cp
     y = cp.Parameter(P.shape[0], name="y")
     w = cp.Variable(P.shape[1], name="w")
     scores = P @ w if homogeneous else P @ w + cp.Variable(name="b")
@@ -53,6 +53,7 @@ def _labeling_problem(P: np.ndarray, homogeneous: bool):
 
 
 def _lp_witness(P: np.ndarray, homogeneous: bool, solver: str) -> np.ndarray | None:
+    import cvxpy as cp
     m = P.shape[0]
     if m > MAX_LP_POINTS:
         raise ParameterError(

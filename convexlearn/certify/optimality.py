@@ -35,7 +35,6 @@ from typing import Any
 import math
 from dataclasses import dataclass, field
 
-import cvxpy as cp
 import numpy as np
 from scipy.optimize import linprog, lsq_linear
 
@@ -331,6 +330,7 @@ def _project(base, kink_columns, lower, upper, units, penalty, lam, w, kink_tol,
         # min ||base + M z + lam (r, 0)|| over the box and the q-ball. The returned point
         # is made exactly feasible (z clipped, r scaled into the ball), so the distance
         # evaluated there is a true upper bound whatever the SOCP solver's tolerance.
+        import cvxpy as cp
         k = M.shape[1]
         r = cp.Variable(d)
         pad = np.vstack([np.eye(d), np.zeros((dim - d, d))]) / units[:, None]

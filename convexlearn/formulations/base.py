@@ -15,18 +15,21 @@ import time
 import warnings
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
-
-import cvxpy as cp
+from typing import TYPE_CHECKING
 
 from ..errors import InfeasibleError, ParameterError, SolverError, UnboundedError
+
+if TYPE_CHECKING:   # cvxpy (~0.4-0.8 s to import) is imported by the functions that use it
+    import cvxpy as cp
 
 __all__ = ["Formulation", "SolveInfo", "solve_formulation", "default_solver", "solver_version",
            "silence_highs_banner"]
 
-#: cvxpy statuses after which a point is available.
-_WITH_POINT = {cp.OPTIMAL, cp.OPTIMAL_INACCURATE}
-_INFEASIBLE = {cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE}
-_UNBOUNDED = {cp.UNBOUNDED, cp.UNBOUNDED_INACCURATE}
+#: cvxpy statuses (the values of cvxpy.OPTIMAL, ...; tests/formulations check them) after
+#: which a point is available.
+_WITH_POINT = {"optimal", "optimal_inaccurate"}
+_INFEASIBLE = {"infeasible", "infeasible_inaccurate"}
+_UNBOUNDED = {"unbounded", "unbounded_inaccurate"}
 
 # Tight but reachable interior-point tolerances for reference solutions (Clarabel's
 # defaults are 1e-8); the KKT check afterwards decides whether the point is trusted.
@@ -76,6 +79,7 @@ class SolveInfo:
         """``solver``, ``solver_version``, ``cvxpy_version``, ``cvxpy_status`` and
         ``solver_options`` of this solve.
         """
+        import cvxpy as cp      # loaded already: this records a cvxpy solve
         return {"solver": self.solver, "solver_version": self.solver_version,
                 "cvxpy_version": cp.__version__, "cvxpy_status": self.cvxpy_status,
                 "solver_options": dict(self.options)}
@@ -84,6 +88,7 @@ class SolveInfo:
 @functools.lru_cache(maxsize=None)
 def _installed() -> frozenset:
     # cp.installed_solvers() probes imports (~1 ms): once per process is enough.
+    import cvxpy as cp
     return frozenset(cp.installed_solvers())
 
 
@@ -149,12 +154,13 @@ def solve_formulation(form: Formulation, solver: str | None = None, *,
     solver = (solver or default_solver(form.kind)).upper()
     if solver not in _installed():
         raise ParameterError(f"solver {solver!r} is not installed; installed: "
-                             f"{', '.join(cp.installed_solvers())}")
+                             f"{', '.join(sorted(_installed()))}")
     user_options = sorted(options)
     if solver == "CLARABEL":
         options = {**CLARABEL_OPTIONS, **options}
     elif solver == "HIGHS":
         silence_highs_banner()
+    import cvxpy as cp
     start = time.perf_counter()
     try:
         with warnings.catch_warnings():
@@ -179,6 +185,6 @@ def solve_formulation(form: Formulation, solver: str | None = None, *,
         raise SolverError(f"{solver} returned status {status!r} on the {form.name}")
     stats = form.problem.solver_stats
     return SolveInfo(
-        status="optimal" if status == cp.OPTIMAL else "inaccurate",
+        status="optimal" if status == "optimal" else "inaccurate",
         cvxpy_status=status, solver=solver, solver_version=solver_version(solver),
         iterations=getattr(stats, "num_iters", None), time_s=elapsed, options=options)

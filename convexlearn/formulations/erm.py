@@ -16,7 +16,6 @@ none/l1/l2/elastic net) -> QP; any other (logistic, exponential, lp) -> conic
 
 from __future__ import annotations
 
-import cvxpy as cp
 import numpy as np
 
 from ..capabilities import QP_SHAPES
@@ -62,6 +61,7 @@ def erm_problem(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Penalty, lam:
     Formulation
         Variables ``w`` (and ``b``); parameter ``lam`` (absent for penalty "none").
     """
+    import cvxpy as cp
     n, d = X.shape
     w = cp.Variable(d, name="w")
     variables, parameters = {"w": w}, {}

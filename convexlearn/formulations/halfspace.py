@@ -43,7 +43,6 @@ from __future__ import annotations
 import time
 from importlib.metadata import version
 
-import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
@@ -56,6 +55,7 @@ __all__ = ["consistency_lp", "certificate_lp", "min_slack_lp", "lp_data", "solve
 
 
 def _scores(X: np.ndarray, homogeneous: bool):
+    import cvxpy as cp
     w = cp.Variable(X.shape[1], name="w")
     variables = {"w": w}
     scores = X @ w
@@ -82,6 +82,7 @@ def consistency_lp(X: np.ndarray, y: np.ndarray, homogeneous: bool = False) -> F
         Variables ``w`` (and ``b``); constraint ``margin``; objective 0 (a
         feasibility problem).
     """
+    import cvxpy as cp
     variables, scores = _scores(X, homogeneous)
     margin = cp.multiply(y, scores) >= 1
     problem = cp.Problem(cp.Minimize(0), [margin])
@@ -103,6 +104,7 @@ def certificate_lp(X: np.ndarray, y: np.ndarray, homogeneous: bool = False) -> F
         Variable ``lambda``; constraints ``balance`` (the d equations
         ``X^T (y * lambda) = 0``) and ``normalization``.
     """
+    import cvxpy as cp
     n = X.shape[0]
     lam = cp.Variable(n, nonneg=True, name="lambda")
     balance = X.T @ cp.multiply(y, lam) == 0
@@ -128,6 +130,7 @@ def min_slack_lp(X: np.ndarray, y: np.ndarray, homogeneous: bool = False) -> For
         Variables ``w`` (and ``b``), ``xi``; constraints ``margin`` (dual values: the
         lambda of the dual LP, in [0, 1]) and ``slack``.
     """
+    import cvxpy as cp
     variables, scores = _scores(X, homogeneous)
     xi = cp.Variable(X.shape[0], name="xi")
     variables["xi"] = xi

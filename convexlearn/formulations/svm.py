@@ -28,16 +28,20 @@ checked PSD matrix Q wrapped in ``psd_wrap``; a dense factor ``sum_squares(L^T a
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-import cvxpy as cp
 import numpy as np
 
 from .base import Formulation
+
+if TYPE_CHECKING:
+    import cvxpy as cp
 
 __all__ = ["svm_primal", "svm_dual"]
 
 
 def _cost_parameter(C: float) -> cp.Parameter:
+    import cvxpy as cp
     return cp.Parameter(nonneg=True, value=C, name="C")
 
 
@@ -54,6 +58,7 @@ def svm_primal(y: np.ndarray, C: float, intercept: bool, form: str = "slack", *,
     (xi >= 0; dual values C - alpha). Parameter: ``C`` (soft margin). ``weights`` s_i
     give each sample its own cost C s_i (objective C sum_i s_i xi_i).
     """
+    import cvxpy as cp
     hard = math.isinf(C)
     n = y.shape[0]
     variables, constraints, parameters = {}, {}, {}
@@ -107,6 +112,7 @@ def svm_dual(y: np.ndarray, C: float, intercept: bool, *, X: np.ndarray | None =
     intercept; its dual value is the intercept b up to sign). With ``weights`` s_i the
     box is 0 <= alpha_i <= C s_i.
     """
+    import cvxpy as cp
     hard = math.isinf(C)
     n = y.shape[0]
     alpha = cp.Variable(n, name="alpha")
