@@ -184,10 +184,17 @@ def make_kernel(kernel: Any = "linear", X: np.ndarray | None = None, gamma: Any 
         if X is None:
             raise ParameterError(f"gamma={gamma!r} needs the training data to be resolved")
         d = X.shape[1]
-        var = _scale_variance(X, sample_weight)
+        with np.errstate(over="ignore", invalid="ignore"):   # an overflow is raised below
+            var = _scale_variance(X, sample_weight)
         if gamma == "auto":
             gamma = 1.0 / d
         else:                       # scikit-learn's rule, including 1.0 for constant X
+            if not math.isfinite(var):
+                # SVC goes on with gamma = 1/inf = 0 and fails later on non-finite duals
+                raise DataError(f"gamma='scale' is 1 / (d Var(X)), but Var(X) overflows "
+                                f"float64 on these data (max |x| = "
+                                f"{float(np.max(np.abs(X))):.3g}): rescale X or give gamma "
+                                f"as a number")
             gamma = 1.0 / (d * var) if var > 0 else 1.0
     gamma = check_positive("gamma", gamma)
     if kernel == "poly" and not float(degree).is_integer():

@@ -328,7 +328,10 @@ class SVM(KernelSamples):
             Log this call on stderr through the ``convexlearn`` logger: True/1 at INFO (method,
             route, status, objective, time), 2 at DEBUG (with the optimality report).
         **options
-            Passed to the solver (cvxpy options, or the iterative method's options).
+            Passed to the solver (cvxpy options, or the iterative method's options). The
+            exact chain's SMO route also reads ``cache_size`` (its kernel column cache, MB,
+            LIBSVM's ``-m``, default 200) and ``shrinking`` (LIBSVM's ``-h``, default
+            True); the other routes ignore these two.
 
         Returns
         -------

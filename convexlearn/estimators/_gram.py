@@ -27,7 +27,7 @@ __all__ = ["SHARED_GRAM_BYTES", "SharedGram", "shared_gram"]
 SHARED_GRAM_BYTES = 200 * 2**20
 
 def shared_gram(spec: dict, gamma: Any, X: np.ndarray, codes: np.ndarray,
-                scheme: str) -> SharedGram | None:
+                scheme: str, max_bytes: float = SHARED_GRAM_BYTES) -> SharedGram | None:
     """The shared Gram matrix of a fit, or None where it does not pay or does not apply.
 
     Parameters
@@ -43,6 +43,8 @@ def shared_gram(spec: dict, gamma: Any, X: np.ndarray, codes: np.ndarray,
     scheme : {"ovo", "ovr"}
         One-vs-one stores G with the samples grouped by class (its problems read class
         blocks); one-vs-rest in training order (each problem reads all of G).
+    max_bytes : float
+        Largest G formed (the estimator's ``cache_size`` in bytes).
 
     Returns
     -------
@@ -50,12 +52,12 @@ def shared_gram(spec: dict, gamma: Any, X: np.ndarray, codes: np.ndarray,
         None for two classes (one problem: SMO computes only the columns it needs, fewer
         than all of G), the linear kernel (its exact route works on X), callables,
         kernels not PSD by construction (each problem checks its own Gram matrix), and
-        8 n^2 > :data:`SHARED_GRAM_BYTES`.
+        8 n^2 > ``max_bytes``.
     """
     n = X.shape[0]
     name = spec["kernel"]
     if (np.max(codes) < 2 or callable(name) or name in ("linear", "precomputed")
-            or 8 * n * n > SHARED_GRAM_BYTES):
+            or 8 * n * n > max_bytes):
         return None
     kernel = make_kernel(name, X, gamma=gamma, degree=spec["degree"], coef0=spec["coef0"])
     if not kernel.known_psd:

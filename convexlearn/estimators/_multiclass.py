@@ -3,8 +3,12 @@
 One-vs-one (SVC's, LIBSVM's): for classes c_0 < ... < c_{K-1}, one binary problem per pair
 (i, j), i < j, in the order (0, 1), (0, 2), ..., (0, K-1), (1, 2), ...; class i is +1 and
 class j is -1 in problem (i, j) (LIBSVM's sign, kept by scikit-learn's public attributes for
-K > 2), so a pairwise value f_ij(x) >= 0 votes for i, else for j. The prediction is the
-class with the most votes, ties to the lowest class.
+K > 2), so a pairwise value f_ij(x) > 0 votes for i, else for j (LIBSVM's rule: an exact
+zero votes for j). The prediction is the class with the most votes, ties to the lowest
+class. scikit-learn's "ovr" transform of the pairwise values (:func:`ovr_from_ovo`) counts
+an exact zero for i instead, as SVC's ``decision_function`` does; so, as in SVC, the argmax
+of that transform may differ from ``predict`` where a value is zero (``break_ties=True``
+predicts that argmax).
 
 One-vs-rest: problem k separates c_k (+1) from the rest (-1); prediction argmax_k f_k(x).
 
@@ -28,7 +32,7 @@ orders (a matrix product is blocked by the batch size) differ by at most
 2 gamma_m sum_s |beta_s k_s(x)| + |b| (gamma_m = m u / (1 - m u), m = n_SV + 1 terms,
 u = 2^-53). Values that close are indistinguishable in floating point, so the decisions
 below treat them as equal: one-vs-rest ties go to the lowest class, a pairwise value within
-its bound of 0 votes for i. Predictions are then the same whatever the batch (found by
+its bound of 0 is a zero (votes for j in ``predict``, for i in the "ovr" transform). Predictions are then the same whatever the batch (found by
 scikit-learn's check_methods_subset_invariance: a sample on the margin of two one-vs-rest
 problems had f = -1 in both, and the batch decided the class).
 """
@@ -164,12 +168,14 @@ def argmax_ties_low(D: np.ndarray, bound: np.ndarray) -> np.ndarray:
     return np.argmax(close, axis=1)
 
 
-def vote(D: np.ndarray, bound: np.ndarray, n_classes: int) -> np.ndarray:
-    """Votes (n, K) of the one-vs-one values D (n, n_pairs): f_ij >= 0 (within rounding)
-    votes for i, else for j."""
+def vote(D: np.ndarray, bound: np.ndarray, n_classes: int,
+         zero_for_i: bool = False) -> np.ndarray:
+    """Votes (n, K) of the one-vs-one values D (n, n_pairs): f_ij > 0 votes for i, else for
+    j; a value within its rounding bound of 0 is a zero, which votes for j (LIBSVM's
+    prediction) or, with ``zero_for_i``, for i (scikit-learn's "ovr" transform)."""
     votes = np.zeros((D.shape[0], n_classes))
     for p, (i, j) in enumerate(ovo_pairs(n_classes)):
-        for_i = D[:, p] >= -bound[:, p]
+        for_i = D[:, p] >= -bound[:, p] if zero_for_i else D[:, p] > bound[:, p]
         votes[for_i, i] += 1
         votes[~for_i, j] += 1
     return votes
@@ -183,4 +189,4 @@ def ovr_from_ovo(D: np.ndarray, bound: np.ndarray, n_classes: int) -> np.ndarray
     for p, (i, j) in enumerate(ovo_pairs(n_classes)):
         conf[:, i] += D[:, p]
         conf[:, j] -= D[:, p]
-    return vote(D, bound, n_classes) + conf / (3 * (np.abs(conf) + 1))
+    return vote(D, bound, n_classes, zero_for_i=True) + conf / (3 * (np.abs(conf) + 1))

@@ -14,15 +14,18 @@ from __future__ import annotations
 
 import inspect
 import math
+import numbers
 
 import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import NotFittedError
 from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted
 
 from ..data import as_sample_weight, check_bool, check_C, check_choice, check_count, \
     check_positive
-from ..errors import NotApplicableError
+from ..errors import DataError, NotApplicableError, ParameterError
 from ..kernels import check_gram, make_kernel
 from ..svm import ITERATIVE_METHODS, SVM
 from ._gram import shared_gram
@@ -79,14 +82,27 @@ class SVMClassifierBase(ClassifierMixin, BaseEstimator):
         if self.max_iter is not None:
             check_count("max_iter", self.max_iter)
         check_bool("probability", self.probability)
+        for name in ("shrinking", "break_ties"):
+            if hasattr(self, name):
+                check_bool(name, getattr(self, name))
+        if hasattr(self, "cache_size"):
+            check_positive("cache_size", self.cache_size)
+        if not isinstance(self.verbose, numbers.Integral) or self.verbose < 0:
+            raise ParameterError(f"verbose must be a bool or an integer >= 0 (1: INFO, 2: "
+                                 f"DEBUG on stderr); got verbose={self.verbose!r}")
         return check_C(self.C)
 
     def _options(self) -> dict:
-        """Keyword options for an iterative method (none for "exact")."""
+        """Keyword options of ``SVM.solve``: ``verbose``, SMO's ``cache_size`` and
+        ``shrinking`` (the estimators that have them; the exact chain gives them to its
+        SMO route only), an iterative method's ``max_iter`` and ``seed``."""
+        options = {"verbose": self.verbose}
+        smo = {name: getattr(self, name) for name in ("cache_size", "shrinking")
+               if hasattr(self, name)}
         if self.method == "exact":
-            return {}
+            return {**options, **smo}
         accepted = _accepted_options(self.method)
-        options = {}
+        options.update({k: v for k, v in smo.items() if k in accepted})
         if self.max_iter is not None and "max_iter" in accepted:
             options["max_iter"] = int(self.max_iter)
         if "seed" in accepted:
@@ -121,8 +137,10 @@ class SVMClassifierBase(ClassifierMixin, BaseEstimator):
         self
         """
         C = self._check_params()
+        _refuse_objects_for_callable(self._kernel_spec()["kernel"], X)
         X, y = edge_data(self, X, y)
         precomputed = self._kernel_spec()["kernel"] == "precomputed"
+        _refuse_negative_weights(sample_weight)
         s = as_sample_weight(sample_weight, X.shape[0])
         codes, cost = fit_weighted_classes(self, y, s)
         keep = np.flatnonzero(cost > 0)
@@ -135,8 +153,9 @@ class SVMClassifierBase(ClassifierMixin, BaseEstimator):
         costs = cost[keep]
         self._gamma = self._resolved_gamma(Xk, None if s is None else s[keep], precomputed)
         uniform_all = bool(np.all(costs == 1.0))
-        gram = None if precomputed else shared_gram(self._kernel_spec(), self._gamma, Xk,
-                                                    codes[keep], self._scheme())
+        gram = None if precomputed else shared_gram(
+            self._kernel_spec(), self._gamma, Xk, codes[keep], self._scheme(),
+            getattr(self, "cache_size", 200.0) * 2**20)
         fits = []
 
         def fit_binary(rows, y_pm):
@@ -189,7 +208,8 @@ class SVMClassifierBase(ClassifierMixin, BaseEstimator):
         weighted = SVM(X, y, C=C, intercept=self.fit_intercept, sample_weight=s, **spec)
         if gram is not None:
             weighted.share_gram(gram)
-        return weighted, weighted.solve(method="exact", tol=max(self.tol, 1e-6))
+        return weighted, weighted.solve(method="exact", tol=max(self.tol, 1e-6),
+                                        **self._options())
 
     def _set_attributes(self, expansion, fits, X, Xk, keep, precomputed) -> None:
         solutions = [sol for *_, sol in fits]
@@ -266,14 +286,23 @@ class SVMClassifierBase(ClassifierMixin, BaseEstimator):
         return F
 
     def predict(self, X: ArrayLike) -> np.ndarray:
-        """classes_[1] where f(x) >= 0 (binary); the class of most votes (one-vs-one) or of
-        the largest f_k (one-vs-rest), ties to the first class. Values within their
-        rounding bound are equal."""
+        """classes_[1] where f(x) >= 0 (binary); the class of most votes (one-vs-one: f_ij > 0
+        votes for i, else j, as LIBSVM) or of the largest f_k (one-vs-rest), ties to the
+        first class; with ``break_ties`` the argmax of the "ovr" decision function. Values
+        within their rounding bound are equal."""
+        break_ties = getattr(self, "break_ties", False)
+        if break_ties and self.decision_function_shape == "ovo":
+            raise ParameterError("break_ties must be False when decision_function_shape "
+                                 "is 'ovo' (SVC's rule)")
         F, E = self._problem_values(X)
         scheme = self._expansion.scheme
         if scheme == "binary":
             return np.where(F[:, 0] >= -E[:, 0], self.classes_[1], self.classes_[0])
         if scheme == "ovo":
+            if break_ties:
+                # SVC's: the largest "ovr" value, votes then confidences (first on ties)
+                return self.classes_[np.argmax(ovr_from_ovo(F, E, self.classes_.size),
+                                               axis=1)]
             return self.classes_[np.argmax(vote(F, E, self.classes_.size), axis=1)]
         return self.classes_[argmax_ties_low(F, E)]
 
@@ -291,7 +320,17 @@ class SVMClassifierBase(ClassifierMixin, BaseEstimator):
         coupled by Wu-Lin-Weng's second method (LIBSVM's). One-vs-rest: Platt per class,
         normalized to sum 1. (A, B) were fitted on 5-fold cross-validated decision values,
         so the argmax may differ from ``predict`` near the boundaries (as in LIBSVM).
+
+        Raises
+        ------
+        NotFittedError
+            Not fitted, or fitted with ``probability=False`` (SVC's behaviour when
+            ``probability`` is switched on after the fit).
         """
+        check_is_fitted(self)
+        if not hasattr(self, "probA_"):
+            raise NotFittedError("predict_proba is not available when fitted with "
+                                 "probability=False: set probability=True and fit again")
         F, _ = self._problem_values(X)
         P = platt_predict(F, self.probA_, self.probB_)
         scheme = self._expansion.scheme
@@ -305,6 +344,36 @@ class SVMClassifierBase(ClassifierMixin, BaseEstimator):
     def predict_log_proba(self, X: ArrayLike) -> np.ndarray:
         """log of :meth:`predict_proba`."""
         return np.log(self.predict_proba(X))
+
+
+def _refuse_objects_for_callable(kernel, X) -> None:
+    """A callable kernel is evaluated on float64 rows here (SVC passes strings or other
+    objects through to it): non-numeric X is refused with the way to fit such data, its Gram
+    matrix with kernel="precomputed"."""
+    if not callable(kernel) or not isinstance(X, (list, tuple, np.ndarray)):
+        return
+    try:
+        np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError):
+        first = np.ravel(np.asarray(X, dtype=object))[:1]
+        what = type(first[0]).__name__ if first.size else "non-numeric"
+        raise DataError(f"a callable kernel is evaluated on float64 rows here; X holds "
+                        f"{what} values. For a kernel on other objects (strings, graphs), "
+                        f"fit its Gram matrix: fit(kernel(X, X), y) with "
+                        f"kernel='precomputed', then predict from kernel(X_new, X)") from None
+
+
+def _refuse_negative_weights(sample_weight) -> None:
+    """A negative weight is an error (docs/conventions.md): the cost C_i = C s_i < 0 makes
+    the sample's hinge term concave, so the problem is not convex and has no certificate.
+    LIBSVM (SVC) treats it as 0 instead, silently."""
+    s = None if sample_weight is None else np.asarray(sample_weight)
+    if s is not None and s.dtype.kind in "iuf" and np.any(s < 0):
+        i = int(np.flatnonzero(np.ravel(s) < 0)[0])
+        raise DataError(f"sample_weight must be >= 0; sample_weight[{i}] = "
+                        f"{float(np.ravel(s)[i])!r}: a negative cost C_i = C s_i makes the "
+                        f"problem non-convex. SVC (LIBSVM) treats negative weights as 0; "
+                        f"pass np.maximum(sample_weight, 0) for that")
 
 
 def _rows(X: np.ndarray, rows: np.ndarray, precomputed: bool) -> np.ndarray:

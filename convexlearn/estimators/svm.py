@@ -73,6 +73,22 @@ class KernelSVMClassifier(SVMClassifierBase):
         Iteration budget of the iterative methods (None: the method's default).
     random_state : int, RandomState or None
         Seed of randomized methods and of the cross-validation folds of Platt scaling.
+    shrinking : bool, default=True
+        SMO's shrinking heuristic (LIBSVM's ``-h``). Speed only: the answer is certified
+        either way.
+    cache_size : float, default=200
+        Kernel memory in MB (LIBSVM's ``-m``): SMO's column cache, and the bound on the
+        Gram matrix a multiclass fit shares among its problems (8 n^2 bytes).
+    verbose : bool or int, default=False
+        Log each solve on stderr through the ``convexlearn`` logger (1/True: INFO, the
+        route, status and time of each binary problem; 2: DEBUG, with its KKT report);
+        SVC prints LIBSVM's progress on stdout instead.
+    break_ties : bool, default=False
+        One-vs-one with ``decision_function_shape="ovr"`` and more than two classes:
+        ``predict`` returns the argmax of ``decision_function`` (votes, then the summed
+        confidences orders classes with equal votes) instead of the first class among
+        those with the most votes. SVC's parameter; an error (at predict, as SVC) with
+        ``decision_function_shape="ovo"``.
 
     Attributes
     ----------
@@ -88,7 +104,8 @@ class KernelSVMClassifier(SVMClassifierBase):
     intercept_ : ndarray of shape (n_problems,)
         b of each problem (pairs in SVC's order (0, 1), (0, 2), ..., (1, 2), ...).
     coef_ : ndarray of shape (n_problems, n_features)
-        Linear kernel only: each problem's w.
+        Linear kernel only: each problem's w, read-only (as SVC's: it is computed from
+        ``dual_coef_`` and ``support_vectors_``, so a write could not change the model).
     probA_, probB_ : ndarray of shape (n_problems,)
         Platt's P(+1 | f) = 1 / (1 + exp(A f + B)) per problem (``probability=True``).
     n_iter_ : ndarray of int, shape (n_problems,)
@@ -109,7 +126,8 @@ class KernelSVMClassifier(SVMClassifierBase):
                  class_weight: dict | str | None = None, multiclass: str = "ovo",
                  decision_function_shape: str = "ovr", probability: bool = False,
                  method: str = "exact", tol: float = 1e-6, max_iter: int | None = None,
-                 random_state: Any = None) -> None:
+                 random_state: Any = None, shrinking: bool = True, cache_size: float = 200.0,
+                 verbose: bool | int = False, break_ties: bool = False) -> None:
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -125,6 +143,10 @@ class KernelSVMClassifier(SVMClassifierBase):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.shrinking = shrinking
+        self.cache_size = cache_size
+        self.verbose = verbose
+        self.break_ties = break_ties
 
     def _kernel_spec(self) -> dict:
         return {"kernel": self.kernel, "gamma": self.gamma, "degree": self.degree,
@@ -144,7 +166,9 @@ class KernelSVMClassifier(SVMClassifierBase):
         if getattr(self, "_kernel", None) is None or not self._kernel.is_linear:
             raise AttributeError("coef_ is only available for a fitted linear kernel; "
                                  "use dual_coef_ and support_vectors_")
-        return self._coefs @ self.support_vectors_
+        coef = self._coefs @ self.support_vectors_
+        coef.flags.writeable = False
+        return coef
 
 
 class LinearSVMClassifier(SVMClassifierBase):
@@ -164,7 +188,7 @@ class LinearSVMClassifier(SVMClassifierBase):
         As in :class:`KernelSVMClassifier` (Platt scaling, normalized one-vs-rest).
     method : {"exact", "dcd", "pegasos", "subgradient"}, default="exact"
         "exact": the cvxpy primal or dual, whichever is faster for the shape.
-    tol, max_iter, random_state :
+    tol, max_iter, random_state, verbose :
         As in :class:`KernelSVMClassifier`.
 
     Attributes
@@ -184,7 +208,7 @@ class LinearSVMClassifier(SVMClassifierBase):
     def __init__(self, C: float | None = 1.0, *, fit_intercept: bool = True,
                  class_weight: dict | str | None = None, probability: bool = False,
                  method: str = "exact", tol: float = 1e-6, max_iter: int | None = None,
-                 random_state: Any = None) -> None:
+                 random_state: Any = None, verbose: bool | int = False) -> None:
         self.C = C
         self.fit_intercept = fit_intercept
         self.class_weight = class_weight
@@ -193,3 +217,4 @@ class LinearSVMClassifier(SVMClassifierBase):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.verbose = verbose

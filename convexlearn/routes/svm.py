@@ -79,8 +79,19 @@ def _cvxpy_memory(svm) -> int:
     return 3 * 8 * n * n
 
 
+#: Options of the exact chain that only SMO reads (LIBSVM's ``-m`` and ``-h``): the column
+#: cache in MB and shrinking. Speed only (the certificate decides the answer); the other
+#: routes do not see them.
+SMO_OPTIONS = ("cache_size", "shrinking")
+
+
+def _without_smo_options(options: dict) -> dict:
+    return {k: v for k, v in options.items() if k not in SMO_OPTIONS}
+
+
 def _cvxpy_route(method: str) -> Route:
     def run(svm, *, solver, polish, kkt_tol, options):
+        options = _without_smo_options(options)
         solution = _solve_formulation(svm, method, solver, **options)
         if polish:
             solution = polished(svm, solution, kkt_tol)
@@ -90,9 +101,11 @@ def _cvxpy_route(method: str) -> Route:
 
 def _smo_polish(svm, *, solver, polish, kkt_tol, options):
     """SMO + active-set polish + certificate (:mod:`convexlearn.solvers.kernel_svm.certified_smo`);
-    ``options`` may set its ``cache_size`` (MB)."""
-    cache = options.get("cache_size", 200.0)
-    solution = certified_smo(svm, kkt_tol=kkt_tol, cache_size=cache, polish=polish)
+    ``options`` may set its ``cache_size`` (MB) and ``shrinking`` (:data:`SMO_OPTIONS`)."""
+    cache = check_positive("cache_size", options.get("cache_size", 200.0))
+    shrinking = check_bool("shrinking", options.get("shrinking", True))
+    solution = certified_smo(svm, kkt_tol=kkt_tol, cache_size=cache, polish=polish,
+                             shrinking=shrinking)
     if svm.hard_margin and solution.status != "optimal":
         # An uncertified hard-margin point may not even be feasible (on data that are
         # not separable in feature space alpha only grows): never the answer. Whether
@@ -129,6 +142,7 @@ def _linear_route(svm, *, solver, polish, kkt_tol, options) -> Solution:
     reason = _linear_applies(svm)
     if reason is not None:
         raise NotApplicableError(reason)
+    options = _without_smo_options(options)
     if options or solver is not None:
         raise SolverError(f"route 'exact-linear' takes no cvxpy solver or options "
                           f"(solver={solver!r}, options={sorted(options)}): left to the "

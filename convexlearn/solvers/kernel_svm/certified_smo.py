@@ -83,7 +83,7 @@ def _feasible(qp: DualQP, alpha: np.ndarray) -> bool:
 
 def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol: float = 1e-9,
                   cache_size: float = 200.0, max_iter: int | None = None,
-                  retries: int = 3, polish: bool = True) -> Solution:
+                  retries: int = 3, polish: bool = True, shrinking: bool = True) -> Solution:
     """Solve a (kernel) SVM exactly: SMO, active-set polish, certificate (module docstring).
 
     Parameters
@@ -110,6 +110,8 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
         SMO restarts (tolerance / 100 each) when the certificate fails.
     polish : bool
         False: certify SMO's own point (the restarts then carry the whole burden).
+    shrinking : bool
+        SMO's shrinking heuristic (LIBSVM's ``-h``; speed only).
 
     Returns
     -------
@@ -131,7 +133,8 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
     attempt = 0
     while True:
         res, cache_stats, _ = smo_qp(qp, tol=tol, max_iter=chunk, alpha0=alpha0,
-                                     cache_size=cache_size, record=False)
+                                     cache_size=cache_size, shrinking=shrinking,
+                                     record=False)
         if res.status == "diverged":
             raise_diverged(svm, res)
         iterations += res.n_iter
@@ -182,7 +185,7 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
                        "smo_tol": tols,
                        "polished": polished_any, "max_violation": report.max_violation,
                        "relative_gap": report.relative_gap, "gap_tol": gap_tol,
-                       "kkt_tol": kkt_tol, "cache_size_mb": cache_size}
+                       "kkt_tol": kkt_tol, "cache_size_mb": cache_size, "shrinking": shrinking}
     if cache_stats is not None:
         best.extra["cache"] = cache_stats
     return best
