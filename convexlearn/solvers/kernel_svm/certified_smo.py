@@ -134,7 +134,7 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
     while True:
         res, cache_stats, _ = smo_qp(qp, tol=tol, max_iter=chunk, alpha0=alpha0,
                                      cache_size=cache_size, shrinking=shrinking,
-                                     record=False)
+                                     record=False, small_first=True)
         if res.status == "diverged":
             raise_diverged(svm, res)
         iterations += res.n_iter
