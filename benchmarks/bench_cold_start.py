@@ -14,7 +14,7 @@ Best of ``REPEAT`` processes per side, the sides alternating.
 Small problems (issue 24): five-fold cross-validation (``cross_val_score``) on wine's
 classes 1 and 2 (119 x 13, standardized) with ``KernelSVMClassifier()`` against ``SVC()``,
 in a fresh process (the first cross-validation; its small problems run SMO's numpy loop
-rather than load the compiled one, see convexlearn/solvers/kernel_svm/smo.py) and warm
+rather than load the compiled one, see convexlearn/solvers/kernel_svm/certified_smo.py) and warm
 (best of 5 in the same process).
 
 A fresh install: one process with numba's cache empty (NUMBA_CACHE_DIR a new directory)

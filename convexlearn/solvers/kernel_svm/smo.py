@@ -66,8 +66,6 @@ from __future__ import annotations
 from typing import Any, Callable, NoReturn
 
 import math
-import sys
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -86,18 +84,6 @@ __all__ = ["solve_svm", "smo", "smo_compiled", "smo_qp", "SMOResult"]
 _TAU = 1e-12           # floor of the curvature a_ij, relative to max_i K_ii (LIBSVM's TAU)
 _BLOCK = 256           # columns per block when rebuilding the gradient
 _DIVERGENCE = 1e12     # hard margin: alpha_i s^2 beyond this = diverging (module docstring)
-
-#: ``smo_qp(..., small_first=True)``: while the compiled loop is not loaded in the process
-#: (loading it, numba's initialization, costs ~0.45 s of CPU even from its disk cache), QPs
-#: of at most SMALL_N variables run the numpy loop first, for at most SMALL_BUDGET
-#: iterations (~30-60 us each at n <= 500); the compiled loop resumes from its point when
-#: they do not suffice. Once the numpy loops of the process have cost LOAD_CPU_SECONDS (the
-#: price of loading), the compiled loop is loaded and used: the rent-or-buy rule, which
-#: never spends more than twice the better of the two choices. Measured on wine (n = 95, 74
-#: iterations): five-fold cross-validation in a fresh process, 0.06 s of CPU instead of
-#: 0.40 s (benchmarks/bench_cold_start.py).
-SMALL_N, SMALL_BUDGET, LOAD_CPU_SECONDS = 500, 2000, 0.5
-_numpy_loop_cpu = [0.0]          # CPU seconds the process spent in small_first numpy loops
 
 
 @dataclass
@@ -438,21 +424,13 @@ def _relative_gap(y, C, alpha, v, intercept, target=None) -> float:
     return relative_gap(primal, dual)
 
 
-def _compiled_loop_loaded() -> bool:
-    """Whether this process has the compiled SMO loop (compiled or loaded from its cache)."""
-    kernels = sys.modules.get(__package__ + ".smo_kernels")
-    return kernels is not None and bool(kernels.smo_loop.signatures)
-
-
 def smo_qp(qp: DualQP, *, tol: float = 1e-3, max_iter: int | None = None,
            shrinking: bool = True, alpha0: np.ndarray | None = None,
            gap_tol: float | None = None, cache_size: float = 200.0,
            callback: Callable[..., Any] | None = None,
-           record: bool = True, small_first: bool = False) -> tuple[SMOResult, dict, str]:
+           record: bool = True) -> tuple[SMOResult, dict, str]:
     """SMO on a dual QP (:mod:`~convexlearn.solvers.kernel_svm.qp`): the compiled loop with
-    its equality row, the numpy reference without one or with a ``callback``; with
-    ``small_first``, a small QP starts in the numpy loop while the compiled one is not
-    loaded (:data:`SMALL_N`; same iterates, the certificate decides either way).
+    its equality row, the numpy reference without one or with a ``callback``.
 
     Returns
     -------
@@ -469,23 +447,8 @@ def smo_qp(qp: DualQP, *, tol: float = 1e-3, max_iter: int | None = None,
     if alpha0 is None and qp.delta != 0.0:
         raise ParameterError(f"{qp.name}: s^T a = {qp.delta:g} needs a feasible alpha0")
     if qp.has_equality and callback is None:
-        done = 0
-        if (small_first and qp.n <= SMALL_N and _numpy_loop_cpu[0] < LOAD_CPU_SECONDS
-                and not _compiled_loop_loaded()):
-            budget = SMALL_BUDGET if max_iter is None else min(int(max_iter), SMALL_BUDGET)
-            cols = qp.gram.columns(cache_size)
-            start = time.process_time()
-            res = smo(cols, qp.signs, qp.upper, True, tol, budget, shrinking, alpha0,
-                      gap_tol=gap_tol, target=qp.target)
-            _numpy_loop_cpu[0] += time.process_time() - start
-            if res.status != "max_iter" or budget == max_iter:
-                return res, cols.stats(), "numpy reference (compiled loop not loaded)"
-            alpha0, done = res.alpha, res.n_iter
-            if max_iter is not None:
-                max_iter = int(max_iter) - done
         res = smo_compiled(qp.gram.spec(), qp.signs, qp.upper, tol, max_iter, shrinking,
                            alpha0, gap_tol, cache_size, record, target=qp.target)
-        res.n_iter += done
         return res, res.cache, "compiled (numba)"
     cols = qp.gram.columns(cache_size)
     res = smo(cols, qp.signs, qp.upper, qp.has_equality, tol, max_iter, shrinking, alpha0,
