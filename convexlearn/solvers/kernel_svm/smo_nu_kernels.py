@@ -1,0 +1,229 @@
+"""The compiled inner loop of SMO for the nu-problems (LIBSVM's ``Solver_NU``).
+
+The dual QP of :mod:`~convexlearn.solvers.kernel_svm.qp` with two equality rows, one per
+sign (sum_{s_t = +1} a_t = Delta_+, sum_{s_t = -1} a_t = Delta_-): a pair (i, j) may only
+move along a_i += s_i t, a_j -= s_j t with s_i = s_j, which keeps both sums. With
+v = target - g (as in :mod:`~convexlearn.solvers.kernel_svm.smo_kernels`) the optimality
+condition holds per sign c: m_c = max_{I_up, s = c} v <= M_c = min_{I_low, s = c} v, and
+the maximal violation is max(m_+ - M_+, m_- - M_-) (LIBSVM's
+max(Gmaxp + Gmaxp2, Gmaxn + Gmaxn2)). Selection (LIBSVM's
+``Solver_NU::select_working_set``): i_c = argmax of v over I_up with sign c, for both
+signs; j = the variable of I_low with the largest second-order gain b^2 / a among both
+signs, b = m_{s_j} - v_j > 0, a = K_{i i} + K_{j j} - 2 K_{i j} with i = i_{s_j}; then
+i = i_{s_j}. Shrinking (``Solver_NU::be_shrunk``): a variable in I_up only with
+v_t < M_{s_t}, or in I_low only with v_t > m_{s_t}.
+
+Everything else (kernel columns from X, LRU cache, ``gbar``, unshrinking) is the loop of
+:mod:`~convexlearn.solvers.kernel_svm.smo_kernels`, whose pieces this loop calls; the
+numpy reference :func:`convexlearn.solvers.kernel_svm.smo_nu.smo_nu` takes the same
+iterates (a test holds them together).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import math
+
+import numpy as np
+from numba import njit
+
+from .smo_kernels import (CONVERGED, MAX_ITER, add_to_gbar, column_slot, set_status,
+                          unshrink_gradient)
+
+__all__ = ["smo_nu_loop"]
+
+
+@njit(cache=True)
+def _select_both(act, m, v, upn, lowp, y):
+    """Per sign: (position in act of i_c, m_c, M_c), first index on ties; positions -1
+    where I_up has no variable of that sign."""
+    ip, iq = -1, -1
+    mp, mq = -math.inf, -math.inf
+    Mp, Mq = math.inf, math.inf
+    for k in range(m):
+        t = act[k]
+        x = v[t] + upn[t]
+        z = v[t] + lowp[t]
+        if y[t] > 0:
+            if x > mp:
+                mp, ip = x, k
+            if z < Mp:
+                Mp = z
+        else:
+            if x > mq:
+                mq, iq = x, k
+            if z < Mq:
+                Mq = z
+    return ip, mp, Mp, iq, mq, Mq
+
+
+@njit(cache=True)
+def smo_nu_loop(code: Any, X: Any, K: Any, gamma: float, coef0: float, degree: int, diag: Any,
+                y: Any, target: Any, Cv: Any, alpha: Any, v: Any, gbar: Any, tol: float,
+                it: int, max_iter: int, shrinking: bool, tau: float, dual: float,
+                unshrunk_once: bool, cache: Any, slot_of: Any, owner: Any, stamp: Any,
+                partial: Any, counters: Any, XT: Any, bits: Any, scratch: Any,
+                hist_obj: Any, hist_viol: Any) -> Any:
+    """Solver_NU's iterations from a feasible state until the maximal violation
+    max_c (m_c - M_c) <= tol on all variables, or ``max_iter`` iterations in total.
+
+    Returns
+    -------
+    (status, it, violation, dual, n_shrink, unshrunk_once)
+        status CONVERGED or MAX_ITER; on return every variable is active and v is exact.
+    """
+    n = y.shape[0]
+    act = np.arange(n)
+    m = n
+    full = True
+    shrink_every = min(n, 1000)
+    counter = shrink_every
+    n_shrink = 0
+    status = MAX_ITER
+    violation = math.inf
+    upn = np.empty(n)
+    lowp = np.empty(n)
+    for t in range(n):
+        set_status(t, y, Cv, alpha, upn, lowp)
+    selected = False
+    ip, mp, Mp, iq, mq, Mq = -1, -math.inf, math.inf, -1, -math.inf, math.inf
+    while it < max_iter:
+        if not selected:
+            ip, mp, Mp, iq, mq, Mq = _select_both(act, m, v, upn, lowp, y)
+        selected = False
+        violation = max(mp - Mp, mq - Mq)
+        if violation <= tol:
+            if not full:
+                m = unshrink_gradient(act, m, n, y, target, Cv, alpha, v, gbar, code, X, K,
+                                      gamma, coef0, degree, cache, slot_of, owner, stamp,
+                                      partial, bits, scratch)
+                full = True
+                continue
+            status = CONVERGED
+            break
+        if shrinking:
+            counter -= 1
+            if counter <= 0:
+                counter = shrink_every
+                if not unshrunk_once and violation <= 10 * tol:
+                    unshrunk_once = True
+                    m = unshrink_gradient(act, m, n, y, target, Cv, alpha, v, gbar, code, X,
+                                          K, gamma, coef0, degree, cache, slot_of, owner,
+                                          stamp, partial, bits, scratch)
+                    full = True
+                    continue
+                kept = 0
+                for k in range(m):
+                    t = act[k]
+                    up = upn[t] == 0.0
+                    low = lowp[t] == 0.0
+                    hi = mp if y[t] > 0 else mq
+                    lo = Mp if y[t] > 0 else Mq
+                    if not ((up and not low and v[t] < lo) or (low and not up and v[t] > hi)):
+                        act[kept] = t
+                        kept += 1
+                if 0 < kept < m:
+                    m = kept
+                    full = False
+                    n_shrink += 1
+                    continue
+        it += 1
+        # the columns of both candidates i_+ and i_- (LIBSVM fetches both as well)
+        i_p = act[ip] if ip >= 0 else -1
+        i_q = act[iq] if iq >= 0 else -1
+        sp, sq = -1, -1
+        if i_p >= 0:
+            sp = column_slot(i_p, act, m, full, code, X, K, gamma, coef0, degree, cache,
+                             slot_of, owner, stamp, partial, counters, XT, bits, scratch)
+        if i_q >= 0:
+            sq = column_slot(i_q, act, m, full, code, X, K, gamma, coef0, degree, cache,
+                             slot_of, owner, stamp, partial, counters, XT, bits, scratch)
+        if sp >= 0:
+            sp = slot_of[i_p]   # (i_- may have taken i_+'s slot in a cache of 2 columns)
+        best = 0.0
+        j = -1
+        a_ij = tau
+        for k in range(m):
+            t = act[k]
+            if y[t] > 0:
+                if sp < 0:
+                    continue
+                gain = max(mp - v[t] - lowp[t], 0.0)
+                curv = ((diag[t] - cache[sp, t]) - cache[sp, t]) + diag[i_p]
+            else:
+                if sq < 0:
+                    continue
+                gain = max(mq - v[t] - lowp[t], 0.0)
+                curv = ((diag[t] - cache[sq, t]) - cache[sq, t]) + diag[i_q]
+            curv = max(curv, tau)
+            score = gain * gain / curv
+            if score > best:
+                best = score
+                j = t
+                a_ij = curv
+        if j < 0:            # (no pair decreases F: cannot happen above tol; stop safely)
+            status = CONVERGED
+            break
+        i = i_p if y[j] > 0 else i_q
+        m_val = mp if y[j] > 0 else mq
+        column_slot(j, act, m, full, code, X, K, gamma, coef0, degree, cache, slot_of,
+                    owner, stamp, partial, counters, XT, bits, scratch)
+        si = column_slot(i, act, m, full, code, X, K, gamma, coef0, degree, cache, slot_of,
+                         owner, stamp, partial, counters, XT, bits, scratch)
+        Ki = cache[si]
+        Kj = cache[slot_of[j]]
+        b_ij = m_val - v[j]
+        step = b_ij / a_ij
+        room_i = (Cv[i] - alpha[i]) if y[i] > 0 else alpha[i]
+        room_j = alpha[j] if y[j] > 0 else (Cv[j] - alpha[j])
+        if room_i < step:
+            step = room_i
+        if room_j < step:
+            step = room_j
+        upper_i = alpha[i] >= Cv[i]
+        upper_j = alpha[j] >= Cv[j]
+        alpha[i] += y[i] * step
+        alpha[j] -= y[j] * step
+        if step == room_i:
+            alpha[i] = Cv[i] if y[i] > 0 else 0.0
+        if step == room_j:
+            alpha[j] = 0.0 if y[j] > 0 else Cv[j]
+        dual += step * b_ij - 0.5 * step * step * a_ij
+        set_status(i, y, Cv, alpha, upn, lowp)
+        set_status(j, y, Cv, alpha, upn, lowp)
+        # gradient update and the next selection in the same pass (as _select_both)
+        ip, iq = -1, -1
+        mp, mq = -math.inf, -math.inf
+        Mp, Mq = math.inf, math.inf
+        for k in range(m):
+            t = act[k]
+            vt = v[t] + step * (Kj[t] - Ki[t])
+            v[t] = vt
+            x = vt + upn[t]
+            z = vt + lowp[t]
+            if y[t] > 0:
+                if x > mp:
+                    mp, ip = x, k
+                if z < Mp:
+                    Mp = z
+            else:
+                if x > mq:
+                    mq, iq = x, k
+                if z < Mq:
+                    Mq = z
+        selected = True
+        if upper_i != (alpha[i] >= Cv[i]):
+            add_to_gbar(i, (Cv[i] if not upper_i else -Cv[i]) * y[i], n, code, X, K, gamma,
+                        coef0, degree, cache, slot_of, partial, gbar, counters, XT, bits,
+                        scratch)
+        if upper_j != (alpha[j] >= Cv[j]):
+            add_to_gbar(j, (Cv[j] if not upper_j else -Cv[j]) * y[j], n, code, X, K, gamma,
+                        coef0, degree, cache, slot_of, partial, gbar, counters, XT, bits,
+                        scratch)
+        hist_obj[it - 1] = dual
+        hist_viol[it - 1] = violation
+    if not full:
+        unshrink_gradient(act, m, n, y, target, Cv, alpha, v, gbar, code, X, K, gamma, coef0,
+                          degree, cache, slot_of, owner, stamp, partial, bits, scratch)
+    return status, it, violation, dual, n_shrink, unshrunk_once
