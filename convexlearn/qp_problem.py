@@ -173,6 +173,11 @@ class QPProblem(KernelSamples):
                                  f"QP variables alpha")
         return np.asarray(solution.alpha, dtype=float)
 
+    def row_multipliers(self, solution: Solution) -> tuple:
+        """The multipliers of the QP's rows at ``solution`` (one row: (b,), the intercept;
+        a problem with two rows, the nu-problems, maps its b and rho to them)."""
+        return (float(solution.b),) * len(self.dual_qp().equality)
+
     @logged_solve
     def solve(self, method: str = "exact", *, solver: str | None = None, tol: float = 1e-3,
               cert_tol: float | None = None, polish: bool = True, **options) -> Solution:
@@ -223,8 +228,8 @@ class QPProblem(KernelSamples):
             raise ParameterError(f"{type(self).__name__}.certificate: alpha has shape "
                                  f"{alpha.shape}; this problem's QP has {qp.n} variables")
         g = qp.expansion_products(alpha)
-        report = qp_kkt_report(qp.signs, qp.target, qp.upper, alpha, g, float(solution.b),
-                               delta=qp.delta if qp.has_equality else None, tol=tol)
+        report = qp_kkt_report(qp.signs, qp.target, qp.upper, alpha, g,
+                               self.row_multipliers(solution), rows=qp.equality, tol=tol)
         beta = self.expansion_from_qp(alpha)
         s_a = report.scales["s_a"]
         if solution.dual_coef is not None:

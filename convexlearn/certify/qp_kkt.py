@@ -16,8 +16,9 @@ Lagrangian duality gap is a sum of one nonnegative term per variable,
 
     P - D = sum_i [a_i max(0, G_i) + (u_i - a_i) max(0, -G_i)]
 
-(:func:`convexlearn.certify.kkt.dual_qp_objectives` gives P and D), zero exactly at an
-optimum. For the C-SVC P is the primal 1/2 ||w||^2 + C sum xi_i, for epsilon-SVR
+with P = 1/2 a^T Q a + b Delta + sum_i u_i max(0, -G_i) and D = -F(a), zero exactly at an
+optimum (as :func:`convexlearn.certify.kkt.dual_qp_objectives`; several rows: each adds
+b_k r_k to G and b_k Delta_k to P). For the C-SVC P is the primal 1/2 ||w||^2 + C sum xi_i, for epsilon-SVR
 1/2 ||w||^2 + C sum max(0, |y_i - f_i| - eps), for the one-class SVM
 1/2 ||w||^2 - rho Delta + sum max(0, rho - g_i).
 
@@ -50,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from .kkt import GAP_FLOOR, dual_qp_objectives, relative_gap
+from .kkt import GAP_FLOOR, relative_gap
 
 __all__ = ["QPKKTReport", "qp_kkt_report", "tube_kkt", "QP_CONDITIONS"]
 
@@ -168,10 +169,10 @@ class QPKKTReport:
 
 
 def qp_kkt_report(signs: np.ndarray, target: np.ndarray, upper: Any, alpha: np.ndarray,
-                  g: np.ndarray, b: float, *, delta: float | None = None,
-                  tol: float = 1e-9, notes: Any = ()) -> QPKKTReport:
-    """The KKT report of ``alpha`` (with the row's multiplier ``b``) for the dual QP given
-    by its signs, target t = -s * p and upper bounds u (module docstring).
+                  g: np.ndarray, b: Any, *, rows: Any = None, tol: float = 1e-9,
+                  notes: Any = ()) -> QPKKTReport:
+    """The KKT report of ``alpha`` with the multipliers ``b`` of the rows, for the dual QP
+    given by its signs, target t = -s * p and upper bounds u (module docstring).
 
     Parameters
     ----------
@@ -180,15 +181,22 @@ def qp_kkt_report(signs: np.ndarray, target: np.ndarray, upper: Any, alpha: np.n
         The point (lower bounds 0).
     g : ndarray
         K (s * alpha), computed from the data by the caller.
-    b : float
-        The multiplier of the row (the intercept; 0 without a row).
-    delta : float or None
-        Delta of the row s^T a = Delta; None: the QP has no row (balance not checked).
+    b : float or sequence of float
+        The multiplier of each row (one row: the intercept; none: ignored).
+    rows : tuple of (ndarray, float), optional
+        The rows (r_k, Delta_k) of r_k^T a = Delta_k (the QP's ``equality``; None: no
+        row). With several rows (the
+        nu-problems' two) the gradient of the Lagrangian is G = s * g + p + sum_k b_k r_k
+        (= s (g + b - t) for the one row r = s) and P = 1/2 a^T Q a + sum_k b_k Delta_k +
+        sum_i u_i max(0, -G_i); ``balance`` is the largest |r_k^T a - Delta_k| / s_a.
     tol : float
         Tolerance of every scaled residual and of the relative duality gap.
     """
     alpha = np.asarray(alpha, dtype=float)
     signs = np.asarray(signs, dtype=float)
+    target = np.asarray(target, dtype=float)
+    rows = tuple(rows or ())
+    mult = np.atleast_1d(np.asarray(b, dtype=float))[:len(rows)]
     upper = np.broadcast_to(np.asarray(upper, dtype=float), alpha.shape)
     finite = np.isfinite(upper)
     s_a = (float(np.max(upper[finite])) if finite.any() else 1.0)
@@ -197,17 +205,22 @@ def qp_kkt_report(signs: np.ndarray, target: np.ndarray, upper: Any, alpha: np.n
     s_a = max(s_a, GAP_FLOOR)
     s_G = max(float(np.max(np.abs(target), initial=0.0)),
               float(np.max(np.abs(g), initial=0.0)), GAP_FLOOR)
-    G = signs * (g + b - target)
+    G = signs * (g - target)              # = Q a + p
+    for (r, _), b_k in zip(rows, mult):
+        G = G + b_k * np.asarray(r, dtype=float)
     res: dict[str, Any] = {}
     res["bounds"] = np.maximum(np.maximum(0.0, -alpha), alpha - upper) / s_a + 0.0
-    if delta is not None:
-        res["balance"] = abs(float(signs @ alpha) - delta) / s_a
+    if rows:
+        res["balance"] = max(abs(float(np.asarray(r, float) @ alpha) - d) for r, d in rows) / s_a
     room = np.where(finite, upper - alpha, 0.0)
     comp = (np.maximum(alpha, 0.0) * np.maximum(0.0, G)
             + np.maximum(room, 0.0) * np.maximum(0.0, -G)) / (s_a * s_G)
     res["complementarity"] = np.where(finite, comp, np.maximum(0.0, -G) / s_G)
-    primal, dual = dual_qp_objectives(signs, target, upper, alpha, g, b,
-                                      0.0 if delta is None else delta)
+    aQa = float((signs * alpha) @ g)
+    dual = float((signs * target) @ alpha) - 0.5 * aQa          # -F(a), p = -s * t
+    primal = 0.5 * aQa + sum(b_k * d for (_, d), b_k in zip(rows, mult))
+    if finite.any():
+        primal += float(upper[finite] @ np.maximum(0.0, -G[finite]))
     rel = relative_gap(primal, dual)
     res["duality_gap"] = rel
     max_violation = max(float(np.max(r, initial=0.0)) if np.ndim(r) else float(r)
