@@ -19,6 +19,7 @@ from .certify.kkt import KKTReport
 from .svm import SVM
 from .svr import SVR
 from .one_class import OneClassSVM
+from .nu_svm import NuSVM, NuSVR
 from .certify.qp_kkt import QPKKTReport
 from .halfspace import Halfspace, SeparabilityResult
 from .shattering import shatters
@@ -44,4 +45,5 @@ __all__ = [
     "ERM", "OptimalityReport", "Path",
     "verify", "VerifyReport", "read_svmlight",
     "SVR", "OneClassSVM", "QPKKTReport",
+    "NuSVM", "NuSVR",
 ]

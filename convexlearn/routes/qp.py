@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import ParameterError
 from ..solution import Solution, Timer
 from ..solvers.kernel_svm.certified_qp import certified_qp
-from ..solvers.kernel_svm.smo import smo_qp
+from ..solvers.kernel_svm.smo_nu import smo_any_qp as smo_qp
 from .chain import Route, walk
 
 __all__ = ["QP_ROUTES", "QP_METHODS", "solve_qp_problem", "EXACT_TOL"]

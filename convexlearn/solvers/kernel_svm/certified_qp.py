@@ -20,7 +20,7 @@ from typing import Any
 
 from ...data import check_positive
 from ...solution import Solution, Timer
-from .smo import smo_qp
+from .smo_nu import smo_any_qp as smo_qp
 
 __all__ = ["certified_qp"]
 

@@ -47,9 +47,9 @@ from ...gram import KernelColumns, KernelSpec
 from ...solution import History, Timer
 from .polish import intercepts_by_sign
 from .qp import DualQP
-from .smo import SMOResult, rebuild_v
+from .smo import SMOResult, rebuild_v, smo_qp
 
-__all__ = ["smo_nu", "smo_nu_compiled", "smo_nu_qp", "nu_relative_gap"]
+__all__ = ["smo_nu", "smo_nu_compiled", "smo_nu_qp", "smo_any_qp", "nu_relative_gap"]
 
 _TAU = 1e-12      # curvature floor relative to max_i K_ii (as smo's)
 
@@ -317,3 +317,11 @@ def smo_nu_qp(qp: DualQP, *, tol: float = 1e-3, max_iter: int | None = None,
     res = smo_nu(cols, qp.signs, qp.upper, alpha0, qp.target, tol, max_iter, shrinking,
                  callback, gap_tol, deltas)
     return res, cols.stats(), "numpy reference"
+
+
+def smo_any_qp(qp: DualQP, **options: Any) -> tuple[SMOResult, dict, str]:
+    """SMO on a dual QP of either form: Solver_NU (:func:`smo_nu_qp`) for one row per sign,
+    LIBSVM's Solver (:func:`~convexlearn.solvers.kernel_svm.smo.smo_qp`) otherwise."""
+    if qp.is_nu_form:
+        return smo_nu_qp(qp, **options)
+    return smo_qp(qp, **options)
