@@ -79,6 +79,11 @@ class _NuBase(QPProblem):
     def read_answer(self, alpha: np.ndarray, pair: tuple[float, float]) -> Solution:
         raise NotImplementedError
 
+    def primal_data(self) -> dict:
+        """The primal's data: X for the linear kernel (variable w), else the Gram matrix."""
+        return ({"X": self.X} if self.kernel.is_linear and self.X is not None
+                else {"K": self.gram})
+
 
 class NuSVM(_NuBase):
     """A binary nu-SVC problem (module docstring).
@@ -164,7 +169,7 @@ class NuSVM(_NuBase):
 
     def primal_formulation(self) -> Any:
         from .formulations.nu import nu_svc_primal
-        return nu_svc_primal(self.y, self.nu, self.gram)
+        return nu_svc_primal(self.y, self.nu, **self.primal_data())
 
     def dual_formulation(self) -> Any:
         from .formulations.nu import nu_svc_dual
@@ -247,7 +252,7 @@ class NuSVR(_NuBase):
 
     def primal_formulation(self) -> Any:
         from .formulations.nu import nu_svr_primal
-        return nu_svr_primal(self.y, self.C, self.nu, self.gram)
+        return nu_svr_primal(self.y, self.C, self.nu, **self.primal_data())
 
     def dual_formulation(self) -> Any:
         from .formulations.nu import nu_svr_dual

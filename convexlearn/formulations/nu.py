@@ -36,15 +36,29 @@ def _half_norm(K: np.ndarray, coef: Any) -> Any:
     return 0.5 * cp.quad_form(coef, cp.psd_wrap(K))
 
 
-def nu_svc_primal(y: np.ndarray, nu: float, K: np.ndarray) -> Any:
-    """The nu-SVC primal in LIBSVM's scaling (variables ``beta``, ``b``, ``rho``)."""
+def _function(n: int, K: np.ndarray | None, X: np.ndarray | None) -> tuple[Any, Any, dict]:
+    """(the values f - b at the samples, 1/2 ||w||^2, the variables): w for the linear
+    kernel given ``X`` (a well-posed primal when K has low rank), else beta."""
+    import cvxpy as cp
+    if X is not None:
+        w = cp.Variable(X.shape[1], name="w")
+        return X @ w, 0.5 * cp.sum_squares(w), {"w": w}
+    beta = cp.Variable(n, name="beta")
+    return K @ beta, _half_norm(K, beta), {"beta": beta}
+
+
+def nu_svc_primal(y: np.ndarray, nu: float, K: np.ndarray | None = None,
+                  X: np.ndarray | None = None) -> Any:
+    """The nu-SVC primal in LIBSVM's scaling (variables ``beta`` or, with ``X`` for the
+    linear kernel, ``w``; ``b``, ``rho``)."""
     import cvxpy as cp
     from .base import Formulation
     n = y.shape[0]
-    beta, b, rho = cp.Variable(n, name="beta"), cp.Variable(name="b"), cp.Variable(name="rho")
-    margins = cp.multiply(y, K @ beta + b)
-    objective = _half_norm(K, beta) - nu * n * rho + cp.sum(cp.pos(rho - margins))
-    return Formulation(cp.Problem(cp.Minimize(objective)), {"beta": beta, "b": b, "rho": rho},
+    values, half, variables = _function(n, K, X)
+    b, rho = cp.Variable(name="b"), cp.Variable(name="rho")
+    margins = cp.multiply(y, values + b)
+    objective = half - nu * n * rho + cp.sum(cp.pos(rho - margins))
+    return Formulation(cp.Problem(cp.Minimize(objective)), {**variables, "b": b, "rho": rho},
                        {}, {}, name="nu-SVC primal", kind="qp")
 
 
@@ -64,16 +78,18 @@ def nu_svc_dual(y: np.ndarray, nu: float, K: np.ndarray) -> Any:
                        kind="qp")
 
 
-def nu_svr_primal(z: np.ndarray, C: float, nu: float, K: np.ndarray) -> Any:
-    """The nu-SVR primal (variables ``beta``, ``b``, ``epsilon``)."""
+def nu_svr_primal(z: np.ndarray, C: float, nu: float, K: np.ndarray | None = None,
+                  X: np.ndarray | None = None) -> Any:
+    """The nu-SVR primal (variables ``beta`` or ``w`` with ``X``; ``b``, ``epsilon``)."""
     import cvxpy as cp
     from .base import Formulation
     n = z.shape[0]
-    beta, b, eps = cp.Variable(n, name="beta"), cp.Variable(name="b"), cp.Variable(name="epsilon")
-    outside = cp.sum(cp.pos(cp.abs(z - K @ beta - b) - eps))
-    objective = _half_norm(K, beta) + C * (nu * n * eps + outside)
+    values, half, variables = _function(n, K, X)
+    b, eps = cp.Variable(name="b"), cp.Variable(name="epsilon")
+    outside = cp.sum(cp.pos(cp.abs(z - values - b) - eps))
+    objective = half + C * (nu * n * eps + outside)
     return Formulation(cp.Problem(cp.Minimize(objective)),
-                       {"beta": beta, "b": b, "epsilon": eps}, {}, {}, name="nu-SVR primal",
+                       {**variables, "b": b, "epsilon": eps}, {}, {}, name="nu-SVR primal",
                        kind="qp")
 
 
