@@ -152,6 +152,10 @@ class NuSVM(_NuBase):
         b_pos, b_neg = self.intercepts(alpha)
         return self.y * alpha / ((b_neg - b_pos) / 2.0)
 
+    def expansion_at(self, solution: Solution, alpha: np.ndarray) -> np.ndarray:
+        """y a / r with the solution's r (:meth:`r_of`)."""
+        return self.y * alpha / self.r_of(solution)
+
     def multipliers(self, solution: Solution) -> np.ndarray:
         """a: the solution's ``alpha``, else r y dual_coef."""
         if solution.alpha is None and solution.dual_coef is not None:

@@ -173,6 +173,12 @@ class QPProblem(KernelSamples):
                                  f"QP variables alpha")
         return np.asarray(solution.alpha, dtype=float)
 
+    def expansion_at(self, solution: Solution, alpha: np.ndarray) -> np.ndarray:
+        """beta that the QP's variables ``alpha`` imply, for the certificate of
+        ``solution`` (default :meth:`expansion_from_qp`; nu-SVC's scale 1 / r is a
+        multiplier of the solution's)."""
+        return self.expansion_from_qp(alpha)
+
     def row_multipliers(self, solution: Solution) -> tuple:
         """The multipliers of the QP's rows at ``solution`` (one row: (b,), the intercept;
         a problem with two rows, the nu-problems, maps its b and rho to them)."""
@@ -230,7 +236,7 @@ class QPProblem(KernelSamples):
         g = qp.expansion_products(alpha)
         report = qp_kkt_report(qp.signs, qp.target, qp.upper, alpha, g,
                                self.row_multipliers(solution), rows=qp.equality, tol=tol)
-        beta = self.expansion_from_qp(alpha)
+        beta = self.expansion_at(solution, alpha)
         s_a = report.scales["s_a"]
         if solution.dual_coef is not None:
             coef = np.asarray(solution.dual_coef, dtype=float)
