@@ -106,7 +106,10 @@ def solve_qp_problem(problem: Any, method: str, *, solver: str | None, tol: floa
             [method] + [m for m in QP_ROUTES if m != method])
 
         def certify(sol: Solution) -> Solution:
-            sol.report = problem.certificate(sol, tol=cert_tol)
+            # (a route that certified its answer at this tolerance, from the data, is not
+            # certified twice: the recomputation costs K (s a) by blocks)
+            if sol.report is None or getattr(sol.report, "tol", None) != cert_tol:
+                sol.report = problem.certificate(sol, tol=cert_tol)
             return sol
 
         sol = walk(problem, [QP_ROUTES[m] for m in names], certify=certify,

@@ -112,7 +112,9 @@ def smo_nu(cols: KernelColumns, y: np.ndarray, C: Any, alpha0: np.ndarray,
     deltas = _deltas(y, alpha) if deltas is None else deltas
     max_iter = max(100_000, 100 * n) if max_iter is None else int(max_iter)
     target = np.asarray(target, dtype=float)
-    v = rebuild_v(cols, y, alpha, np.arange(n), target) if alpha.any() else target.copy()
+    v = target.copy()
+    for j in np.flatnonzero(alpha):       # column by column, as the compiled start
+        v -= (alpha[j] * y[j]) * cols.column(j)
     dual = 0.5 * float(alpha @ (y * target + y * v))
     k_max = float(np.max(cols.diagonal)) if n else 0.0
     tau = _TAU * k_max if k_max > 0 else _TAU
@@ -240,7 +242,7 @@ def smo_nu_compiled(spec: KernelSpec, y: np.ndarray, C: Any, alpha0: np.ndarray,
     :mod:`~convexlearn.solvers.kernel_svm.smo_nu_kernels` (same iterates; column cache
     bounded by ``cache_mb`` megabytes; no callback). History as
     :func:`~convexlearn.solvers.kernel_svm.smo.smo_compiled`'s."""
-    from .smo_nu_kernels import smo_nu_loop
+    from .smo_nu_kernels import initial_gradient, smo_nu_loop
     from .smo_kernels import CONVERGED
     timer = Timer()
     n = y.shape[0]
@@ -251,12 +253,9 @@ def smo_nu_compiled(spec: KernelSpec, y: np.ndarray, C: Any, alpha0: np.ndarray,
     target = np.ascontiguousarray(target, dtype=float)
     y = np.ascontiguousarray(y, dtype=float)
     cache = spec.column_arrays(cache_mb)
-    v, gbar = target.copy(), np.zeros(n)
-    if alpha.any():
-        v -= spec.products(y * alpha)
-        at_upper = alpha >= Cv
-        if at_upper.any():
-            gbar = spec.products(np.where(at_upper, y * Cv, 0.0))
+    v, gbar = np.empty(n), np.empty(n)
+    initial_gradient(spec.code, spec.X, spec.K, spec.gamma, spec.coef0, spec.degree, y,
+                     target, Cv, alpha, v, gbar, *cache.arrays())
     dual = 0.5 * float(alpha @ (y * target + y * v))
     k_max = float(np.max(spec.diag)) if n else 0.0
     tau = _TAU * k_max if k_max > 0 else _TAU

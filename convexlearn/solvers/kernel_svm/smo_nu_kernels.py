@@ -227,3 +227,33 @@ def smo_nu_loop(code: Any, X: Any, K: Any, gamma: float, coef0: float, degree: i
         unshrink_gradient(act, m, n, y, target, Cv, alpha, v, gbar, code, X, K, gamma, coef0,
                           degree, cache, slot_of, owner, stamp, partial, bits, scratch)
     return status, it, violation, dual, n_shrink, unshrunk_once
+
+
+@njit(cache=True)
+def initial_gradient(code: Any, X: Any, K: Any, gamma: float, coef0: float, degree: int,
+                     y: Any, target: Any, Cv: Any, alpha: Any, v: Any, gbar: Any,
+                     cache: Any, slot_of: Any, owner: Any, stamp: Any, partial: Any,
+                     counters: Any, XT: Any, bits: Any, scratch: Any) -> None:
+    """v = target - K (y * alpha) and gbar = K (y * C on the variables at C), from the
+    columns of the nonzero multipliers fetched through the column cache (LIBSVM's start:
+    the nu-problems begin with nu n of them, and the iterations move the same variables
+    again, so their columns are computed once)."""
+    n = y.shape[0]
+    act = np.arange(n)
+    for t in range(n):
+        v[t] = target[t]
+        gbar[t] = 0.0
+    for j in range(n):
+        a = alpha[j]
+        if a <= 0.0:
+            continue
+        s = column_slot(j, act, n, True, code, X, K, gamma, coef0, degree, cache, slot_of,
+                        owner, stamp, partial, counters, XT, bits, scratch)
+        col = cache[s]
+        coef = a * y[j]
+        for t in range(n):
+            v[t] -= coef * col[t]
+        if a >= Cv[j]:
+            coef = Cv[j] * y[j]
+            for t in range(n):
+                gbar[t] += coef * col[t]

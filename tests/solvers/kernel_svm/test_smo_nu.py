@@ -120,9 +120,12 @@ def test_the_certificate_fails_on_a_perturbed_answer():
     assert nu_gap(qp, alpha, g, b)[2] > 1e-9
 
 
-@pytest.mark.parametrize("budget", [1, 7, 40])
+@pytest.mark.parametrize("budget", [1, 7, 21])
 @pytest.mark.parametrize("problem", ["svc", "svr"])
 def test_the_compiled_loop_takes_the_reference_iterates(budget, problem):
+    # (up to iteration 21 of nu-SVC: at 22 two variables of I_up, 37 and 39, have v equal
+    # up to round-off, a tie each loop breaks by its own roundings; the optimum is
+    # compared in test_both_loops_converge_to_the_same_optimum_with_shrinking)
     X, y, z = _data(5, n=40)
     gram = Gram(make_kernel("rbf", X, gamma=0.5), X)
     qp = nu_svc_qp(gram, y, 0.5) if problem == "svc" else nu_svr_qp(gram, z, 1.0, 0.5)
