@@ -49,7 +49,8 @@ from .polish import intercepts_by_sign
 from .qp import DualQP
 from .smo import SMOResult, rebuild_v, smo_qp
 
-__all__ = ["smo_nu", "smo_nu_compiled", "smo_nu_qp", "smo_any_qp", "nu_relative_gap"]
+__all__ = ["smo_nu", "smo_nu_compiled", "smo_nu_qp", "smo_any_qp", "nu_relative_gap",
+           "sample_spec"]
 
 _TAU = 1e-12      # curvature floor relative to max_i K_ii (as smo's)
 
@@ -237,11 +238,12 @@ def smo_nu_compiled(spec: KernelSpec, y: np.ndarray, C: Any, alpha0: np.ndarray,
                     target: np.ndarray, tol: float = 1e-3, max_iter: int | None = None,
                     shrinking: bool = True, gap_tol: float | None = None,
                     deltas: tuple[float, float] | None = None, cache_mb: float = 200.0,
-                    record: bool = True) -> SMOResult:
+                    record: bool = True, index: np.ndarray | None = None) -> SMOResult:
     """:func:`smo_nu` in the compiled loop of
     :mod:`~convexlearn.solvers.kernel_svm.smo_nu_kernels` (same iterates; column cache
-    bounded by ``cache_mb`` megabytes; no callback). History as
-    :func:`~convexlearn.solvers.kernel_svm.smo.smo_compiled`'s."""
+    of the samples bounded by ``cache_mb`` megabytes; no callback). ``spec`` is the
+    samples' kernel and ``index`` the sample of each variable (None: variable t is sample
+    t). History as :func:`~convexlearn.solvers.kernel_svm.smo.smo_compiled`'s."""
     from .smo_nu_kernels import initial_gradient, smo_nu_loop
     from .smo_kernels import CONVERGED
     timer = Timer()
@@ -252,19 +254,21 @@ def smo_nu_compiled(spec: KernelSpec, y: np.ndarray, C: Any, alpha0: np.ndarray,
     max_iter = max(100_000, 100 * n) if max_iter is None else int(max_iter)
     target = np.ascontiguousarray(target, dtype=float)
     y = np.ascontiguousarray(y, dtype=float)
+    index = np.arange(n) if index is None else np.ascontiguousarray(index, dtype=np.int64)
+    diag = np.ascontiguousarray(spec.diag[index])
     cache = spec.column_arrays(cache_mb)
     v, gbar = np.empty(n), np.empty(n)
-    initial_gradient(spec.code, spec.X, spec.K, spec.gamma, spec.coef0, spec.degree, y,
+    initial_gradient(spec.code, spec.X, spec.K, spec.gamma, spec.coef0, spec.degree, index, y,
                      target, Cv, alpha, v, gbar, *cache.arrays())
     dual = 0.5 * float(alpha @ (y * target + y * v))
-    k_max = float(np.max(spec.diag)) if n else 0.0
+    k_max = float(np.max(diag)) if n else 0.0
     tau = _TAU * k_max if k_max > 0 else _TAU
     floor = 1e-15 * max(1.0, float(np.max(np.abs(v)))) if n else 0.0
     hist_obj, hist_viol = np.empty(max_iter), np.empty(max_iter)
     it, unshrunk_once, n_shrink, gap_checks, time_at = 0, False, 0, [], {}
     while True:
         code, it, violation, dual, shrunk, unshrunk_once = smo_nu_loop(
-            spec.code, spec.X, spec.K, spec.gamma, spec.coef0, spec.degree, spec.diag, y,
+            spec.code, spec.X, spec.K, spec.gamma, spec.coef0, spec.degree, diag, index, y,
             target, Cv, alpha, v, gbar, float(tol), it, max_iter, bool(shrinking), tau, dual,
             unshrunk_once, *cache.arrays(), hist_obj, hist_viol)
         n_shrink += shrunk
@@ -309,13 +313,23 @@ def smo_nu_qp(qp: DualQP, *, tol: float = 1e-3, max_iter: int | None = None,
     alpha0 = qp.nu_start() if alpha0 is None else np.asarray(alpha0, dtype=float)
     deltas = qp.deltas
     if callback is None:
-        res = smo_nu_compiled(qp.gram.spec(), qp.signs, qp.upper, alpha0, qp.target, tol,
-                              max_iter, shrinking, gap_tol, deltas, cache_size, record)
+        spec, index = sample_spec(qp)
+        res = smo_nu_compiled(spec, qp.signs, qp.upper, alpha0, qp.target, tol, max_iter,
+                              shrinking, gap_tol, deltas, cache_size, record, index=index)
         return res, res.cache, "compiled (numba)"
     cols = qp.gram.columns(cache_size)
     res = smo_nu(cols, qp.signs, qp.upper, alpha0, qp.target, tol, max_iter, shrinking,
                  callback, gap_tol, deltas)
     return res, cols.stats(), "numpy reference"
+
+
+def sample_spec(qp: DualQP) -> tuple[KernelSpec, np.ndarray | None]:
+    """(the kernel spec of the QP's samples, the sample of each variable): the base of an
+    indexed Gram operator (nu-SVR's 2n variables on n samples), else the QP's own."""
+    base = getattr(qp.gram, "base", None)
+    if base is not None and qp.index is not None:
+        return base.spec(), qp.index
+    return qp.gram.spec(), None
 
 
 def smo_any_qp(qp: DualQP, **options: Any) -> tuple[SMOResult, dict, str]:

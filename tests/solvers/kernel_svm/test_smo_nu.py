@@ -13,7 +13,8 @@ from convexlearn.kernels import make_kernel
 from convexlearn.solvers.kernel_svm.nu import (nu_gap, nu_svc_qp, nu_svc_read, nu_svr_qp,
                                                nu_svr_read, solve_nu_qp)
 from convexlearn.solvers.kernel_svm.qp import DualQP
-from convexlearn.solvers.kernel_svm.smo_nu import smo_nu, smo_nu_compiled, smo_nu_qp
+from convexlearn.solvers.kernel_svm.smo_nu import (sample_spec, smo_nu, smo_nu_compiled,
+                                                   smo_nu_qp)
 
 
 def _data(seed, n=80):
@@ -132,8 +133,9 @@ def test_the_compiled_loop_takes_the_reference_iterates(budget, problem):
     start = qp.nu_start()
     ref = smo_nu(qp.gram.columns(), qp.signs, qp.upper, start, qp.target, 1e-10, budget,
                  shrinking=False)
-    fast = smo_nu_compiled(qp.gram.spec(), qp.signs, qp.upper, start, qp.target, 1e-10,
-                           budget, shrinking=False)
+    spec, index = sample_spec(qp)          # (nu-SVR: the n samples' columns, read twice)
+    fast = smo_nu_compiled(spec, qp.signs, qp.upper, start, qp.target, 1e-10, budget,
+                           shrinking=False, index=index)
     assert fast.n_iter == ref.n_iter == budget and fast.status == ref.status
     np.testing.assert_allclose(fast.alpha, ref.alpha, rtol=0, atol=1e-12)
     np.testing.assert_allclose(fast.v, ref.v, rtol=0, atol=1e-12)
