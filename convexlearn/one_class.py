@@ -99,8 +99,19 @@ class OneClassSVM(QPProblem):
         """beta = a."""
         return alpha
 
+    def multipliers(self, solution: Solution) -> np.ndarray:
+        """a of ``solution``: its ``alpha``, else its ``dual_coef`` (beta = a)."""
+        if solution.alpha is None and solution.dual_coef is not None:
+            return np.asarray(solution.dual_coef, dtype=float)
+        return super().multipliers(solution)
+
     def rho(self, solution: Solution) -> float:
-        """rho = -b (LIBSVM's rho; scikit-learn's ``offset_``)."""
+        """rho = -b (LIBSVM's rho; scikit-learn's ``offset_``).
+
+        Where no variable is free, the KKT conditions only bound rho to an interval
+        (max g over a_i = 1, min g over a_i = 0) and its midpoint is taken, as LIBSVM; at
+        nu = 1 (every a_i = 1) the interval is [max_i g_i, inf) and rho = max_i g_i, where
+        LIBSVM takes the midpoint inf (scikit-learn then raises)."""
         return -float(solution.b)
 
     # ---------------------------------------------------------- formulations

@@ -235,7 +235,8 @@ class QPProblem(KernelSamples):
                                  f"{alpha.shape}; this problem's QP has {qp.n} variables")
         g = qp.expansion_products(alpha)
         report = qp_kkt_report(qp.signs, qp.target, qp.upper, alpha, g,
-                               self.row_multipliers(solution), rows=qp.equality, tol=tol)
+                               self.row_multipliers(solution), rows=qp.equality,
+                               norms=np.sqrt(np.maximum(qp.gram.diagonal, 0.0)), tol=tol)
         beta = self.expansion_at(solution, alpha)
         s_a = report.scales["s_a"]
         if solution.dual_coef is not None:
@@ -246,7 +247,7 @@ class QPProblem(KernelSamples):
             report.add("expansion", float(np.max(np.abs(coef - beta), initial=0.0)) / s_a)
         if solution.w is not None and self.kernel.is_linear and self.X is not None:
             norms = np.sqrt(np.maximum(self._gram.diagonal, 0.0))
-            scale = max(float(np.abs(beta) @ norms), report.scales["gap_floor"])
+            scale = max(float(np.abs(beta) @ norms), 1e-300)
             report.add("weights", float(np.linalg.norm(np.asarray(solution.w, float)
                                                        - self.X.T @ beta)) / scale)
         return report

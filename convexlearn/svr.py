@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .certify.qp_kkt import tube_kkt
-from .data import as_targets, check_nonnegative, check_positive
+from .data import as_targets, check_bool, check_nonnegative, check_positive
 from .errors import DataError
 from .kernels import DEFAULT_PSD_TOL
 from .qp_problem import QPProblem
@@ -59,35 +59,41 @@ class SVR(QPProblem):
     kernel : str or callable
         "rbf" (default, as scikit-learn's SVR), "linear", "poly", "sigmoid",
         "precomputed", or ``k(A, B)``.
+    intercept : bool
+        False: b = 0 and no row s^T a = 0 (LIBLINEAR's problem on [X, s] is this one with
+        the bias as a feature: docs/conventions.md).
     gamma, degree, coef0, repair_psd, psd_tol :
         As for :class:`convexlearn.SVM`.
     """
 
     def __init__(self, X: ArrayLike, y: ArrayLike, C: float = 1.0, epsilon: float = 0.1,
-                 kernel: Any = "rbf", *, gamma: Any = "scale", degree: int = 3,
-                 coef0: float = 0.0, repair_psd: bool = False,
+                 kernel: Any = "rbf", *, intercept: bool = True, gamma: Any = "scale",
+                 degree: int = 3, coef0: float = 0.0, repair_psd: bool = False,
                  psd_tol: float = DEFAULT_PSD_TOL):
         n = np.shape(y)[0] if np.ndim(y) >= 1 else None
         self.init_samples(X, n, kernel, gamma, degree, coef0, repair_psd, psd_tol)
         self.y = regression_targets(y, self.n_samples, "epsilon-SVR")
         self.C = check_positive("C", C)
         self.epsilon = check_nonnegative("epsilon", epsilon)
+        self.intercept = check_bool("intercept", intercept)
 
     def describe(self) -> str:
         return (f"epsilon-SVR (C={self.C:g}, epsilon={self.epsilon:g}, "
-                f"kernel={self.kernel.describe()}, n={self.n_samples})")
+                f"kernel={self.kernel.describe()}, "
+                f"{'with' if self.intercept else 'without'} intercept, n={self.n_samples})")
 
     def fingerprint_params(self) -> dict:
-        return {"y": self.y, "C": self.C, "epsilon": self.epsilon}
+        return {"y": self.y, "C": self.C, "epsilon": self.epsilon, "intercept": self.intercept}
 
     # ---------------------------------------------------------------- the QP
     def build_qp(self) -> DualQP:
-        """s = (+1, -1), p = (eps - y, eps + y), u = C, one row s^T a = 0, on the samples
-        (0..n-1, 0..n-1)."""
+        """s = (+1, -1), p = (eps - y, eps + y), u = C, one row s^T a = 0 (with intercept),
+        on the samples (0..n-1, 0..n-1)."""
         n, y = self.n_samples, self.y
         signs = np.r_[np.ones(n), -np.ones(n)]
+        rows = ((signs, 0.0),) if self.intercept else ()
         return DualQP.on_samples(self._gram, signs, np.r_[self.epsilon - y, self.epsilon + y],
-                                 self.C, ((signs, 0.0),), index=np.r_[np.arange(n), np.arange(n)],
+                                 self.C, rows, index=np.r_[np.arange(n), np.arange(n)],
                                  name="epsilon-SVR dual")
 
     def expansion_from_qp(self, alpha: np.ndarray) -> np.ndarray:
@@ -109,11 +115,13 @@ class SVR(QPProblem):
 
     def primal_formulation(self) -> Any:
         from .formulations.svr import svr_primal
-        return svr_primal(self.y, self.C, self.epsilon, **self._data())
+        return svr_primal(self.y, self.C, self.epsilon, intercept=self.intercept,
+                          **self._data())
 
     def dual_formulation(self) -> Any:
         from .formulations.svr import svr_dual
-        return svr_dual(self.y, self.C, self.epsilon, **self._data())
+        return svr_dual(self.y, self.C, self.epsilon, intercept=self.intercept,
+                        **self._data())
 
     def qp_alpha(self, form: Any) -> np.ndarray:
         return np.r_[form.variables["alpha_plus"].value, form.variables["alpha_minus"].value]

@@ -31,14 +31,23 @@ bounds             max(0, -a_i, a_i - u_i)                           s_a
 balance            |s^T a - Delta|  (one number, with a row)         s_a
 complementarity    a_i max(0, G_i) + (u_i - a_i) max(0, -G_i)        s_a s_G
                    (u_i = inf: max(0, -G_i), scaled by s_G alone)
-duality_gap        |P - D| / max(|P|, |D|, GAP_FLOOR)                (relative)
+duality_gap        |P - D| / max(|P|, |D|, 1e-6 S, GAP_FLOOR)        (relative)
 =================  ================================================  ====================
 
 ``s_a`` = max of the finite u_i (max(1, max a_i) when no u_i is finite) is the scale of
-the multipliers; ``s_G`` = max(max_i |t_i|, max_i |g_i|, GAP_FLOOR) is the size of the two
+the multipliers; ``s_G`` = max(max_i |t_i|, max_i |g_i|, 1e-6 B) is the size of the two
 terms whose difference G is (margins for the C-SVC, units of y for SVR, of K for the
 one-class SVM), so that scaling y, or K with u, leaves each residual unchanged.
-GAP_FLOOR (the smallest normal double) only avoids 0/0.
+
+Floors, for optima at w = 0 (the linear one-class SVM on data around the origin: g, rho
+and P are then round-off): with ||phi_i|| = sqrt(K_ii), B = max_i ||phi_i|| sum_j
+|a_j| ||phi_j|| bounds every |g_i| (triangle inequality) and S = (sum_j |a_j|
+||phi_j||)^2 + sum_j |p_j| a_j bounds the terms of F; the relative gap is |P - D| /
+max(|P|, |D|, 1e-6 S, GAP_FLOOR). Below 1e-6 of these bounds the round-off of their terms
+(eps B, eps S) is above 1e-10 of the value, so no float point could be certified against
+the value itself; above them, the floors play no part (on the C-SVC and epsilon-SVR
+tests |P| exceeds 1e-6 S by orders of magnitude). GAP_FLOOR (the smallest normal
+double) only avoids 0/0; without ``norms`` the floors are not applied.
 
 Sets, from the multipliers with band ``tol s_a``: at the lower bound (a_i <= tol s_a), at
 the upper bound (a_i >= u_i - tol s_a), free (between).
@@ -51,7 +60,7 @@ from typing import Any
 
 import numpy as np
 
-from .kkt import GAP_FLOOR, relative_gap
+from .kkt import GAP_FLOOR
 
 __all__ = ["QPKKTReport", "qp_kkt_report", "tube_kkt", "QP_CONDITIONS"]
 
@@ -71,7 +80,7 @@ class QPKKTReport:
     tol : float
     max_violation : float
     duality_gap, relative_gap : float
-        P - D (absolute) and |P - D| / max(|P|, |D|, GAP_FLOOR).
+        P - D (absolute) and |P - D| / max(|P|, |D|, floor) (module docstring).
     primal_objective, dual_objective : float
         P and D = -F(a).
     residuals : dict[str, ndarray or float]
@@ -169,8 +178,8 @@ class QPKKTReport:
 
 
 def qp_kkt_report(signs: np.ndarray, target: np.ndarray, upper: Any, alpha: np.ndarray,
-                  g: np.ndarray, b: Any, *, rows: Any = None, tol: float = 1e-9,
-                  notes: Any = ()) -> QPKKTReport:
+                  g: np.ndarray, b: Any, *, rows: Any = None, norms: Any = None,
+                  tol: float = 1e-9, notes: Any = ()) -> QPKKTReport:
     """The KKT report of ``alpha`` with the multipliers ``b`` of the rows, for the dual QP
     given by its signs, target t = -s * p and upper bounds u (module docstring).
 
@@ -189,6 +198,9 @@ def qp_kkt_report(signs: np.ndarray, target: np.ndarray, upper: Any, alpha: np.n
         nu-problems' two) the gradient of the Lagrangian is G = s * g + p + sum_k b_k r_k
         (= s (g + b - t) for the one row r = s) and P = 1/2 a^T Q a + sum_k b_k Delta_k +
         sum_i u_i max(0, -G_i); ``balance`` is the largest |r_k^T a - Delta_k| / s_a.
+    norms : ndarray, optional
+        ||phi_i|| = sqrt(K_ii) of each variable's sample, for the floors (module
+        docstring).
     tol : float
         Tolerance of every scaled residual and of the relative duality gap.
     """
@@ -203,8 +215,11 @@ def qp_kkt_report(signs: np.ndarray, target: np.ndarray, upper: Any, alpha: np.n
     if not finite.all():
         s_a = max(s_a, float(np.max(alpha, initial=1.0)))
     s_a = max(s_a, GAP_FLOOR)
+    spread = 0.0 if norms is None else float(np.abs(alpha) @ norms)
+    B = spread * float(np.max(norms, initial=0.0)) if norms is not None else 0.0
+    S = spread ** 2 + float(np.abs(signs * target) @ np.abs(alpha))
     s_G = max(float(np.max(np.abs(target), initial=0.0)),
-              float(np.max(np.abs(g), initial=0.0)), GAP_FLOOR)
+              float(np.max(np.abs(g), initial=0.0)), 1e-6 * B, GAP_FLOOR)
     G = signs * (g - target)              # = Q a + p
     for (r, _), b_k in zip(rows, mult):
         G = G + b_k * np.asarray(r, dtype=float)
@@ -221,7 +236,8 @@ def qp_kkt_report(signs: np.ndarray, target: np.ndarray, upper: Any, alpha: np.n
     primal = 0.5 * aQa + sum(b_k * d for (_, d), b_k in zip(rows, mult))
     if finite.any():
         primal += float(upper[finite] @ np.maximum(0.0, -G[finite]))
-    rel = relative_gap(primal, dual)
+    rel = abs(primal - dual) / max(abs(primal), abs(dual),
+                                   1e-6 * S if norms is not None else 0.0, GAP_FLOOR)
     res["duality_gap"] = rel
     max_violation = max(float(np.max(r, initial=0.0)) if np.ndim(r) else float(r)
                         for r in res.values())
@@ -233,7 +249,9 @@ def qp_kkt_report(signs: np.ndarray, target: np.ndarray, upper: Any, alpha: np.n
         duality_gap=primal - dual, relative_gap=rel, primal_objective=primal,
         dual_objective=dual, residuals=res, free=np.flatnonzero(~low & ~high),
         at_lower=np.flatnonzero(low), at_upper=np.flatnonzero(high), gradient=G,
-        alpha=alpha, scales={"s_a": s_a, "s_G": s_G, "gap_floor": GAP_FLOOR},
+        alpha=alpha, scales={"s_a": s_a, "s_G": s_G,
+                             "gap_floor": max(1e-6 * S if norms is not None else 0.0,
+                                              GAP_FLOOR)},
         notes=list(notes))
 
 

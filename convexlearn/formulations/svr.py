@@ -49,24 +49,26 @@ def _quadratic(coef: Any, X: np.ndarray | None, K: np.ndarray | None, n: int) ->
 
 
 def svr_primal(y: np.ndarray, C: float, epsilon: float, *, X: np.ndarray | None = None,
-               K: np.ndarray | None = None) -> Any:
+               K: np.ndarray | None = None, intercept: bool = True) -> Any:
     """The epsilon-SVR primal: ``X`` for the linear kernel (variables w, b), or the PSD
-    Gram matrix ``K`` (beta, b)."""
+    Gram matrix ``K`` (beta, b); no b without ``intercept``."""
     import cvxpy as cp
     from .base import Formulation
     n = y.shape[0]
     scores, regularizer, variables = _scores(X, K, n)
-    b = cp.Variable(name="b")
-    variables["b"] = b
-    loss = cp.sum(cp.pos(cp.abs(y - scores - b) - epsilon))
+    if intercept:
+        variables["b"] = cp.Variable(name="b")
+        scores = scores + variables["b"]
+    loss = cp.sum(cp.pos(cp.abs(y - scores) - epsilon))
     problem = cp.Problem(cp.Minimize(regularizer + C * loss))
     return Formulation(problem, variables, {}, {}, name="epsilon-SVR primal", kind="qp")
 
 
 def svr_dual(y: np.ndarray, C: float, epsilon: float, *, X: np.ndarray | None = None,
-             K: np.ndarray | None = None) -> Any:
+             K: np.ndarray | None = None, intercept: bool = True) -> Any:
     """The epsilon-SVR dual in (a+, a-) (variables ``alpha_plus``, ``alpha_minus``;
-    constraint ``balance``, whose dual value is the intercept up to sign)."""
+    constraint ``balance``, with intercept, whose dual value is the intercept up to
+    sign)."""
     import cvxpy as cp
     from .base import Formulation
     n = y.shape[0]
@@ -74,9 +76,11 @@ def svr_dual(y: np.ndarray, C: float, epsilon: float, *, X: np.ndarray | None = 
     am = cp.Variable(n, name="alpha_minus")
     coef = ap - am
     objective = -_quadratic(coef, X, K, n) - epsilon * cp.sum(ap + am) + y @ coef
-    constraints = {"lower": [ap >= 0, am >= 0], "upper": [ap <= C, am <= C],
-                   "balance": cp.sum(coef) == 0}
-    flat = constraints["lower"] + constraints["upper"] + [constraints["balance"]]
+    constraints = {"lower": [ap >= 0, am >= 0], "upper": [ap <= C, am <= C]}
+    flat = constraints["lower"] + constraints["upper"]
+    if intercept:
+        constraints["balance"] = cp.sum(coef) == 0
+        flat.append(constraints["balance"])
     problem = cp.Problem(cp.Maximize(objective), flat)
     return Formulation(problem, {"alpha_plus": ap, "alpha_minus": am}, constraints, {},
                        name="epsilon-SVR dual", kind="qp")
