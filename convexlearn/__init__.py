@@ -17,6 +17,10 @@ from .path import Path
 # One line per problem family / feature module (keeps concurrent additions conflict-free).
 from .certify.kkt import KKTReport
 from .svm import SVM
+from .svr import SVR
+from .one_class import OneClassSVM
+from .nu_svm import NuSVM, NuSVR
+from .certify.qp_kkt import QPKKTReport
 from .halfspace import Halfspace, SeparabilityResult
 from .shattering import shatters
 from .perceptron import perceptron
@@ -40,4 +44,6 @@ __all__ = [
     "compare", "Comparison",
     "ERM", "OptimalityReport", "Path",
     "verify", "VerifyReport", "read_svmlight",
+    "SVR", "OneClassSVM", "QPKKTReport",
+    "NuSVM", "NuSVR",
 ]

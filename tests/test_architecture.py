@@ -42,6 +42,8 @@ LAYERS: dict[str, int] = {
     "formulations": 2, "solvers": 2,
     "routes": 3,
     "svm": 4, "erm": 4, "halfspace": 4, "shattering": 4, "perceptron": 4, "compare": 4,
+    "qp_problem": 4, "svr": 4, "one_class": 4,
+    "nu_svm": 4,
     "estimators": 5, "plot": 5, "distributed": 5, "verification": 5, "": 5,
     "app": 6, "__main__": 6,
 }

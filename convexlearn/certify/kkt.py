@@ -240,7 +240,7 @@ def relative_gap(primal: float, dual: float) -> float:
 
 
 def dual_qp_objectives(signs: np.ndarray, target: np.ndarray, upper: Any, alpha: np.ndarray,
-                       g: np.ndarray, b: float, delta: float = 0.0) -> tuple[float, float]:
+                       g: np.ndarray, b: Any, delta: Any = 0.0) -> tuple[float, float]:
     """(P, D) of the dual QP min 1/2 a^T Q a + p^T a, s^T a = delta, 0 <= a <= u
     (:mod:`convexlearn.solvers.kernel_svm.qp`) at a feasible a with multiplier b.
 
@@ -255,7 +255,19 @@ def dual_qp_objectives(signs: np.ndarray, target: np.ndarray, upper: Any, alpha:
     delta = 0) P is the primal objective 1/2 ||w||^2 + sum_i C_i xi_i at (w, b) and D the
     dual objective. Variables without an upper bound (the hard margin) add no term: there
     G_i >= 0 is primal feasibility, which the KKT report checks on its own row.
+
+    The nu-problems have one row per sign instead (sum_{s_i = +1} a_i = delta_+,
+    sum_{s_i = -1} a_i = delta_-): ``b`` = (b_+, b_-) and ``delta`` = (delta_+, delta_-)
+    are pairs, variable i takes b_{s_i} in G, and the multipliers of the rows are b_+ and
+    -b_-, so that P has b_+ delta_+ - b_- delta_- in place of b delta.
     """
+    if np.ndim(b):
+        b_pos, b_neg = (float(x) for x in b)
+        d_pos, d_neg = (float(x) for x in delta)
+        b = np.where(signs > 0, b_pos, b_neg)
+        offset = b_pos * d_pos - b_neg * d_neg
+    else:
+        offset = b * delta
     sa = signs * alpha
     aQa = float(sa @ g)
     st = signs * target
@@ -263,7 +275,7 @@ def dual_qp_objectives(signs: np.ndarray, target: np.ndarray, upper: Any, alpha:
     linear = float(alpha.sum()) if np.all(st == 1.0) else float(st @ alpha)
     upper = np.broadcast_to(np.asarray(upper, dtype=float), alpha.shape)
     finite = np.isfinite(upper)
-    primal = 0.5 * aQa + b * delta
+    primal = 0.5 * aQa + offset
     if finite.any():
         hinge = np.maximum(0.0, -signs * (g + b - target))
         primal += float(upper @ hinge) if finite.all() else float(upper[finite] @ hinge[finite])

@@ -40,6 +40,20 @@ _HALFSPACE_DATA = {
 }
 
 
+_NU_COSTS = ("the check fits non-uniform {what}; the nu-estimators offer no per-sample "
+             "bounds of the nu-problem's QP (LIBSVM's weighted nu-SVC/nu-SVR) and raise "
+             "NotApplicableError instead of solving another problem (weights of 0 and "
+             "equal weights are accepted)")
+_NU_CHECKS = {
+    "NuSVMClassifier": {"check_sample_weights_not_overwritten": "sample_weight",
+                        "check_sample_weight_equivalence_on_dense_data": "sample_weight",
+                        "check_sample_weight_equivalence_on_sparse_data": "sample_weight",
+                        "check_class_weight_classifiers": "class_weight"},
+    "NuSVMRegressor": {"check_sample_weights_not_overwritten": "sample_weight",
+                       "check_sample_weight_equivalence_on_dense_data": "sample_weight"},
+}
+
+
 def expected_failed_checks(estimator) -> dict[str, str]:
     """``{check_name: reason}`` for ``parametrize_with_checks(expected_failed_checks=...)``.
 
@@ -58,6 +72,8 @@ def expected_failed_checks(estimator) -> dict[str, str]:
         failures["check_classifiers_train"] = _INDEFINITE.format(
             how="in its X_dtype=float32 variant, X X^T computed in float32: lambda_min ~ "
                 "-6e-9 ||K||")
+    failures.update({check: _NU_COSTS.format(what=what)
+                     for check, what in _NU_CHECKS.get(name, {}).items()})
     if name == "HalfspaceClassifier":
         failures.update({check: _NOT_SEPARABLE.format(data=data)
                          for check, data in _HALFSPACE_DATA.items()})

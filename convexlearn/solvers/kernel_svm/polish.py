@@ -29,7 +29,10 @@ import numpy as np
 import scipy.linalg
 from scipy.linalg import blas, lapack
 
-__all__ = ["polish_alpha", "polish_expansion", "intercept_from_alpha", "is_balanced", "MAX_FREE"]
+from .intercepts import intercept_from_alpha, intercepts_by_sign, is_balanced
+
+__all__ = ["polish_alpha", "polish_expansion", "intercept_from_alpha", "intercepts_by_sign",
+           "is_balanced", "MAX_FREE"]
 
 #: Above this many free support vectors the dense solve is not worth it; skip.
 MAX_FREE = 4000
@@ -138,67 +141,28 @@ def polish_alpha(y: np.ndarray, C: float, alpha: np.ndarray, intercept: bool,
     return None
 
 
-def intercept_from_alpha(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray,
-                         sv_tol: float = 1e-6, target: np.ndarray | None = None
-                         ) -> tuple[float, str]:
-    """The intercept b implied by optimal multipliers.
-
-    With ``g_i = sum_j alpha_j y_j k(x_j, x_i)`` (f = g + b):
-
-    * free support vectors (sv_tol s < alpha_i < C_i - sv_tol s, s = max C_i or max alpha;
-      C may be a scalar or the per-sample bounds C_i) lie on
-      the margin, y_i (g_i + b) = 1, so b = mean_i (y_i - g_i) over them (in the dual QP
-      of :mod:`~convexlearn.solvers.kernel_svm.qp`: g_i + b = target_i, ``target`` = -s * p,
-      default y);
-    * with no free support vector, the KKT conditions only bound b:
-      alpha_i = 0 needs y_i f_i >= 1 and alpha_i = C needs y_i f_i <= 1, an interval
-      [lo, hi]; its midpoint is returned (LIBSVM's rule).
-
-    Returns
-    -------
-    b : float
-    rule : str
-        "free support vectors" or "midpoint of the feasible interval".
-    """
-    C = np.broadcast_to(np.asarray(C, dtype=float), alpha.shape)
-    hard = bool(np.all(np.isinf(C)))
-    scale = max(1.0, float(np.max(alpha))) if hard else float(np.max(C))
-    lower = alpha > sv_tol * scale
-    upper = (alpha < C - sv_tol * scale) if not hard else np.ones_like(lower)
-    free = lower & upper
-    target = y if target is None else target
-    if np.any(free):
-        return float(np.mean(target[free] - g[free])), "free support vectors"
-    # y_i (g_i + b) >= 1 for alpha_i = 0; <= 1 for alpha_i = C. A sample with C_i = 0
-    # (weight 0) is absent from the problem: it bounds b neither way.
-    present = C > 0
-    needs_ge = ~lower & present
-    needs_le = ~upper & present
-    r = target - g      # y_i f_i >= 1  <=>  b >= r_i (y_i = +1) or b <= r_i (y_i = -1)
-    lo = np.concatenate([r[needs_ge & (y > 0)], r[needs_le & (y < 0)]])
-    hi = np.concatenate([r[needs_ge & (y < 0)], r[needs_le & (y > 0)]])
-    lo_v = float(lo.max()) if lo.size else -math.inf
-    hi_v = float(hi.min()) if hi.size else math.inf
-    if math.isinf(lo_v) and math.isinf(hi_v):
-        return 0.0, "midpoint of the feasible interval"
-    if math.isinf(lo_v):
-        return hi_v, "midpoint of the feasible interval"
-    if math.isinf(hi_v):
-        return lo_v, "midpoint of the feasible interval"
-    return 0.5 * (lo_v + hi_v), "midpoint of the feasible interval"
+def _of(y: np.ndarray, c: float | None) -> np.ndarray:
+    """The variables of sign c (all of them for c None)."""
+    return np.ones(y.shape, dtype=bool) if c is None else y * c > 0
 
 
-def is_balanced(beta: np.ndarray, scale: float, delta: float = 0.0) -> bool:
-    """|sum_i beta_i - delta| = |y^T alpha - delta| <= 1e-12 n ``scale`` (``scale``: max
-    C_i, or max alpha for the hard margin): the equality constraint of the dual with
-    intercept, to the round-off of n terms of that size."""
-    return abs(float(np.sum(beta)) - delta) <= 1e-12 * beta.size * scale
+def _border(y: np.ndarray, by_sign: bool) -> np.ndarray:
+    """The columns of the equality rows in the expansion beta = y * a, on variables with
+    signs ``y``: one column of ones (one row s^T a), or one indicator per sign present
+    (the rows per sign)."""
+    if not by_sign:
+        return np.ones((y.size, 1))
+    cols = [c for c in ((y > 0).astype(float), (y < 0).astype(float)) if c.any()]
+    return np.column_stack(cols)
 
 
-def _kkt_solve(KFF: np.ndarray, rhs: np.ndarray, total: float | None, start: np.ndarray,
-               margin_tol: float) -> tuple[np.ndarray, float, np.ndarray | None]:
+def _kkt_solve(KFF: np.ndarray, rhs: np.ndarray, total: Any, start: np.ndarray,
+               margin_tol: float, E: np.ndarray | None = None
+               ) -> tuple[np.ndarray, Any, np.ndarray | None]:
     """Solve [K_FF 1; 1^T 0] [u; b] = [rhs; total] (K_FF u = rhs without intercept,
     ``total`` None) for the solution u nearest ``start``, or find the face unbounded.
+    With a border ``E`` (k x m: the rows per sign) the system is [K_FF E; E^T 0] [u; b] =
+    [rhs; total], ``total`` and the returned b of length m.
 
     The unknown is the step d = u - start: [K_FF 1; 1^T 0] [d; b] = [rhs - K_FF start;
     total - 1^T start] =: r. A nonsingular system has one solution (LU). A singular one (a
@@ -227,11 +191,9 @@ def _kkt_solve(KFF: np.ndarray, rhs: np.ndarray, total: float | None, start: np.
     if total is None:
         A, r = KFF, rhs - KFF @ start
     else:
-        A = np.empty((k + 1, k + 1))
-        A[:k, :k] = KFF
-        A[:k, k] = A[k, :k] = 1.0
-        A[k, k] = 0.0
-        r = np.append(rhs - KFF @ start, total - float(start.sum()))
+        border = np.ones((k, 1)) if E is None else E
+        A = _bordered(KFF, border)
+        r = np.append(rhs - KFF @ start, np.atleast_1d(total) - border.T @ start)
     cut = A.shape[0] * np.finfo(float).eps
     lu, piv, info = lapack.dgetrf(A)
     sol = None
@@ -245,7 +207,19 @@ def _kkt_solve(KFF: np.ndarray, rhs: np.ndarray, total: float | None, start: np.
         if np.max(np.abs(residual[:k])) > margin_tol:
             ray = residual[:k]
             return start, 0.0, (ray if ray @ r[:k] >= 0.0 else -ray)
-    return (start + sol[:k], 0.0 if total is None else float(sol[k]), None)
+    if total is None:
+        return start + sol[:k], 0.0, None
+    return start + sol[:k], (float(sol[k]) if E is None else sol[k:]), None
+
+
+def _bordered(KFF: np.ndarray, E: np.ndarray) -> np.ndarray:
+    """[K_FF E; E^T 0]."""
+    k, m = E.shape
+    A = np.zeros((k + m, k + m))
+    A[:k, :k] = KFF
+    A[:k, k:] = E
+    A[k:, :k] = E.T
+    return A
 
 
 def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, intercept: bool,
@@ -253,7 +227,8 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
                      products: Callable[[np.ndarray], np.ndarray],
                      threshold: float = 1e-10, max_rounds: int = 100,
                      margin_tol: float = 1e-9, target: np.ndarray | None = None,
-                     delta: float = 0.0) -> tuple[np.ndarray, float | None, np.ndarray] | None:
+                     delta: Any = 0.0, by_sign: bool = False
+                     ) -> tuple[np.ndarray, Any, np.ndarray] | None:
     """:func:`polish_alpha` without the Gram matrix, for a large kernel problem.
 
     In the expansion beta = y * alpha (f = K beta + b), the free set F solves
@@ -289,6 +264,12 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
         ``max_rounds`` rounds that factorize K_FF afresh or evaluate kernel products
         (the ratio steps steered by a downdated inverse, :class:`_Face`, count apart, at
         most 4 MAX_FREE).
+
+    ``by_sign`` (the nu-problems): one row per sign, sum_{y_i = +1} a_i = delta_+ and
+    sum_{y_i = -1} a_i = delta_- (``delta`` a pair), one intercept per sign (g_i + b_{y_i}
+    = target_i on the free set): the bordered system has one column per sign of F, and a
+    sign without free variables takes the midpoint of the interval its bounded variables
+    allow (:func:`intercept_from_alpha`); the returned b is the pair (b_+, b_-), never None.
     """
     C = np.broadcast_to(np.asarray(C, dtype=float), alpha.shape)
     hard = bool(np.all(np.isinf(C)))
@@ -298,7 +279,11 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
     g = g + products(beta - y * alpha)       # snapping changed few entries: cheap columns
     free = (np.abs(beta) > 0) & (np.abs(beta) < C)
     target = y if target is None else target
-    face = _Face(intercept)
+    intercept = intercept or by_sign
+    # the rows in beta = y * a: sum over a sign c of beta = c delta_c
+    signs = (1.0, -1.0) if by_sign else (None,)
+    deltas = (np.asarray(delta, dtype=float) * np.array([1.0, -1.0])) if by_sign else (delta,)
+    face = _Face(intercept, y if by_sign else None)
     # g is exact at the last synchronisation; the steps since then are in ``pending``
     # and only the free entries are kept current (through K_FF) until the margins are
     # needed: a ratio step then costs O(|F|^2), not n |F| kernel evaluations.
@@ -314,8 +299,12 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
         if F.size == 0:
             g = g + products(pending)
             # No free multiplier: the point is only a candidate when it still balances.
-            if intercept and not is_balanced(beta, scale, delta):
+            if intercept and not all(is_balanced(beta[_of(y, c)], scale, d)
+                                     for c, d in zip(signs, deltas)):
                 return None
+            if by_sign:
+                b_pair, _ = intercepts_by_sign(y, C, y * beta, g, target)
+                return y * beta, b_pair, g
             return y * beta, None, g
         face.focus(F, kernel_block)
         if face.inverse is None:
@@ -324,7 +313,17 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
             cheap += 1
         # K_{F,R} beta_R = g_F - K_FF beta_F at the current point
         rest = g_free[F] - face.product(beta[F])
-        total = delta - float(beta.sum() - beta[F].sum()) if intercept else None
+        total = None
+        if intercept:
+            present = [c is None or bool(np.any(_of(y[F], c))) for c in signs]
+            # a sign without free variables must balance by its bounded ones
+            if not all(p or is_balanced(beta[_of(y, c)], scale, d)
+                       for p, c, d in zip(present, signs, deltas)):
+                return None
+            total = np.array([d - float(beta[_of(y, c) & ~free].sum())
+                              for p, c, d in zip(present, signs, deltas) if p])
+            if not by_sign:
+                total = float(total[0])
         rhs = target[F] - rest
         u, b, ray = face.solve(rhs, total, beta[F], margin_tol, fresh=False)
         if (ray is None and not face.last_fresh
@@ -362,7 +361,11 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
         g = g + products(pending)
         pending[:] = 0.0
         g_free = g.copy()
-        err = y * (g + b - target)          # m - 1 for the C-SVC
+        if by_sign:
+            b = _pair(b, present, y, C, y * beta, g, target)
+            err = y * (g + np.where(y > 0, b[0], b[1]) - target)
+        else:
+            err = y * (g + b - target)          # m - 1 for the C-SVC
         a = y * beta
         wrong = np.where(a <= 0.0, np.maximum(-err, 0.0), 0.0)
         wrong = np.where(a >= C, np.maximum(err, 0.0), wrong)
@@ -380,6 +383,16 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
     return None
 
 
+def _pair(b: np.ndarray, present: list, y: np.ndarray, C: np.ndarray, alpha: np.ndarray,
+          g: np.ndarray, target: np.ndarray) -> tuple[float, float]:
+    """(b_+, b_-) from the solved intercepts of the signs present in the free set, the
+    midpoint rule of :func:`intercepts_by_sign` for a sign with no free variable."""
+    fallback, _ = (intercepts_by_sign(y, C, alpha, g, target) if not all(present)
+                   else ((0.0, 0.0), ""))
+    solved = iter(np.atleast_1d(b).tolist())
+    return tuple(next(solved) if p else fallback[k] for k, p in enumerate(present))
+
+
 class _Face:
     """The free set's kernel block and, while the set only shrinks, the inverse of its
     bordered matrix A = [K_FF 1; 1^T 0] ([K_FF] without intercept).
@@ -395,12 +408,18 @@ class _Face:
     the ratio steps: a point they put inside the box is solved again from a fresh
     factorization before it is accepted, and the inverse is rebuilt every ``REFRESH``
     downdates.
+
+    With one row per sign (``signs`` given: the nu-problems) the border has one column
+    per sign present in F (:func:`_border`); a set whose signs differ from the block's is
+    factorized afresh.
     """
 
     REFRESH = 256
 
-    def __init__(self, intercept: bool):
+    def __init__(self, intercept: bool, signs: np.ndarray | None = None):
         self.intercept = intercept
+        self.signs = signs
+        self.E0: np.ndarray | None = None      # the border of the block's set
         self.F0: np.ndarray | None = None      # the set of the block (and the inverse)
         self.K0 = np.empty((0, 0))
         self.position = np.empty(0, dtype=int)  # F's rows in the block
@@ -410,7 +429,8 @@ class _Face:
 
     def focus(self, F: np.ndarray, kernel_block) -> None:
         """Make the face's data those of the free set ``F``."""
-        if self.F0 is not None and F.size <= self.position.size:
+        if self.F0 is not None and F.size <= self.position.size and (
+                self.signs is None or self._border(F).shape[1] == self.E0.shape[1]):
             position = np.searchsorted(self.F0, F)
             if np.all(position < self.F0.size) and np.array_equal(self.F0[position], F):
                 if position.size < self.position.size and self.inverse is not None:
@@ -423,8 +443,15 @@ class _Face:
                 self.position = position
                 return
         self.F0, self.K0 = F, kernel_block(F, F)
+        self.E0 = self._border(F)
         self.position = np.arange(F.size)
         self.inverse, self.downdates = None, 0
+
+    def _border(self, F: np.ndarray) -> np.ndarray | bool:
+        """The border's columns on F (True: one column of ones, False: none)."""
+        if not self.intercept or self.signs is None:
+            return self.intercept
+        return _border(self.signs[F], True)
 
     @property
     def KFF(self) -> np.ndarray:
@@ -437,7 +464,7 @@ class _Face:
         """Invert the bordered block before a ratio step (only then: on the usual last
         round the face's solution is in the box and no inverse is needed)."""
         if self.inverse is None and self.position.size == self.F0.size:
-            self.inverse = _bordered_inverse(self.K0, self.intercept)
+            self.inverse = _bordered_inverse(self.K0, self.E0)
             self.downdates = 0
 
     def product(self, x: np.ndarray) -> np.ndarray:
@@ -452,36 +479,46 @@ class _Face:
               margin_tol: float, fresh: bool) -> tuple[np.ndarray, float, np.ndarray | None]:
         """:func:`_kkt_solve` on this face; from the kept inverse unless ``fresh``."""
         self.last_fresh = fresh or self.inverse is None
+        E = None if self.signs is None else self.E0[self.position]
         if self.last_fresh:
             KFF = self.KFF
-            u, b, ray = _kkt_solve(KFF, rhs, total, start, margin_tol)
+            u, b, ray = _kkt_solve(KFF, rhs, total, start, margin_tol, E)
             if self.position.size < self.F0.size:      # refactorized: the block shrinks
                 self.F0, self.K0 = self.F0[self.position], KFF
+                self.E0 = self._border(self.F0)
                 self.position = np.arange(KFF.shape[0])
             self.inverse, self.downdates = None, 0
             return u, b, ray
         k, k0 = rhs.size, self.F0.size
         r = np.zeros(self.inverse.shape[0])
         r[self.position] = rhs - self.product(start)
-        if total is not None:
+        if total is None:
+            return start + (self.inverse @ r)[self.position], 0.0, None
+        if E is None:
             r[k0] = total - float(start.sum())
+            step = self.inverse @ r
+            d = step[self.position]
+            d -= (float(d.sum()) - r[k0]) / k   # the balance exactly, whatever the inverse's error
+            return start + d, float(step[k0]), None
+        r[k0:] = total - E.T @ start
         step = self.inverse @ r
         d = step[self.position]
-        if total is not None:
-            d -= (float(d.sum()) - r[k0]) / k   # the balance exactly, whatever the inverse's error
-        return start + d, (0.0 if total is None else float(step[k0])), None
+        for c in range(E.shape[1]):             # each row's balance exactly
+            on = E[:, c] > 0
+            d[on] -= (float(d[on].sum()) - r[k0 + c]) / np.count_nonzero(on)
+        return start + d, step[k0:], None
 
 
-def _bordered_inverse(KFF: np.ndarray, intercept: bool) -> np.ndarray | None:
-    """The inverse of [K_FF 1; 1^T 0] (of K_FF without intercept) from its LU factors;
-    None when a pivot is exactly 0. Ill-conditioned is fine here: it only steers."""
+def _bordered_inverse(KFF: np.ndarray, intercept: Any) -> np.ndarray | None:
+    """The inverse of [K_FF 1; 1^T 0] (of K_FF without intercept; of [K_FF E; E^T 0]
+    when ``intercept`` is the border E) from its LU factors; None when a pivot is exactly
+    0. Ill-conditioned is fine here: it only steers."""
     k = KFF.shape[0]
     A = KFF
-    if intercept:
-        A = np.empty((k + 1, k + 1))
-        A[:k, :k] = KFF
-        A[:k, k] = A[k, :k] = 1.0
-        A[k, k] = 0.0
+    if isinstance(intercept, np.ndarray):
+        A = _bordered(KFF, intercept)
+    elif intercept:
+        A = _bordered(KFF, np.ones((k, 1)))
     lu, piv, info = lapack.dgetrf(A)
     if info != 0:
         return None

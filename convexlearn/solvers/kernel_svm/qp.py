@@ -22,9 +22,11 @@ error). With G the Lagrangian duality gap of a feasible a is
 which for the C-SVC is P(w, b) - D(a) (:func:`convexlearn.certify.kkt.dual_qp_gap`).
 
 The solvers here take one equality row equal to the signs (r = s) or none, and l = 0
-(LIBSVM's ``Solver``; a nonzero l is moved to 0 by a = l + a', :meth:`DualQP.shifted`).
-The nu-problems' second row is kept in the representation for their solver (LIBSVM's
-``Solver_NU``: working pairs of equal sign), which is not written yet.
+(LIBSVM's ``Solver``; a nonzero l is moved to 0 by a = l + a', :meth:`DualQP.shifted`),
+or the nu-problems' two rows, one per sign (r_+ = [s = +1], r_- = [s = -1]: LIBSVM's
+``Solver_NU``, working pairs of equal sign, :mod:`~convexlearn.solvers.kernel_svm.smo_nu`).
+There each sign has its multiplier, read as an intercept per sign (g + b_c = target on the
+free variables of sign c), and G = s (g + b_s - target).
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ import numpy as np
 
 from ...errors import NotApplicableError, ParameterError
 from ...gram import Gram
-from .polish import intercept_from_alpha, polish_expansion
+from .intercepts import intercept_from_alpha, intercepts_by_sign
+from .polish import polish_expansion
 
 __all__ = ["DualQP"]
 
@@ -120,15 +123,51 @@ class DualQP:
         """Delta of the row s^T a = Delta (0 without a row)."""
         return float(self.equality[0][1]) if self.equality else 0.0
 
+    @property
+    def is_nu_form(self) -> bool:
+        """True with two rows, one per sign: sum_{s = +1} a = Delta_+, sum_{s = -1} a =
+        Delta_- (LIBSVM's Solver_NU)."""
+        if len(self.equality) != 2:
+            return False
+        (r1, _), (r2, _) = self.equality
+        return (np.array_equal(np.asarray(r1, dtype=float), (self.signs > 0).astype(float))
+                and np.array_equal(np.asarray(r2, dtype=float), (self.signs < 0).astype(float)))
+
+    @property
+    def deltas(self) -> tuple[float, float]:
+        """(Delta_+, Delta_-) of the two rows per sign."""
+        return float(self.equality[0][1]), float(self.equality[1][1])
+
+    def nu_start(self) -> np.ndarray:
+        """LIBSVM's feasible start of the rows per sign: in index order, a_t = min(u_t,
+        what is left of Delta_{s_t}).
+
+        Raises
+        ------
+        ParameterError
+            A sign whose upper bounds sum to less than its Delta (the rows are infeasible).
+        """
+        alpha = np.zeros(self.n)
+        for sign, mask, total in zip("+-", (self.signs > 0, self.signs < 0), self.deltas):
+            idx = np.flatnonzero(mask)
+            room = float(self.upper[idx].sum())
+            if total < 0 or total > room * (1 + 1e-12):
+                raise ParameterError(f"{self.name}: the row of sign {sign}1 needs a sum of "
+                                     f"{total:g} in [0, {room:g}] (the sum of its bounds)")
+            before = np.concatenate(([0.0], np.cumsum(self.upper[idx])[:-1]))
+            alpha[idx] = np.clip(total - before, 0.0, self.upper[idx])
+        return alpha
+
     def check_smo_form(self) -> None:
-        """Raise NotApplicableError unless the QP has LIBSVM ``Solver``'s form: l = 0 and
-        no equality row or one row equal to the signs."""
+        """Raise NotApplicableError unless the QP has the form of LIBSVM's ``Solver`` (l =
+        0 and no equality row or one row equal to the signs) or ``Solver_NU`` (l = 0 and
+        one row per sign)."""
         if np.any(self.lower != 0.0):
             raise NotApplicableError(f"{self.name}: SMO needs lower bounds 0; use shifted()")
-        if len(self.equality) > 1:
-            raise NotApplicableError(f"{self.name}: two equality rows (the nu-problems) need "
-                                     f"the working pairs of LIBSVM's Solver_NU, not written yet")
-        if self.equality and not np.array_equal(self.equality[0][0], self.signs):
+        if len(self.equality) > 1 and not self.is_nu_form:
+            raise NotApplicableError(f"{self.name}: two equality rows must be one per sign "
+                                     f"(sum over s = +1 and over s = -1) for SMO")
+        if len(self.equality) == 1 and not np.array_equal(self.equality[0][0], self.signs):
             raise NotApplicableError(f"{self.name}: SMO's equality row must be the signs")
 
     def shifted(self) -> "DualQP":
@@ -164,13 +203,20 @@ class DualQP:
         upper bounds, the target, the equality row, and the Gram operator's blocks and
         products. Returns (alpha, b or None, g) or None."""
         self.check_smo_form()
+        if self.is_nu_form:
+            return polish_expansion(self.signs, self.upper, alpha, g, True, self.gram.block,
+                                    self.gram.products, target=self.target,
+                                    delta=self.deltas, by_sign=True, **options)
         return polish_expansion(self.signs, self.upper, alpha, g, self.has_equality,
                                 self.gram.block, self.gram.products, target=self.target,
                                 delta=self.delta, **options)
 
-    def intercept(self, alpha: np.ndarray, g: np.ndarray) -> tuple[float, str]:
+    def intercept(self, alpha: np.ndarray, g: np.ndarray) -> tuple[Any, str]:
         """b from the free variables (g + b = target on them), else the midpoint of the
-        interval the bounded ones allow; 0 without an equality row."""
+        interval the bounded ones allow; 0 without an equality row; the pair (b_+, b_-)
+        with one row per sign."""
+        if self.is_nu_form:
+            return intercepts_by_sign(self.signs, self.upper, alpha, g, self.target)
         if not self.has_equality:
             return 0.0, "no intercept"
         return intercept_from_alpha(self.signs, self.upper, alpha, g, target=self.target)

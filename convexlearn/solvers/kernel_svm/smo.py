@@ -79,7 +79,7 @@ from .c_svc import c_svc_qp, c_svc_solution
 from .polish import intercept_from_alpha
 from .qp import DualQP
 
-__all__ = ["solve_svm", "smo", "smo_compiled", "smo_qp", "SMOResult"]
+__all__ = ["solve_svm", "smo", "smo_compiled", "smo_qp", "SMOResult", "rebuild_v"]
 
 _TAU = 1e-12           # floor of the curvature a_ij, relative to max_i K_ii (LIBSVM's TAU)
 _BLOCK = 256           # columns per block when rebuilding the gradient
@@ -112,7 +112,7 @@ class SMOResult:
     cache: dict | None = None
 
 
-def _rebuild_v(cols: KernelColumns, y: np.ndarray, alpha: np.ndarray,
+def rebuild_v(cols: KernelColumns, y: np.ndarray, alpha: np.ndarray,
                idx: np.ndarray, target: np.ndarray) -> np.ndarray:
     """v_t = target_t - sum_j a_j y_j K_jt for t in idx, from the columns of the support."""
     v = target[idx].astype(float, copy=True)
@@ -171,7 +171,7 @@ def smo(cols: KernelColumns, y: np.ndarray, C: Any, intercept: bool = True, tol:
     alpha = np.zeros(n) if alpha0 is None else np.array(alpha0, dtype=float)
     target = y.astype(float) if target is None else np.asarray(target, dtype=float)
     C = np.broadcast_to(np.asarray(C, dtype=float), (n,))
-    v = (_rebuild_v(cols, y, alpha, np.arange(n), target) if alpha.any()
+    v = (rebuild_v(cols, y, alpha, np.arange(n), target) if alpha.any()
          else target.copy())
     dual = 0.5 * float(alpha @ (y * target + y * v))   # -F(a), with g = target - v
     history = History()
@@ -205,7 +205,7 @@ def smo(cols: KernelColumns, y: np.ndarray, C: Any, intercept: bool = True, tol:
         v[active] = vA
         inactive = np.setdiff1d(np.arange(n), active, assume_unique=True)
         if inactive.size:
-            v[inactive] = _rebuild_v(cols, y, alpha, inactive, target)
+            v[inactive] = rebuild_v(cols, y, alpha, inactive, target)
         active, full = np.arange(n), True
         yA, vA, dA = y.copy(), v.copy(), cols.diagonal.copy()
 

@@ -38,7 +38,8 @@ from numba import njit
 
 from ...gram import KERNEL_CODES
 
-__all__ = ["KERNEL_CODES", "smo_loop", "CONVERGED", "MAX_ITER", "DIVERGED"]
+__all__ = ["KERNEL_CODES", "smo_loop", "CONVERGED", "MAX_ITER", "DIVERGED", "column_slot",
+           "add_to_gbar", "unshrink_gradient", "set_status"]
 CONVERGED, MAX_ITER, DIVERGED = 0, 1, 2
 
 
@@ -153,7 +154,7 @@ def _gathered(i, idx, m, code, X, K, gamma, coef0, degree, buf, bits):
 
 
 @njit(cache=True)
-def _column(i, act, m, full, code, X, K, gamma, coef0, degree,
+def column_slot(i, act, m, full, code, X, K, gamma, coef0, degree,
             cache, slot_of, owner, stamp, partial, counters, XT, bits, scratch):
     """Slot of column i in ``cache`` (computed on a miss: all entries when ``full``, else
     the active ones act[:m]). ``counters``: clock, hits, misses."""
@@ -199,7 +200,7 @@ def _drop_partial(slot_of, owner, stamp, partial):
 
 
 @njit(cache=True)
-def _add_to_gbar(i, coef, n, code, X, K, gamma, coef0, degree, cache, slot_of, partial, gbar,
+def add_to_gbar(i, coef, n, code, X, K, gamma, coef0, degree, cache, slot_of, partial, gbar,
                  counters, XT, bits, scratch):
     """gbar += coef * K[:, i] over all samples (the cached column when it is complete)."""
     counters[3] += 1
@@ -217,8 +218,8 @@ def _add_to_gbar(i, coef, n, code, X, K, gamma, coef0, degree, cache, slot_of, p
 
 
 @njit(cache=True)
-def _unshrink(act, m, n, y, target, Cv, alpha, v, gbar, code, X, K, gamma, coef0, degree,
-              cache, slot_of, owner, stamp, partial, bits, scratch):
+def unshrink_gradient(act, m, n, y, target, Cv, alpha, v, gbar, code, X, K, gamma, coef0,
+                      degree, cache, slot_of, owner, stamp, partial, bits, scratch):
     """Rebuild v on the shrunk variables (v_t = target_t - gbar_t - free terms), reactivate
     every variable in index order, drop the partial columns. Returns n."""
     inactive = np.ones(n, dtype=np.bool_)
@@ -251,7 +252,7 @@ def _unshrink(act, m, n, y, target, Cv, alpha, v, gbar, code, X, K, gamma, coef0
 
 
 @njit(cache=True)
-def _set_status(t, y, Cv, alpha, upn, lowp):
+def set_status(t, y, Cv, alpha, upn, lowp):
     """upn[t] = 0 if t in I_up else -inf; lowp[t] = 0 if t in I_low else +inf."""
     a = alpha[t]
     if y[t] > 0:
@@ -315,7 +316,7 @@ def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree
     upn = np.empty(n)
     lowp = np.empty(n)
     for t in range(n):
-        _set_status(t, y, Cv, alpha, upn, lowp)
+        set_status(t, y, Cv, alpha, upn, lowp)
     # the selection of i is made in the gradient update of the previous iteration (one
     # pass over the active set instead of two); ``selected`` says it is still current
     selected = False
@@ -331,8 +332,9 @@ def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree
         violation = m_val - M_val
         if violation <= tol:
             if not full:
-                m = _unshrink(act, m, n, y, target, Cv, alpha, v, gbar, code, X, K, gamma, coef0,
-                              degree, cache, slot_of, owner, stamp, partial, bits, scratch)
+                m = unshrink_gradient(act, m, n, y, target, Cv, alpha, v, gbar, code, X, K,
+                                      gamma, coef0, degree, cache, slot_of, owner, stamp,
+                                      partial, bits, scratch)
                 full = True
                 continue
             status = CONVERGED
@@ -343,9 +345,9 @@ def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree
                 counter = shrink_every
                 if not unshrunk_once and violation <= 10 * tol:
                     unshrunk_once = True       # LIBSVM: one full re-check near the end
-                    m = _unshrink(act, m, n, y, target, Cv, alpha, v, gbar, code, X, K, gamma,
-                                  coef0, degree, cache, slot_of, owner, stamp, partial,
-                                  bits, scratch)
+                    m = unshrink_gradient(act, m, n, y, target, Cv, alpha, v, gbar, code, X,
+                                          K, gamma, coef0, degree, cache, slot_of, owner,
+                                          stamp, partial, bits, scratch)
                     full = True
                     continue
                 # stable compaction in place: with nothing kept act is untouched, with
@@ -367,7 +369,7 @@ def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree
         it += 1
         # ----------------------------------------- second-order selection of j (WSS 2)
         i = act[i_loc]
-        si = _column(i, act, m, full, code, X, K, gamma, coef0, degree,
+        si = column_slot(i, act, m, full, code, X, K, gamma, coef0, degree,
                      cache, slot_of, owner, stamp, partial, counters, XT, bits, scratch)
         Ki = cache[si]
         di = diag[i]
@@ -386,7 +388,7 @@ def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree
                 best = score
                 j = t
                 a_ij = curv
-        sj = _column(j, act, m, full, code, X, K, gamma, coef0, degree,
+        sj = column_slot(j, act, m, full, code, X, K, gamma, coef0, degree,
                      cache, slot_of, owner, stamp, partial, counters, XT, bits, scratch)
         Ki = cache[slot_of[i]]      # (column i cannot be evicted by j: it is the newest)
         Kj = cache[sj]
@@ -408,8 +410,8 @@ def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree
         if step == room_j:
             alpha[j] = 0.0 if y[j] > 0 else Cv[j]
         dual += step * b_ij - 0.5 * step * step * a_ij
-        _set_status(i, y, Cv, alpha, upn, lowp)
-        _set_status(j, y, Cv, alpha, upn, lowp)
+        set_status(i, y, Cv, alpha, upn, lowp)
+        set_status(j, y, Cv, alpha, upn, lowp)
         # gradient update, and the next selection of i on the updated gradient (the
         # same comparisons in the same order as _select_i: the same i)
         i_loc = 0
@@ -430,11 +432,11 @@ def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree
         # gbar follows the multipliers at their upper bound (never, for the hard margin)
         if not hard:
             if upper_i != (alpha[i] >= Cv[i]):
-                _add_to_gbar(i, (Cv[i] if not upper_i else -Cv[i]) * y[i], n, code, X, K,
+                add_to_gbar(i, (Cv[i] if not upper_i else -Cv[i]) * y[i], n, code, X, K,
                              gamma, coef0, degree, cache, slot_of, partial, gbar, counters, XT, bits,
                              scratch)
             if upper_j != (alpha[j] >= Cv[j]):
-                _add_to_gbar(j, (Cv[j] if not upper_j else -Cv[j]) * y[j], n, code, X, K,
+                add_to_gbar(j, (Cv[j] if not upper_j else -Cv[j]) * y[j], n, code, X, K,
                              gamma, coef0, degree, cache, slot_of, partial, gbar, counters, XT, bits,
                              scratch)
         hist_obj[it - 1] = dual
@@ -446,6 +448,6 @@ def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree
                 diverged_at = i
                 break
     if not full:
-        _unshrink(act, m, n, y, target, Cv, alpha, v, gbar, code, X, K, gamma, coef0, degree,
-                  cache, slot_of, owner, stamp, partial, bits, scratch)
+        unshrink_gradient(act, m, n, y, target, Cv, alpha, v, gbar, code, X, K, gamma, coef0,
+                          degree, cache, slot_of, owner, stamp, partial, bits, scratch)
     return status, it, violation, dual, spread, n_shrink, unshrunk_once, diverged_at
