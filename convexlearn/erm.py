@@ -37,7 +37,7 @@ from .data import (as_binary_labels, as_features, as_sample_weight, as_targets, 
 from .errors import NotApplicableError, ParameterError, SolverError, UnboundedError
 from .fingerprints import data_digest, problem_fingerprint
 from .formulations.erm import erm_problem
-from .losses import make_loss
+from .losses import loss_parameters, make_loss
 from .path import Path
 from .penalties import make_penalty
 from .logs import logged_solve
@@ -72,8 +72,10 @@ class ERM:
         s_i >= 0: the loss term becomes the weighted mean (1/sum s) sum_i s_i loss_i, so
         integer weights are copies of samples and uniform weights change nothing (lam
         keeps its meaning). A weight of 0 removes the sample.
-    **penalty_params
-        ``p`` for "lp", ``l1_ratio`` for "elastic_net".
+    **params
+        Loss parameters (``quantile`` for "quantile", ``epsilon`` for
+        "epsilon_insensitive", ``delta`` for "huber": :func:`convexlearn.losses.make_loss`)
+        and penalty parameters (``p`` for "lp", ``l1_ratio`` for "elastic_net").
     """
 
     def __new__(cls, X=None, *args, **kwargs):
@@ -83,7 +85,9 @@ class ERM:
     def __init__(self, X: ArrayLike, y: ArrayLike, loss: Any = "logistic", penalty: Any = "l2",
                  lam: float = 0.1, intercept: bool = True, *, sample_weight: Any = None,
                  **penalty_params: Any):
-        self.loss = make_loss(loss)
+        named = loss_parameters(loss)
+        self.loss = make_loss(loss, **{k: penalty_params.pop(k) for k in list(penalty_params)
+                                       if k in named})
         self.penalty = make_penalty(penalty, **penalty_params)
         # scipy.sparse X stays sparse: the iterative methods use products only; the cvxpy
         # route, the closed forms and the certificate densify it below a limit (data.py)
@@ -124,7 +128,7 @@ class ERM:
 
     def describe(self) -> str:
         """One line: loss, penalty, lam, intercept, n and d (also the repr)."""
-        return (f"ERM ({self.loss.name} loss, {self.penalty.describe()} penalty, "
+        return (f"ERM ({self.loss.describe()} loss, {self.penalty.describe()} penalty, "
                 f"lam={self.lam:g}, {'with' if self.intercept else 'without'} intercept, "
                 f"n={self.n_samples}, d={self.X.shape[1]})")
 
@@ -260,7 +264,7 @@ class ERM:
         if getattr(self, "_digest", None) is None:      # reads every byte once
             self._digest = data_digest(self.X, self.y)
         return problem_fingerprint(self._digest, {
-            "problem": "erm", "loss": self.loss.name, "penalty": self.penalty.describe(),
+            "problem": "erm", "loss": self.loss.describe(), "penalty": self.penalty.describe(),
             "lam": self.lam, "intercept": self.intercept})
 
     def reference(self) -> Solution:
