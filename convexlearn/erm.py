@@ -73,9 +73,8 @@ class ERM:
         integer weights are copies of samples and uniform weights change nothing (lam
         keeps its meaning). A weight of 0 removes the sample.
     **params
-        Loss parameters (``quantile`` for "quantile", ``epsilon`` for
-        "epsilon_insensitive", ``delta`` for "huber": :func:`convexlearn.losses.make_loss`)
-        and penalty parameters (``p`` for "lp", ``l1_ratio`` for "elastic_net").
+        Loss parameters (``quantile``, ``epsilon``, ``delta``: see ``losses.make_loss``),
+        penalty parameters (``p`` for "lp", ``l1_ratio`` for "elastic_net").
     """
 
     def __new__(cls, X=None, *args, **kwargs):
@@ -85,9 +84,7 @@ class ERM:
     def __init__(self, X: ArrayLike, y: ArrayLike, loss: Any = "logistic", penalty: Any = "l2",
                  lam: float = 0.1, intercept: bool = True, *, sample_weight: Any = None,
                  **penalty_params: Any):
-        named = loss_parameters(loss)
-        self.loss = make_loss(loss, **{k: penalty_params.pop(k) for k in list(penalty_params)
-                                       if k in named})
+        self.loss = _loss_with_params(loss, penalty_params)
         self.penalty = make_penalty(penalty, **penalty_params)
         # scipy.sparse X stays sparse: the iterative methods use products only; the cvxpy
         # route, the closed forms and the certificate densify it below a limit (data.py)
@@ -357,6 +354,13 @@ class ERM:
             rep.optimal_objective = float(getattr(reference, "objective", reference))
             rep.suboptimality = rep.objective - rep.optimal_objective
         return rep
+
+
+def _loss_with_params(loss: Any, params: dict) -> Any:
+    """make_loss with the loss's own parameters taken out of ``params`` (the rest are the
+    penalty's)."""
+    named = loss_parameters(loss)
+    return make_loss(loss, **{k: params.pop(k) for k in list(params) if k in named})
 
 
 def _require_finite_minimizer(erm) -> None:
