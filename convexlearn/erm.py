@@ -73,8 +73,7 @@ class ERM:
         integer weights are copies of samples and uniform weights change nothing (lam
         keeps its meaning). A weight of 0 removes the sample.
     **params
-        Loss parameters (``quantile``, ``epsilon``, ``delta``: see ``losses.make_loss``),
-        penalty parameters (``p`` for "lp", ``l1_ratio`` for "elastic_net").
+        Of the loss (``quantile``, ``epsilon``, ``delta``) or the penalty (``p``, ``l1_ratio``).
     """
 
     def __new__(cls, X=None, *args, **kwargs):
