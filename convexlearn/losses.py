@@ -109,6 +109,7 @@ class Loss(Capable):
         "least_squares": "the loss is (y - f)^2 (Gram-matrix methods, closed forms, homotopy)",
         "hinge_form": "the loss is max(0, kink - y f) (the LP route; kink 1: the SVM)",
         "minimal_at_zero": "loss(y, 0) is the loss's minimum, so (w, b) = 0 minimizes F",
+        "prox": "the proximal operator of t loss(y, .) in f, per sample",
         "pieces": "breakpoints and slopes of a convex piecewise-linear loss of the residual "
                   "f - y (the dual LP / QP routes; its kinks enter the certificate)",
     }
@@ -138,6 +139,8 @@ class Loss(Capable):
     #: the residual r = f - y: psi has slope s_k on (r_k, r_{k+1}), psi(r_1) = min on the
     #: pieces' values (see :meth:`pieces`).
     _pieces: tuple | None = None
+    #: prox of t psi in the residual r = f - y: (v, t) -> argmin_r t psi(r) + (r - v)^2 / 2
+    _prox: Callable | None = None
     #: the parameters of a parameterized loss, as (name, value) pairs (``describe``)
     params: tuple = ()
 
@@ -145,7 +148,8 @@ class Loss(Capable):
         if self.shape is not None and self.shape not in self.VOCABULARY:
             raise ParameterError(f"unknown loss shape {self.shape!r}")
         provided = {"subgradient": self._dphi, "hessian": self._d2phi,
-                    "cvxpy": self._cvx, "conjugate": self._conj, "pieces": self._pieces}
+                    "cvxpy": self._cvx, "conjugate": self._conj, "pieces": self._pieces,
+                    "prox": self._prox}
         facts = {"value": True, "convex": self.convex, "gradient": self.differentiable,
                  "twice_differentiable": self.twice_differentiable,
                  "curvature": self.curvature is not None,
@@ -242,6 +246,12 @@ class Loss(Capable):
             if self.margin_based:
                 return self._conj(y * u)
             return u * y + self._conj(u)
+
+    def prox(self, y: np.ndarray, v: np.ndarray, t: float) -> np.ndarray:
+        """argmin_f t loss(y_i, f) + (f - v_i)^2 / 2, per sample (t > 0): for a residual loss
+        y + prox_{t psi}(v - y)."""
+        self._require(self._prox is not None and not self.margin_based, "a prox")
+        return y + self._prox(np.asarray(v, dtype=float) - y, float(t))
 
     def cvxpy(self, y: np.ndarray, f: Any) -> cp.Expression:
         """The per-sample losses as a convex cvxpy expression of the decision values ``f``."""
@@ -418,13 +428,29 @@ def _check_real(name: str, value: Any, low: float, high: float, low_open: bool,
     return float(value)
 
 
+def _pieces_prox(breakpoints, slopes) -> Callable:
+    """prox of t psi for psi piecewise linear (breakpoints r_k, slopes s_0 < ... < s_K):
+    r = v - t s_k while that stays on piece k, r = r_k for v in [r_k + t s_{k-1},
+    r_k + t s_k] (the optimality condition (v - r) / t in dpsi(r))."""
+    bps, sl = np.asarray(breakpoints, float), np.asarray(slopes, float)
+
+    def prox(v, t):
+        r = v - t * sl[0]
+        for k, position in enumerate(bps):
+            # past breakpoint k: held there, then slope s_{k+1}
+            r = np.where(v > position + t * sl[k], position, r)
+            r = np.where(v > position + t * sl[k + 1], v - t * sl[k + 1], r)
+        return r
+    return prox
+
+
 def absolute_loss() -> Loss:
     """|y - f|: slopes -1, +1 at r = f - y = 0; conjugate 0 on [-1, 1]."""
     return Loss("absolute", "regression", "|y - f|", True, False, False, None, None,
                 np.abs, _dphi=lambda r: np.where(r < 0.0, -1.0, 1.0),
                 _cvx=lambda r: cp.abs(r), lipschitz=1.0, shape="piecewise_linear",
                 _conj=lambda u: _on_interval(u, -1.0, 1.0, np.zeros_like(u)),
-                _pieces=((0.0,), (-1.0, 1.0)))
+                _pieces=((0.0,), (-1.0, 1.0)), _prox=_pieces_prox((0.0,), (-1.0, 1.0)))
 
 
 def quantile_loss(quantile: float = 0.5) -> Loss:
@@ -439,7 +465,8 @@ def quantile_loss(quantile: float = 0.5) -> Loss:
                 _cvx=lambda r: cp.maximum(-tau * r, (1.0 - tau) * r),
                 lipschitz=max(tau, 1.0 - tau), shape="piecewise_linear",
                 _conj=lambda u: _on_interval(u, -tau, 1.0 - tau, np.zeros_like(u)),
-                _pieces=((0.0,), (-tau, 1.0 - tau)), params=(("quantile", tau),))
+                _pieces=((0.0,), (-tau, 1.0 - tau)), params=(("quantile", tau),),
+                _prox=_pieces_prox((0.0,), (-tau, 1.0 - tau)))
 
 
 def epsilon_insensitive_loss(epsilon: float = 0.1) -> Loss:
@@ -454,7 +481,7 @@ def epsilon_insensitive_loss(epsilon: float = 0.1) -> Loss:
                 _cvx=lambda r: cp.pos(cp.abs(r) - eps), lipschitz=1.0,
                 shape="piecewise_linear",
                 _conj=lambda u: _on_interval(u, -1.0, 1.0, eps * np.abs(u)),
-                _pieces=pieces, params=(("epsilon", eps),))
+                _pieces=pieces, params=(("epsilon", eps),), _prox=_pieces_prox(*pieces))
 
 
 def huber_loss(delta: float = 1.0) -> Loss:
@@ -473,6 +500,8 @@ def huber_loss(delta: float = 1.0) -> Loss:
                 _cvx=lambda r: 0.5 * cp.huber(r, delta), lipschitz=delta,
                 shape="piecewise_quadratic",
                 _conj=lambda u: _on_interval(u, -delta, delta, 0.5 * u * u),
+                _prox=lambda v, t: np.where(np.abs(v) <= delta * (1.0 + t), v / (1.0 + t),
+                                            v - t * delta * np.sign(v)),
                 params=(("delta", delta),))
 
 
