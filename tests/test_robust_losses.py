@@ -175,6 +175,8 @@ def test_exact_is_certified_and_matches_the_cvxpy_formulation(name, params, pena
     route = sol.provenance["route"]
     if erm.loss.has("pieces") and penalty in ("none", "l1"):
         assert route == "dual-lp"
+    if erm.loss.has("pieces") and penalty == "l2" and intercept:
+        assert route == "dual-qp"
     if name == "huber" and penalty in ("none", "l2"):
         assert route == "newton"
     # and the certificate fails on a perturbed answer
@@ -198,6 +200,23 @@ def test_dual_lp_with_weights_sparse_data_and_copies(name, params):
     assert sparse.objective == pytest.approx(dense.objective, rel=1e-12)
 
 
+@pytest.mark.parametrize("name, params", PIECEWISE)
+@pytest.mark.parametrize("intercept, weighted", [(True, False), (False, False), (True, True)])
+def test_dual_qp_route_on_the_svm_core(name, params, intercept, weighted):
+    """l2: the dual QP (SMO + polish) alone, certified, and equal to the cvxpy problem."""
+    from convexlearn.routes.erm import solve_exact
+    X, y = _data(9, n=120)
+    s = np.random.default_rng(1).uniform(0.2, 3.0, 120) if weighted else None
+    erm = cl.ERM(X, y, loss=name, penalty="l2", lam=0.02, intercept=intercept,
+                 sample_weight=s, **params)
+    sol = solve_exact(erm, routes=["dual-qp"])
+    assert sol.status == "optimal" and sol.provenance["route"] == "dual-qp", sol.report
+    assert sol.report.relative_gap <= 1e-9
+    ref = erm.solve("exact-primal")
+    assert sol.objective <= ref.objective + 1e-9 * abs(ref.objective)
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-7)
+
+
 def test_a_piecewise_linear_loss_from_a_test_file_takes_the_dual_lp():
     """Capabilities, not names: a three-piece loss defined here (an asymmetric tube) is
     solved by the dual LP and certified, its conjugate and prox from its pieces."""
@@ -218,6 +237,8 @@ def test_a_piecewise_linear_loss_from_a_test_file_takes_the_dual_lp():
         assert sol.report.relative_gap <= 1e-9
         assert not tube.has("cvxpy")    # no cvxpy expression: the dual LP is its exact route
         assert not _point(erm, sol.w + 1e-4, sol.b).passed
+        ridge = cl.ERM(X, y, loss="asymmetric_tube_test", penalty="l2", lam=0.02).solve()
+        assert ridge.status == "optimal" and ridge.provenance["route"] == "dual-qp"
     finally:
         del LOSSES["asymmetric_tube_test"]
 

@@ -23,6 +23,10 @@ hinge with l2                                 "svm": the SVM with C = 1/(n lam),
                                               back (F_ERM = F_SVM / (n C))
 absolute / quantile / epsilon-insensitive     "dual-lp": the Fenchel dual as an LP (d + 1
 (capability "pieces") with l1 or none         rows) to HiGHS, (w, b) its row duals
+the same losses with l2                       "dual-qp": the dual on the SVM QP core (SMO,
+                                              polish); before the cvxpy problem up to
+                                              DUAL_QP_MAX_SAMPLES with an intercept, after it
+                                              otherwise
 Huber (C^1, generalized Hessian) with l2      "newton" (semismooth, as the squared hinge)
 everything (lp penalties: only this)          "exact-primal": the cvxpy problem (Clarabel)
 ==========================================  =============================================
@@ -126,6 +130,14 @@ def _dual_lp_applies(erm) -> str | None:
             "absolute, quantile, epsilon-insensitive) with the l1 penalty or none")
 
 
+def _dual_qp_applies(erm) -> str | None:
+    if (erm.loss.has("pieces") and not erm.loss.margin_based
+            and erm.penalty.has("quadratic", "split") and _penalized(erm)):
+        return None
+    return ("the dual QP needs a piecewise-linear regression loss (capability 'pieces') "
+            "with the l2 penalty and lam > 0")
+
+
 def _svm_applies(erm) -> str | None:
     if (erm.loss.has("hinge_form") and erm.loss.kink == 1.0
             and erm.penalty.has("quadratic", "split") and _penalized(erm)):
@@ -144,6 +156,9 @@ def exact_chain(erm: Any) -> list[str]:
     if "homotopy" in chain and erm.X.shape[1] > erm.X.shape[0] and not is_sparse(erm.X):
         chain.remove("homotopy")
         chain.insert(0, "homotopy")
+    if "dual-qp" in chain and (not erm.intercept or erm.n_samples > DUAL_QP_MAX_SAMPLES):
+        chain.remove("dual-qp")
+        chain.append("dual-qp")
     return chain
 
 
@@ -252,6 +267,22 @@ def _dual_lp_route(erm, **_):
                     provenance={"solver": "HiGHS (highspy), dual simplex on the dual LP",
                                 "solver_version": info["solver_version"],
                                 "hiGHS_status": info["status"]})
+
+
+def _dual_qp_route(erm, **_):
+    """A piecewise-linear regression loss with l2: its dual on the SVM family's QP core
+    (:mod:`convexlearn.solvers.erm.pieces_qp`; epsilon-insensitive: the linear SVR), SMO
+    then the active-set polish."""
+    from ..solvers.erm.pieces_qp import solve_pieces_l2
+    timer = Timer()
+    breakpoints, slopes = erm.loss.pieces()
+    w, b, info = solve_pieces_l2(erm._dense("the dual QP route"), erm.y, breakpoints, slopes,
+                                 lam2=erm.penalty.split(erm.lam)[1], intercept=erm.intercept,
+                                 sample_weight=erm.sample_weight)
+    return Solution(w=w, b=b, objective=math.nan, status="converged", method="dual-qp",
+                    n_iter=info["iterations"], time_s=timer(),
+                    provenance={"solver": f"convexlearn SMO ({info['loop']}) on the dual QP",
+                                "polished": info["polished"]})
 
 
 def _svm_route(erm, **_):
@@ -381,10 +412,16 @@ ROUTES: dict[str, Route] = {route.name: route for route in (
     Route("lp", _lp_route, applies=_lp_applies, refine=lambda erm, sol, tol: _lp_refine(erm, sol, tol)),
     Route("svm", _svm_route, applies=_svm_applies),
     Route("dual-lp", _dual_lp_route, applies=_dual_lp_applies),
+    Route("dual-qp", _dual_qp_route, applies=_dual_qp_applies),
     Route("exact-primal", _cvxpy_route, refine=lambda erm, sol, tol: _polish(erm, sol, tol)),
 )}
 #: The order of the chain (:func:`exact_chain` keeps the routes that apply).
-ORDER = ("zero", "newton", "cd", "homotopy", "lp", "svm", "dual-lp", "exact-primal")
+ORDER = ("zero", "newton", "cd", "homotopy", "lp", "svm", "dual-lp", "dual-qp", "exact-primal")
+
+#: The dual QP (SMO on the linear kernel, compiled with an intercept) goes before the cvxpy
+#: problem up to this many samples, after it (a fallback) beyond or without an intercept:
+#: measured, d = 20: 2-4x faster than Clarabel at n = 1000, 1.3-2.5x slower at n = 3000.
+DUAL_QP_MAX_SAMPLES = 2000
 
 
 def _violation(report) -> float:
