@@ -301,3 +301,13 @@ def test_huber_regressor_at_its_fitted_scale():
     assert sol.objective <= F_sk * (1 + 1e-12)
     assert sol.objective == pytest.approx(F_sk, rel=1e-8)
     np.testing.assert_allclose(sol.w, hub.coef_, rtol=1e-4, atol=1e-5)
+
+
+def test_verify_maps_a_quantile_regressor_and_refutes_a_perturbed_one():
+    X, y = _data(10, n=200)
+    s = np.random.default_rng(2).uniform(0.5, 2.0, 200)
+    est = QuantileRegressor(quantile=0.7, alpha=0.02, solver="highs").fit(X, y, sample_weight=s)
+    report = cl.verify(est, X, y, sample_weight=s)
+    assert report.passed, report
+    est.coef_ = est.coef_ * 1.001
+    assert not cl.verify(est, X, y, sample_weight=s).passed
