@@ -24,7 +24,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 import warnings
 
 import numpy as np

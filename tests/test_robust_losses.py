@@ -311,3 +311,19 @@ def test_verify_maps_a_quantile_regressor_and_refutes_a_perturbed_one():
     assert report.passed, report
     est.coef_ = est.coef_ * 1.001
     assert not cl.verify(est, X, y, sample_weight=s).passed
+
+
+def test_the_dual_point_stays_in_a_bounded_conjugate_domain():
+    """Centring g for the intercept would leave [-tau, 1 - tau]; the certificate's dual
+    point shrinks one sign's side instead (a finite Fenchel gap, sum g = 0)."""
+    from convexlearn.certify.duality import feasible_dual_point
+    from convexlearn.penalties import make_penalty
+    loss = make_loss("quantile", quantile=0.3)
+    X = np.array([[1.0], [2.0], [3.0]])
+    g = np.array([0.7, 0.7, -0.3])
+    centred = g - g.mean()
+    assert np.isinf(loss.conjugate(np.zeros(3), centred)).any()
+    point, XTg = feasible_dual_point(X, loss, make_penalty("l2"), 0.1, True, g)
+    assert abs(point.sum()) <= 1e-15
+    assert np.all(np.isfinite(loss.conjugate(np.zeros(3), point)))
+    np.testing.assert_allclose(XTg, X.T @ point, rtol=1e-14)

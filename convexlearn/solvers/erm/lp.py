@@ -21,6 +21,40 @@ from ...formulations.base import silence_highs_banner
 __all__ = ["margin_lp", "piecewise_dual_lp"]
 
 
+def _run_highs(A: Any, cost: np.ndarray, lower: np.ndarray, upper: np.ndarray,
+               row_lower: np.ndarray, row_upper: np.ndarray, what: str,
+               presolve: bool = True) -> Any:
+    """min cost^T x s.t. row_lower <= A x <= row_upper, lower <= x <= upper (A CSC) by
+    HiGHS at feasibility tolerances 1e-10; returns the solved Highs object and its status.
+
+    Raises
+    ------
+    SolverError
+        HiGHS did not end at an optimal vertex.
+    """
+    import highspy
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = A.shape[1], A.shape[0]
+    lp.col_cost_, lp.col_lower_, lp.col_upper_ = cost, lower, upper
+    lp.row_lower_, lp.row_upper_ = row_lower, row_upper
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_, lp.a_matrix_.index_ = A.indptr, A.indices
+    lp.a_matrix_.value_ = A.data
+    silence_highs_banner()
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    if not presolve:
+        h.setOptionValue("presolve", "off")
+    for key in ("primal_feasibility_tolerance", "dual_feasibility_tolerance"):
+        h.setOptionValue(key, 1e-10)
+    h.passModel(lp)
+    h.run()
+    status = h.modelStatusToString(h.getModelStatus())
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        raise SolverError(f"HiGHS ended with status {status!r} on {what}")
+    return h, status
+
+
 def margin_lp(X: Any, y: np.ndarray, *, kappa: float, lam1: float, intercept: bool,
               sample_weight: np.ndarray | None = None) -> tuple[np.ndarray, float, dict]:
     """Solve the margin LP above with HiGHS' simplex.
@@ -68,23 +102,8 @@ def margin_lp(X: Any, y: np.ndarray, *, kappa: float, lam1: float, intercept: bo
         cost[:nw] = lam1
         lower[:nw] = 0.0
     lower[-n:] = 0.0
-    lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = ncol, n
-    lp.col_cost_, lp.col_lower_, lp.col_upper_ = cost, lower, upper
-    lp.row_lower_, lp.row_upper_ = np.full(n, kappa), np.full(n, highspy.kHighsInf)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_, lp.a_matrix_.index_ = A.indptr, A.indices
-    lp.a_matrix_.value_ = A.data
-    silence_highs_banner()
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    for key in ("primal_feasibility_tolerance", "dual_feasibility_tolerance"):
-        h.setOptionValue(key, 1e-10)
-    h.passModel(lp)
-    h.run()
-    status = h.modelStatusToString(h.getModelStatus())
-    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-        raise SolverError(f"HiGHS ended with status {status!r} on the ERM LP")
+    h, status = _run_highs(A, cost, lower, upper, np.full(n, kappa),
+                           np.full(n, highspy.kHighsInf), "the ERM LP")
     x = np.asarray(h.getSolution().col_value)
     w = x[:d] - x[d:2 * d] if l1 else x[:d].copy()
     b = float(x[nw]) if intercept else 0.0
@@ -142,35 +161,16 @@ def piecewise_dual_lp(X: Any, y: np.ndarray, breakpoints: np.ndarray, slopes: np
     if intercept:
         block = sp.vstack([block, sp.csr_matrix(np.ones((1, n)))])
     A = sp.hstack([block] * K, format="csc")
-    nrow = A.shape[0]
     base = slopes[0] * np.asarray(X.T @ v).ravel()           # X^T (v s_0)
     lo_row = np.concatenate([-n * lam1 - base, [-slopes[0] * v.sum()]] if intercept
                             else [-n * lam1 - base])
     hi_row = np.concatenate([n * lam1 - base, [-slopes[0] * v.sum()]] if intercept
                             else [n * lam1 - base])
-    lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = n * K, nrow
-    lp.col_cost_ = (y[None, :] + bps[:, None]).ravel()
-    lp.col_lower_ = np.zeros(n * K)
-    lp.col_upper_ = (np.diff(slopes)[:, None] * v[None, :]).ravel()
-    lp.row_lower_, lp.row_upper_ = lo_row, hi_row
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_, lp.a_matrix_.index_ = A.indptr, A.indices
-    lp.a_matrix_.value_ = A.data
-    silence_highs_banner()
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
     # dense columns and ranged rows leave presolve nothing to remove (measured: 15-20%
     # of the time at n = 5000, d = 50, the same 464 simplex iterations)
-    h.setOptionValue("presolve", "off")
-    for key in ("primal_feasibility_tolerance", "dual_feasibility_tolerance"):
-        h.setOptionValue(key, 1e-10)
-    h.passModel(lp)
-    h.run()
-    status = h.modelStatusToString(h.getModelStatus())
-    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-        raise SolverError(f"HiGHS ended with status {status!r} on the dual LP of the "
-                          f"piecewise-linear ERM")
+    h, status = _run_highs(A, (y[None, :] + bps[:, None]).ravel(), np.zeros(n * K),
+                           (np.diff(slopes)[:, None] * v[None, :]).ravel(), lo_row, hi_row,
+                           "the dual LP of the piecewise-linear ERM", presolve=False)
     duals = np.asarray(h.getSolution().row_dual)
     w, b = duals[:d].copy(), (float(duals[d]) if intercept else 0.0)
     basis = h.getBasis()
