@@ -37,7 +37,7 @@ from .data import (as_binary_labels, as_features, as_sample_weight, as_targets, 
 from .errors import NotApplicableError, ParameterError, SolverError, UnboundedError
 from .fingerprints import data_digest, problem_fingerprint
 from .formulations.erm import erm_problem
-from .losses import make_loss
+from .losses import loss_parameters, make_loss
 from .path import Path
 from .penalties import make_penalty
 from .logs import logged_solve
@@ -72,8 +72,8 @@ class ERM:
         s_i >= 0: the loss term becomes the weighted mean (1/sum s) sum_i s_i loss_i, so
         integer weights are copies of samples and uniform weights change nothing (lam
         keeps its meaning). A weight of 0 removes the sample.
-    **penalty_params
-        ``p`` for "lp", ``l1_ratio`` for "elastic_net".
+    **params
+        Of the loss (``quantile``, ``epsilon``, ``delta``) or the penalty (``p``, ``l1_ratio``).
     """
 
     def __new__(cls, X=None, *args, **kwargs):
@@ -83,7 +83,7 @@ class ERM:
     def __init__(self, X: ArrayLike, y: ArrayLike, loss: Any = "logistic", penalty: Any = "l2",
                  lam: float = 0.1, intercept: bool = True, *, sample_weight: Any = None,
                  **penalty_params: Any):
-        self.loss = make_loss(loss)
+        self.loss = _loss_with_params(loss, penalty_params)
         self.penalty = make_penalty(penalty, **penalty_params)
         # scipy.sparse X stays sparse: the iterative methods use products only; the cvxpy
         # route, the closed forms and the certificate densify it below a limit (data.py)
@@ -124,7 +124,7 @@ class ERM:
 
     def describe(self) -> str:
         """One line: loss, penalty, lam, intercept, n and d (also the repr)."""
-        return (f"ERM ({self.loss.name} loss, {self.penalty.describe()} penalty, "
+        return (f"ERM ({self.loss.describe()} loss, {self.penalty.describe()} penalty, "
                 f"lam={self.lam:g}, {'with' if self.intercept else 'without'} intercept, "
                 f"n={self.n_samples}, d={self.X.shape[1]})")
 
@@ -260,7 +260,7 @@ class ERM:
         if getattr(self, "_digest", None) is None:      # reads every byte once
             self._digest = data_digest(self.X, self.y)
         return problem_fingerprint(self._digest, {
-            "problem": "erm", "loss": self.loss.name, "penalty": self.penalty.describe(),
+            "problem": "erm", "loss": self.loss.describe(), "penalty": self.penalty.describe(),
             "lam": self.lam, "intercept": self.intercept})
 
     def reference(self) -> Solution:
@@ -353,6 +353,13 @@ class ERM:
             rep.optimal_objective = float(getattr(reference, "objective", reference))
             rep.suboptimality = rep.objective - rep.optimal_objective
         return rep
+
+
+def _loss_with_params(loss: Any, params: dict) -> Any:
+    """make_loss with the loss's own parameters taken out of ``params`` (the rest are the
+    penalty's)."""
+    named = loss_parameters(loss)
+    return make_loss(loss, **{k: params.pop(k) for k in list(params) if k in named})
 
 
 def _require_finite_minimizer(erm) -> None:

@@ -49,7 +49,9 @@ from .capabilities import Capable
 from .data import check_choice
 from .errors import NotApplicableError, ParameterError
 
-__all__ = ["Loss", "LOSSES", "make_loss", "register_loss", "registered_name"]
+__all__ = ["Loss", "LOSSES", "LOSS_FACTORIES", "absolute_loss", "epsilon_insensitive_loss",
+           "huber_loss", "loss_parameters", "make_loss", "quantile_loss", "register_loss",
+           "registered_name"]
 
 _LN2 = math.log(2.0)
 
@@ -119,6 +121,9 @@ class Loss(Capable):
         "least_squares": "the loss is (y - f)^2 (Gram-matrix methods, closed forms, homotopy)",
         "hinge_form": "the loss is max(0, kink - y f) (the LP route; kink 1: the SVM)",
         "minimal_at_zero": "loss(y, 0) is the loss's minimum, so (w, b) = 0 minimizes F",
+        "prox": "the proximal operator of t loss(y, .) in f, per sample",
+        "pieces": "breakpoints and slopes of a convex piecewise-linear loss of the residual "
+                  "f - y (the dual LP / QP routes; its kinks enter the certificate)",
     }
 
     name: str
@@ -142,12 +147,21 @@ class Loss(Capable):
     shape: str | None = None
     declared: frozenset = frozenset()
     _conj: Callable | None = None           # phi^* (margin) or psi^* (residual), per sample
+    #: (breakpoints r_1 < ... < r_K, slopes s_0 < ... < s_K) of a piecewise-linear loss of
+    #: the residual r = f - y: psi has slope s_k on (r_k, r_{k+1}), psi(r_1) = min on the
+    #: pieces' values (see :meth:`pieces`).
+    _pieces: tuple | None = None
+    #: prox of t psi in the residual r = f - y: (v, t) -> argmin_r t psi(r) + (r - v)^2 / 2
+    _prox: Callable | None = None
+    #: the parameters of a parameterized loss, as (name, value) pairs (``describe``)
+    params: tuple = ()
 
     def __post_init__(self):
         if self.shape is not None and self.shape not in self.VOCABULARY:
             raise ParameterError(f"unknown loss shape {self.shape!r}")
         provided = {"subgradient": self._dphi, "hessian": self._d2phi,
-                    "cvxpy": self._cvx, "conjugate": self._conj}
+                    "cvxpy": self._cvx, "conjugate": self._conj, "pieces": self._pieces,
+                    "prox": self._prox}
         facts = {"value": True, "convex": self.convex, "gradient": self.differentiable,
                  "twice_differentiable": self.twice_differentiable,
                  "curvature": self.curvature is not None,
@@ -194,19 +208,40 @@ class Loss(Capable):
         d = self._dphi(self._arg(y, f))
         return y * d if self.margin_based else d
 
+    def kinks(self) -> list[tuple[float, float, float]]:
+        """Every non-differentiable point of the loss's argument (the margin, or the residual
+        f - y of a regression loss) with its (left, right) slopes there; [] when smooth."""
+        if self.kink is not None:
+            return [(self.kink, *self._kink_slopes)]
+        if self._pieces is not None:
+            bps, slopes = self._pieces
+            return [(r, slopes[k], slopes[k + 1]) for k, r in enumerate(bps)]
+        return []
+
+    def pieces(self) -> tuple[np.ndarray, np.ndarray]:
+        """(breakpoints r_1 < ... < r_K, slopes s_0 < ... < s_K) of a piecewise-linear
+        regression loss psi(r), r = f - y: slope s_k between r_k and r_{k+1}. Its conjugate
+        is psi^*(u) = max_k (u r_k - psi(r_k)) on [s_0, s_K] (inf outside): the dual LP and
+        QP routes write it with one variable per slope interval."""
+        self._require(self._pieces is not None, "breakpoints and slopes (the dual LP)")
+        bps, slopes = self._pieces
+        return np.array(bps, dtype=float), np.array(slopes, dtype=float)
+
     def subdifferential(self, y: np.ndarray, f: np.ndarray, kink_tol: float = 0.0) -> Any:
         """Interval ``[lo_i, hi_i]`` = the subdifferential of ``loss(y_i, .)`` at f_i.
 
-        Margins within ``kink_tol`` of the kink are treated as lying on it (a floating-point
-        solution never lands exactly there), so their interval is the full one.
+        Arguments (margin or residual) within ``kink_tol`` of a kink are treated as lying on
+        it (a floating-point solution never lands exactly there), so their interval is the
+        full one; two kinks closer than 2 kink_tol give the nearer one.
         """
         self._require(self._dphi is not None, "a subdifferential")
         d = self.derivative(y, f)
         lo, hi = d.copy(), d.copy()
-        if self.kink is not None:
-            on_kink = np.abs(self._arg(y, f) - self.kink) <= kink_tol
-            left, right = self._kink_slopes
-            a, b = y[on_kink] * left, y[on_kink] * right
+        arg = self._arg(y, f)
+        for position, left, right in self.kinks():
+            on_kink = np.abs(arg - position) <= kink_tol
+            scale = y[on_kink] if self.margin_based else 1.0
+            a, b = scale * left, scale * right
             lo[on_kink], hi[on_kink] = np.minimum(a, b), np.maximum(a, b)
         return lo, hi
 
@@ -223,6 +258,12 @@ class Loss(Capable):
             if self.margin_based:
                 return self._conj(y * u)
             return u * y + self._conj(u)
+
+    def prox(self, y: np.ndarray, v: np.ndarray, t: float) -> np.ndarray:
+        """argmin_f t loss(y_i, f) + (f - v_i)^2 / 2, per sample (t > 0): for a residual loss
+        y + prox_{t psi}(v - y)."""
+        self._require(self._prox is not None and not self.margin_based, "a prox")
+        return y + self._prox(np.asarray(v, dtype=float) - y, float(t))
 
     def cvxpy(self, y: np.ndarray, f: Any) -> cp.Expression:
         """The per-sample losses as a convex cvxpy expression of the decision values ``f``."""
@@ -242,8 +283,16 @@ class Loss(Capable):
             why = "it is not implemented for this loss"
         raise NotApplicableError(f"the {self.name} loss ({self.formula}) has no {what}: {why}")
 
+    def describe(self) -> str:
+        """The name with its parameters, e.g. ``quantile(quantile=0.3)``; else the name."""
+        extra = ", ".join(f"{k}={v:g}" for k, v in self.params)
+        return self.name + (f"({extra})" if extra else "")
+
+    def label(self) -> str:
+        return self.describe()
+
     def __repr__(self) -> str:
-        return f"Loss({self.name!r}: {self.formula})"
+        return f"Loss({self.describe()!r}: {self.formula})"
 
 
 def _log1p_exp_neg(m):
@@ -364,6 +413,128 @@ LOSSES: dict[str, Loss] = {loss.name: loss for loss in [
 ]}
 
 
+#: Relative slack of the conjugates' domain bounds below: a dual point clipped to a bound
+#: and then divided by a sample weight lands a rounding error outside it.
+_DOMAIN_SLACK = 1e-12
+
+
+def _on_interval(u, lo, hi, value):
+    """``value`` where lo <= u <= hi (to :data:`_DOMAIN_SLACK` relative), inf elsewhere."""
+    slack = _DOMAIN_SLACK * max(abs(lo), abs(hi), 1.0)
+    return _outside(value, (u < lo - slack) | (u > hi + slack))
+
+
+def _check_real(name: str, value: Any, low: float, high: float, low_open: bool,
+                high_open: bool, loss: str) -> float:
+    """``value`` as a float inside the interval, else a ParameterError naming the bound."""
+    ok = (isinstance(value, (int, float, np.integer, np.floating))
+          and not isinstance(value, (bool, np.bool_)) and math.isfinite(float(value)))
+    if ok:
+        v = float(value)
+        ok = (v > low if low_open else v >= low) and (v < high if high_open else v <= high)
+    if not ok:
+        interval = (("(" if low_open else "[") + f"{low:g}, " +
+                    ("inf" if high == math.inf else f"{high:g}") + (")" if high_open else "]"))
+        raise ParameterError(f"the {loss} loss needs {name} in {interval}; got "
+                             f"{name}={value!r}")
+    return float(value)
+
+
+def _pieces_prox(breakpoints, slopes) -> Callable:
+    """prox of t psi for psi piecewise linear (breakpoints r_k, slopes s_0 < ... < s_K):
+    r = v - t s_k while that stays on piece k, r = r_k for v in [r_k + t s_{k-1},
+    r_k + t s_k] (the optimality condition (v - r) / t in dpsi(r))."""
+    bps, sl = np.asarray(breakpoints, float), np.asarray(slopes, float)
+
+    def prox(v, t):
+        r = v - t * sl[0]
+        for k, position in enumerate(bps):
+            # past breakpoint k: held there, then slope s_{k+1}
+            r = np.where(v > position + t * sl[k], position, r)
+            r = np.where(v > position + t * sl[k + 1], v - t * sl[k + 1], r)
+        return r
+    return prox
+
+
+def absolute_loss() -> Loss:
+    """|y - f|: slopes -1, +1 at r = f - y = 0; conjugate 0 on [-1, 1]."""
+    return Loss("absolute", "regression", "|y - f|", True, False, False, None, None,
+                np.abs, _dphi=lambda r: np.where(r < 0.0, -1.0, 1.0),
+                _cvx=lambda r: cp.abs(r), lipschitz=1.0, shape="piecewise_linear",
+                _conj=lambda u: _on_interval(u, -1.0, 1.0, np.zeros_like(u)),
+                _pieces=((0.0,), (-1.0, 1.0)), _prox=_pieces_prox((0.0,), (-1.0, 1.0)))
+
+
+def quantile_loss(quantile: float = 0.5) -> Loss:
+    """The pinball loss max(tau (y - f), (tau - 1)(y - f)), tau = ``quantile`` in (0, 1)
+    (scikit-learn's QuantileRegressor name). In r = f - y: max(-tau r, (1 - tau) r),
+    slopes -tau, 1 - tau at 0; conjugate 0 on [-tau, 1 - tau]."""
+    tau = _check_real("quantile", quantile, 0.0, 1.0, True, True, "quantile")
+    return Loss("quantile", "regression", f"max(tau (y - f), (tau - 1)(y - f)), tau={tau:g}",
+                True, False, False, None, None,
+                lambda r: np.maximum(-tau * r, (1.0 - tau) * r),
+                _dphi=lambda r: np.where(r < 0.0, -tau, 1.0 - tau),
+                _cvx=lambda r: cp.maximum(-tau * r, (1.0 - tau) * r),
+                lipschitz=max(tau, 1.0 - tau), shape="piecewise_linear",
+                _conj=lambda u: _on_interval(u, -tau, 1.0 - tau, np.zeros_like(u)),
+                _pieces=((0.0,), (-tau, 1.0 - tau)), params=(("quantile", tau),),
+                _prox=_pieces_prox((0.0,), (-tau, 1.0 - tau)))
+
+
+def epsilon_insensitive_loss(epsilon: float = 0.1) -> Loss:
+    """max(0, |y - f| - epsilon), epsilon >= 0 (SVR's tube; epsilon = 0 is |y - f|): kinks
+    at r = -epsilon (slopes -1, 0) and +epsilon (0, 1); conjugate epsilon |u| on [-1, 1]."""
+    eps = _check_real("epsilon", epsilon, 0.0, math.inf, False, True, "epsilon_insensitive")
+    pieces = ((0.0,), (-1.0, 1.0)) if eps == 0.0 else ((-eps, eps), (-1.0, 0.0, 1.0))
+    return Loss("epsilon_insensitive", "regression",
+                f"max(0, |y - f| - epsilon), epsilon={eps:g}", True, False, False, None, None,
+                lambda r: np.maximum(np.abs(r) - eps, 0.0),
+                _dphi=lambda r: np.where(r < -eps, -1.0, np.where(r >= eps, 1.0, 0.0)),
+                _cvx=lambda r: cp.pos(cp.abs(r) - eps), lipschitz=1.0,
+                shape="piecewise_linear",
+                _conj=lambda u: _on_interval(u, -1.0, 1.0, eps * np.abs(u)),
+                _pieces=pieces, params=(("epsilon", eps),), _prox=_pieces_prox(*pieces))
+
+
+def huber_loss(delta: float = 1.0) -> Loss:
+    """Huber's loss of r = f - y: r^2 / 2 for |r| <= delta, delta |r| - delta^2 / 2 beyond
+    (delta > 0; C^1, derivative clip(r, -delta, delta), generalized second derivative
+    1[|r| <= delta] for semismooth Newton); conjugate u^2 / 2 on [-delta, delta]. Not
+    scikit-learn's HuberRegressor objective, which also fits a scale (docs/conventions.md)."""
+    delta = _check_real("delta", delta, 0.0, math.inf, True, True, "huber")
+    return Loss("huber", "regression",
+                f"r^2/2 for |r| <= delta, delta |r| - delta^2/2 beyond (r = y - f), "
+                f"delta={delta:g}", True, True, False, 1.0, None,
+                lambda r: np.where(np.abs(r) <= delta, 0.5 * r * r,
+                                   delta * np.abs(r) - 0.5 * delta * delta),
+                _dphi=lambda r: np.clip(r, -delta, delta),
+                _d2phi=lambda r: np.where(np.abs(r) <= delta, 1.0, 0.0),
+                _cvx=lambda r: 0.5 * cp.huber(r, delta), lipschitz=delta,
+                shape="piecewise_quadratic",
+                _conj=lambda u: _on_interval(u, -delta, delta, 0.5 * u * u),
+                _prox=lambda v, t: np.where(np.abs(v) <= delta * (1.0 + t), v / (1.0 + t),
+                                            v - t * delta * np.sign(v)),
+                params=(("delta", delta),))
+
+
+#: Parameterized losses: name -> (factory, the parameters ``make_loss`` may pass).
+LOSS_FACTORIES: dict[str, tuple[Callable[..., Loss], set]] = {
+    "absolute": (absolute_loss, set()),
+    "quantile": (quantile_loss, {"quantile"}),
+    "epsilon_insensitive": (epsilon_insensitive_loss, {"epsilon"}),
+    "huber": (huber_loss, {"delta"}),
+}
+for _name, (_factory, _) in LOSS_FACTORIES.items():
+    LOSSES[_name] = _factory()          # the defaults: quantile 0.5, epsilon 0.1, delta 1
+
+
+def loss_parameters(name: Any) -> set:
+    """The parameters ``make_loss(name, ...)`` accepts (empty for an unparameterized or an
+    unknown loss, or a ready-made Loss)."""
+    entry = LOSS_FACTORIES.get(name) if isinstance(name, str) else None
+    return set(entry[1]) if entry else set()
+
+
 def register_loss(loss: Loss) -> Loss:
     """Add ``loss`` to :data:`LOSSES` under its name (so ``make_loss(name)``, the
     estimators and the distributed tasks find it); returns it.
@@ -386,14 +557,27 @@ def registered_name(loss: Loss) -> str | None:
     return loss.name if LOSSES.get(loss.name) is loss else None
 
 
-def make_loss(loss: Any) -> Loss:
-    """A :class:`Loss` from its name (or pass a Loss through).
+def make_loss(loss: Any, **params: Any) -> Loss:
+    """A :class:`Loss` from its name and parameters (``quantile`` for "quantile",
+    ``epsilon`` for "epsilon_insensitive", ``delta`` for "huber"), or pass a Loss through.
 
     Raises
     ------
     ParameterError
-        For an unknown name; the message lists the valid ones.
+        For an unknown name (the message lists the valid ones), an unknown parameter for
+        that loss, or a parameter out of range (the message names the bound).
     """
     if isinstance(loss, Loss):
+        if params:
+            raise ParameterError(f"loss parameters {sorted(params)} given with a ready-made "
+                                 f"{loss.describe()} loss")
         return loss
-    return LOSSES[check_choice("loss", loss, LOSSES)]
+    name = check_choice("loss", loss, LOSSES)
+    if not params:
+        return LOSSES[name]
+    accepted = loss_parameters(name)
+    unknown = set(params) - accepted
+    if unknown:
+        raise ParameterError(f"unknown parameter(s) {sorted(unknown)} for loss {name!r}; it "
+                             f"accepts {sorted(accepted) or 'none'}")
+    return LOSS_FACTORIES[name][0](**params)

@@ -131,7 +131,7 @@ def test_evaluation_only_parts_evaluate_but_do_not_solve():
 @pytest.mark.parametrize("kwargs,error,match", [
     ({"lam": -0.1}, ParameterError, r"lam must be >= 0.*-0.1"),
     ({"lam": float("nan")}, ParameterError, "lam must be a number"),
-    ({"loss": "huber"}, ParameterError, r"unknown loss 'huber'; valid: 'hinge'"),
+    ({"loss": "tukey"}, ParameterError, r"unknown loss 'tukey'; valid: 'hinge'"),
     ({"penalty": "l3"}, ParameterError, r"unknown penalty 'l3'; valid: 'none'"),
     ({"penalty": "lp", "p": 0.5}, ParameterError, r"p must be a finite number >= 1.*0.5"),
     ({"penalty": "elastic_net", "l1_ratio": 1.5}, ParameterError, r"l1_ratio.*\[0, 1\].*1.5"),

@@ -24,6 +24,10 @@ def test_values_follow_the_definitions():
         "exponential": np.exp(-m), "perceptron": np.maximum(0, -m),
         "squared_classification": (Y - F) ** 2, "squared": (Y - F) ** 2,
         "zero_one": (np.where(F >= 0, 1, -1) != Y).astype(float),
+        # the robust regression losses at their defaults (quantile 0.5, epsilon 0.1, delta 1)
+        "absolute": np.abs(Y - F), "quantile": 0.5 * np.abs(Y - F),
+        "epsilon_insensitive": np.maximum(np.abs(Y - F) - 0.1, 0.0),
+        "huber": np.where(np.abs(Y - F) <= 1, 0.5 * (Y - F) ** 2, np.abs(Y - F) - 0.5),
     }
     assert set(expected) == set(LOSSES)
     for name, value in expected.items():
@@ -118,8 +122,8 @@ def test_variants_and_conventions():
 
 
 def test_unknown_and_evaluation_only_losses():
-    with pytest.raises(ParameterError, match=r"unknown loss 'huber'; valid: 'hinge'"):
-        make_loss("huber")
+    with pytest.raises(ParameterError, match=r"unknown loss 'tukey'; valid: 'hinge'"):
+        make_loss("tukey")
     with pytest.raises(NotApplicableError, match="zero_one.*not convex"):
         LOSSES["zero_one"].cvxpy(Y, cp.Variable(25))
     with pytest.raises(NotApplicableError, match="hinge.*second derivative.*m = 1"):
@@ -175,5 +179,7 @@ def test_shapes_and_facts_are_true_of_the_values():
         if loss.has("curvature"):
             assert np.max(loss.hessian(y, m)) <= loss.curvature * (1 + 1e-12)
         if loss.has("piecewise_linear"):
-            assert np.allclose(np.diff(loss.value(y, m), 2)[np.abs(m[1:-1] - loss.kink) > 0.2],
-                               0.0, atol=1e-12)
+            # the kinks in f at y = 1: the margin itself, or the residual f - 1
+            at = [k + (0.0 if loss.margin_based else 1.0) for k, _, _ in loss.kinks()]
+            off = np.all([np.abs(m[1:-1] - k) > 0.2 for k in at], axis=0)
+            assert np.allclose(np.diff(loss.value(y, m), 2)[off], 0.0, atol=1e-12)

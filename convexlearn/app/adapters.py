@@ -460,6 +460,12 @@ class ERMAdapter(Adapter):
         "p": Key("number", None, "exponent of the lp penalty (>= 1)", check=model_checks.p),
         "l1_ratio": Key("number", None, "mixing of the elastic net, in [0, 1]",
                         check=model_checks.l1_ratio),
+        "quantile": Key("number", None, "tau of the quantile loss, in (0, 1)",
+                        check=model_checks.quantile),
+        "epsilon": Key("number", None, "half-width of the epsilon-insensitive loss (>= 0)",
+                       check=model_checks.epsilon),
+        "delta": Key("number", None, "threshold of the Huber loss (> 0)",
+                     check=model_checks.delta),
     }
     expect_keys = {
         **_COMMON_EXPECT,
@@ -498,7 +504,8 @@ class ERMAdapter(Adapter):
         from ..erm import ERM, ITERATIVE_METHODS
         from ..routes.erm import EXACT_TOL
         m = problem.model
-        extra = {k: m[k] for k in ("p", "l1_ratio") if m[k] is not None}
+        extra = {k: m[k] for k in ("p", "l1_ratio", "quantile", "epsilon", "delta")
+                 if m.get(k) is not None}
         erm = ERM(problem.data.X, problem.data.y, loss=m["loss"], penalty=m["penalty"],
                   lam=m["lam"], intercept=m["intercept"], **extra)
         order = ["exact"] + [x for x in methods if x != "exact"]

@@ -85,6 +85,24 @@ def l1_ratio(value: Any) -> None:
     make_penalty("elastic_net", l1_ratio=value)
 
 
+def quantile(value: Any) -> None:
+    """tau of the quantile loss, as the loss checks it (in (0, 1))."""
+    from ..losses import make_loss
+    make_loss("quantile", quantile=value)
+
+
+def epsilon(value: Any) -> None:
+    """The epsilon-insensitive loss's half-width, as the loss checks it (>= 0)."""
+    from ..losses import make_loss
+    make_loss("epsilon_insensitive", epsilon=value)
+
+
+def delta(value: Any) -> None:
+    """The Huber loss's threshold, as the loss checks it (> 0)."""
+    from ..losses import make_loss
+    make_loss("huber", delta=value)
+
+
 # ------------------------------------------------------------------- suitability
 def svm_unsuitable(model: dict, method: str) -> str | None:
     """Why an SVM method cannot solve the model (None: it can): dcd, pegasos and

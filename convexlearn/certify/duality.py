@@ -21,6 +21,10 @@ logistic_log2            c phi_logistic^*(v / c), c = 1/log 2         -c <= v <=
 exponential              v + (-v) log(-v)                             v <= 0
 squared_classification   v + v^2/4                                    all v
 squared (regression)     u y + u^2/4                                  all u
+absolute                 u y                                          -1 <= u <= 1
+quantile (tau)           u y                                          -tau <= u <= 1-tau
+epsilon_insensitive      u y + epsilon |u|                            -1 <= u <= 1
+huber (delta)            u y + u^2/2                                  |u| <= delta
 =======================  ===========================================  ==============
 
 and of the penalties: l2 R^* = 1/2 ||v||^2; l1 the indicator of ||v||_inf <= 1; elastic
@@ -31,8 +35,9 @@ stationarity distance alone.
 The dual point is the certificate's own multiplier vector (an element of the loss's
 subdifferential at the point), made feasible by shrinking toward 0 (every domain
 above contains 0): for the intercept, the class (sign of g) with the larger total is
-scaled down until sum_i g_i = 0 (regression losses: g is centred instead, their domain is
-all of R); for a pure l1 penalty (split lam2 = 0), g is scaled by
+scaled down until sum_i g_i = 0 (regression losses: g is centred instead, which keeps an
+unbounded domain; where the centred point leaves a bounded one - absolute, quantile,
+epsilon-insensitive, Huber - the sign-side scaling is used); for a pure l1 penalty (split lam2 = 0), g is scaled by
 min(1, n lam / ||X^T g||_inf).
 """
 
@@ -72,6 +77,28 @@ def _l1_bound(penalty, lam: float) -> float | None:
     return lam1 if lam1 > 0 and lam2 == 0 else None
 
 
+def _balance_signs(X: ArrayLike, g: np.ndarray, XTg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """sum_i g_i = 0 by scaling the side (positive or negative g) with the larger total down
+    toward 0 (one pass over X: X^T g+): every interval domain containing 0 is kept."""
+    pos, neg = g[g > 0].sum(), -g[g < 0].sum()
+    s_pos, s_neg = (neg / pos, 1.0) if pos > neg else (1.0, pos / neg if neg > pos else 1.0)
+    if s_pos != 1.0 or s_neg != 1.0:
+        # X^T g' = s+ X^T g+ + s- (X^T g - X^T g+)
+        XT_pos = np.asarray(X.T @ np.maximum(g, 0.0)).ravel()
+        XTg = s_pos * XT_pos + s_neg * (XTg - XT_pos)
+        g = g.copy()
+        g[g > 0] *= s_pos
+        g[g < 0] *= s_neg
+    return g, XTg
+
+
+def _in_domain(loss, g: np.ndarray, weights: np.ndarray | None) -> bool:
+    """Every g_i / v_i (v = 1 without weights) in the domain of the loss's conjugate."""
+    u = g if weights is None else np.divide(g, weights, out=np.zeros_like(g),
+                                            where=weights > 0)
+    return bool(np.all(np.isfinite(loss.conjugate(np.zeros_like(u), u))))
+
+
 def feasible_dual_point(X: ArrayLike, loss: Any, penalty: Any, lam: float, intercept: bool,
                         g: np.ndarray,
                         XTg: np.ndarray | None = None,
@@ -88,24 +115,22 @@ def feasible_dual_point(X: ArrayLike, loss: Any, penalty: Any, lam: float, inter
         XTg = np.asarray(X.T @ g).ravel()
     if intercept:
         if loss.margin_based:
-            pos, neg = g[g > 0].sum(), -g[g < 0].sum()
-            s_pos, s_neg = (neg / pos, 1.0) if pos > neg else (1.0, pos / neg if neg > pos
-                                                                 else 1.0)
-            if s_pos != 1.0 or s_neg != 1.0:
-                # X^T g' = s+ X^T g+ + s- (X^T g - X^T g+)
-                XT_pos = np.asarray(X.T @ np.maximum(g, 0.0)).ravel()
-                XTg = s_pos * XT_pos + s_neg * (XTg - XT_pos)
-                g[g > 0] *= s_pos
-                g[g < 0] *= s_neg
-        elif weights is None:
-            mean = g.mean()
-            g -= mean
-            sums = np.asarray(X.sum(axis=0)).ravel() if col_sums is None else col_sums
-            XTg = XTg - mean * sums
+            g, XTg = _balance_signs(X, g, XTg)
         else:
-            shift = g.sum() / weights.sum()
-            g -= shift * weights
-            XTg = XTg - shift * np.asarray(X.T @ weights).ravel()
+            g0, XTg0 = g.copy(), XTg
+            if weights is None:
+                mean = g.mean()
+                g -= mean
+                sums = np.asarray(X.sum(axis=0)).ravel() if col_sums is None else col_sums
+                XTg = XTg - mean * sums
+            else:
+                shift = g.sum() / weights.sum()
+                g -= shift * weights
+                XTg = XTg - shift * np.asarray(X.T @ weights).ravel()
+            if loss.has("conjugate") and not _in_domain(loss, g, weights):
+                # a conjugate with a bounded domain (absolute, quantile, epsilon-insensitive,
+                # Huber): the shift can leave it; shrinking one sign's side toward 0 cannot
+                g, XTg = _balance_signs(X, g0, XTg0)
     lam1 = _l1_bound(penalty, lam)
     if lam1 is not None:
         top = float(np.max(np.abs(XTg), initial=0.0)) / X.shape[0]

@@ -72,6 +72,18 @@ _COMMON_DOC = """
 """
 
 
+_REGRESSION_LOSS_DOC = """    quantile : float in (0, 1), default=0.5
+        tau of loss="quantile", the pinball loss max(tau (y - f), (tau - 1)(y - f))
+        (scikit-learn's QuantileRegressor name; its alpha is our lam with penalty="l1").
+    epsilon : float >= 0, default=0.1
+        Half-width of loss="epsilon_insensitive", max(0, |y - f| - epsilon) (LinearSVR's).
+    delta : float > 0, default=1.0
+        Threshold of loss="huber": r^2/2 for |r| <= delta, delta |r| - delta^2/2 beyond.
+        Not HuberRegressor's epsilon, a threshold on r / sigma with a fitted scale sigma
+        (docs/conventions.md gives the conversion at a fixed sigma).
+"""
+
+
 class _ERMBase(BaseEstimator):
     _default_loss = "logistic"
     _task = "classification"
@@ -100,6 +112,11 @@ class _ERMBase(BaseEstimator):
             return {"l1_ratio": self.l1_ratio}
         return {}
 
+    def _loss_params(self) -> dict:
+        """The parameters the loss takes (quantile, epsilon, delta), from the estimator's."""
+        from ..losses import loss_parameters
+        return {k: getattr(self, k) for k in loss_parameters(self.loss)}
+
     def _solve(self, X, y, s=None):
         check_nonnegative("lam", self.lam)
         if self.max_iter is not None:
@@ -107,7 +124,8 @@ class _ERMBase(BaseEstimator):
         options = {} if self.max_iter is None or self.method in ("exact", "closed-form") \
             else {"max_iter": int(self.max_iter)}
         erm = ERM(X, y, loss=self.loss, penalty=self.penalty, lam=self.lam,
-                  intercept=self.fit_intercept, sample_weight=s, **self._penalty_params())
+                  intercept=self.fit_intercept, sample_weight=s, **self._penalty_params(),
+                  **self._loss_params())
         # the exact route is certified at the project's exact tolerance (distance of 0 to
         # dF <= 1e-9): cvxpy re-solves at tighter settings until it holds (found by
         # check_sample_weight_equivalence: at 1e-6, copies and weights differed by 6e-7).
@@ -204,11 +222,16 @@ class ERMRegressor(RegressorMixin, _ERMBase):
 
     __doc__ = ("Linear regressor by regularized ERM.\n" +
                _COMMON_DOC.format(loss="squared", coef_shape="(n_features,)",
-                                  intercept_type="float"))
+                                  intercept_type="float").replace(
+                   "\n\n    Attributes", "\n" + _REGRESSION_LOSS_DOC + "\n    Attributes", 1))
 
     def __init__(self, loss: str = "squared", penalty: str = "l2", lam: float = 0.01, *,
                  fit_intercept: bool = True, method: str = "exact", tol: float = 1e-8,
-                 max_iter: int | None = None, p: float = 2.0, l1_ratio: float = 0.5) -> None:
+                 max_iter: int | None = None, p: float = 2.0, l1_ratio: float = 0.5,
+                 quantile: float = 0.5, epsilon: float = 0.1, delta: float = 1.0) -> None:
+        self.quantile = quantile
+        self.epsilon = epsilon
+        self.delta = delta
         self.loss = loss
         self.penalty = penalty
         self.lam = lam

@@ -21,6 +21,13 @@ perceptron, every penalty                     "zero": (0, 0), a minimizer (F >= 
 hinge / perceptron with l1 or none            "lp": the LP straight to HiGHS (highspy)
 hinge with l2                                 "svm": the SVM with C = 1/(n lam), converted
                                               back (F_ERM = F_SVM / (n C))
+absolute / quantile / epsilon-insensitive     "dual-lp": the Fenchel dual as an LP (d + 1
+(capability "pieces") with l1 or none         rows) to HiGHS, (w, b) its row duals
+the same losses with l2                       "dual-qp": the dual on the SVM QP core (SMO,
+                                              polish); before the cvxpy problem up to
+                                              DUAL_QP_MAX_SAMPLES with an intercept, after it
+                                              otherwise
+Huber (C^1, generalized Hessian) with l2      "newton" (semismooth, as the squared hinge)
 everything (lp penalties: only this)          "exact-primal": the cvxpy problem (Clarabel)
 ==========================================  =============================================
 
@@ -44,7 +51,7 @@ from ..solvers.erm import cd as cd_module
 from ..solvers.erm.cd import cd, coordinate_descent
 from ..solvers.erm.erm_subgradient import subgradient
 from ..solvers.erm.gd import gradient_descent
-from ..solvers.erm.lp import margin_lp
+from ..solvers.erm.lp import margin_lp, piecewise_dual_lp
 from ..solvers.erm.newton import newton
 from ..solvers.erm.prox import fista, ista
 from .chain import Route, walk
@@ -115,6 +122,22 @@ def _lp_applies(erm) -> str | None:
             "or none")
 
 
+def _dual_lp_applies(erm) -> str | None:
+    if (erm.loss.has("pieces") and not erm.loss.margin_based
+            and (_l1_only(erm) or not _penalized(erm))):
+        return None
+    return ("the dual LP needs a piecewise-linear regression loss (capability 'pieces': "
+            "absolute, quantile, epsilon-insensitive) with the l1 penalty or none")
+
+
+def _dual_qp_applies(erm) -> str | None:
+    if (erm.loss.has("pieces") and not erm.loss.margin_based
+            and erm.penalty.has("quadratic", "split") and _penalized(erm)):
+        return None
+    return ("the dual QP needs a piecewise-linear regression loss (capability 'pieces') "
+            "with the l2 penalty and lam > 0")
+
+
 def _svm_applies(erm) -> str | None:
     if (erm.loss.has("hinge_form") and erm.loss.kink == 1.0
             and erm.penalty.has("quadratic", "split") and _penalized(erm)):
@@ -133,6 +156,9 @@ def exact_chain(erm: Any) -> list[str]:
     if "homotopy" in chain and erm.X.shape[1] > erm.X.shape[0] and not is_sparse(erm.X):
         chain.remove("homotopy")
         chain.insert(0, "homotopy")
+    if "dual-qp" in chain and (not erm.intercept or erm.n_samples > DUAL_QP_MAX_SAMPLES):
+        chain.remove("dual-qp")
+        chain.append("dual-qp")
     return chain
 
 
@@ -225,6 +251,38 @@ def _lp_route(erm, **_):
                     provenance={"solver": "HiGHS (highspy)",
                                 "solver_version": info["solver_version"],
                                 "hiGHS_status": info["status"]})
+
+
+def _dual_lp_route(erm, **_):
+    """A piecewise-linear regression loss with l1 or no penalty: its dual LP (d + 1 rows)
+    straight to HiGHS (:func:`convexlearn.solvers.erm.lp.piecewise_dual_lp`), (w, b) from
+    the row duals put on the basis' breakpoints."""
+    timer = Timer()
+    lam1 = erm.penalty.split(erm.lam)[0] if _penalized(erm) else 0.0
+    breakpoints, slopes = erm.loss.pieces()
+    w, b, info = piecewise_dual_lp(erm.X, erm.y, breakpoints, slopes, lam1=lam1,
+                                   intercept=erm.intercept, sample_weight=erm.sample_weight)
+    return Solution(w=w, b=b, objective=math.nan, status="converged", method="dual-lp",
+                    n_iter=info["iterations"], time_s=timer(),
+                    provenance={"solver": "HiGHS (highspy), dual simplex on the dual LP",
+                                "solver_version": info["solver_version"],
+                                "hiGHS_status": info["status"]})
+
+
+def _dual_qp_route(erm, **_):
+    """A piecewise-linear regression loss with l2: its dual on the SVM family's QP core
+    (:mod:`convexlearn.solvers.erm.pieces_qp`; epsilon-insensitive: the linear SVR), SMO
+    then the active-set polish."""
+    from ..solvers.erm.pieces_qp import solve_pieces_l2
+    timer = Timer()
+    breakpoints, slopes = erm.loss.pieces()
+    w, b, info = solve_pieces_l2(erm._dense("the dual QP route"), erm.y, breakpoints, slopes,
+                                 lam2=erm.penalty.split(erm.lam)[1], intercept=erm.intercept,
+                                 sample_weight=erm.sample_weight)
+    return Solution(w=w, b=b, objective=math.nan, status="converged", method="dual-qp",
+                    n_iter=info["iterations"], time_s=timer(),
+                    provenance={"solver": f"convexlearn SMO ({info['loop']}) on the dual QP",
+                                "polished": info["polished"]})
 
 
 def _svm_route(erm, **_):
@@ -353,10 +411,17 @@ ROUTES: dict[str, Route] = {route.name: route for route in (
     Route("zero", _zero_route, applies=_zero_applies),
     Route("lp", _lp_route, applies=_lp_applies, refine=lambda erm, sol, tol: _lp_refine(erm, sol, tol)),
     Route("svm", _svm_route, applies=_svm_applies),
+    Route("dual-lp", _dual_lp_route, applies=_dual_lp_applies),
+    Route("dual-qp", _dual_qp_route, applies=_dual_qp_applies),
     Route("exact-primal", _cvxpy_route, refine=lambda erm, sol, tol: _polish(erm, sol, tol)),
 )}
 #: The order of the chain (:func:`exact_chain` keeps the routes that apply).
-ORDER = ("zero", "newton", "cd", "homotopy", "lp", "svm", "exact-primal")
+ORDER = ("zero", "newton", "cd", "homotopy", "lp", "svm", "dual-lp", "dual-qp", "exact-primal")
+
+#: The dual QP (SMO on the linear kernel, compiled with an intercept) goes before the cvxpy
+#: problem up to this many samples, after it (a fallback) beyond or without an intercept:
+#: measured, d = 20: 2-4x faster than Clarabel at n = 1000, 1.3-2.5x slower at n = 3000.
+DUAL_QP_MAX_SAMPLES = 2000
 
 
 def _violation(report) -> float:

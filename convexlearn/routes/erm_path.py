@@ -167,7 +167,7 @@ def _batch_products(erm, sols: list[Solution], cols: np.ndarray,
     G = np.empty_like(scores)
     for i, row in enumerate(scores):
         # no kink: the subdifferential is the derivative, fixed everywhere
-        G[i] = (erm.loss.derivative(y, row) if erm.loss.kink is None
+        G[i] = (erm.loss.derivative(y, row) if not erm.loss.kinks()
                 else fixed_multipliers(y, erm.loss, row))
     XTG = np.asarray(X.T @ G.T).T if is_sparse(X) else G @ X
     return scores, np.ascontiguousarray(XTG)

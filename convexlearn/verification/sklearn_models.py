@@ -46,7 +46,6 @@ _MISSING = {
     "SVR": ("the epsilon-insensitive loss (epsilon-SVR)",),
     "OneClassSVM": ("the one-class SVM (Schoelkopf's nu-dual, no labels)",),
     "LinearSVR": ("the epsilon-insensitive loss (or its square)",),
-    "QuantileRegressor": ("the pinball (quantile) loss",),
 }
 _SGD_LOSSES = {"hinge": ("hinge", 1.0), "log_loss": ("logistic", 1.0),
                "squared_hinge": ("squared_hinge", 1.0), "perceptron": ("perceptron", 1.0),
@@ -174,7 +173,8 @@ def _logistic(est, X, y, s) -> Source:
                                 f"solver={est.solver!r}): lam = 1/(C S) = {lam:.6g}"])
 
 
-def _regression(est, X, y, s, penalty: str, params: dict, lam: float, name: str) -> Source:
+def _regression(est, X, y, s, penalty: str, params: dict, lam: float, name: str,
+                loss: str = "squared") -> Source:
     from .claims import Claim
     from ..solution import Solution
     _fitted(est, "coef_")
@@ -184,7 +184,7 @@ def _regression(est, X, y, s, penalty: str, params: dict, lam: float, name: str)
     check_features(X, coef.shape[0], name)
     if getattr(est, "positive", False):
         raise not_in_package(f"{name}(positive=True)", "the constraint w >= 0")
-    erm = ERM(X, y, loss="squared", penalty=penalty, lam=lam,
+    erm = ERM(X, y, loss=loss, penalty=penalty, lam=lam,
               intercept=bool(est.fit_intercept), sample_weight=s, **params)
     sol = Solution(w=coef.copy(), b=float(np.ravel(est.intercept_)[0])
                    if est.fit_intercept else 0.0)
@@ -246,6 +246,11 @@ def from_estimator(est: Any, X: Any, y: Any, sample_weight: Any = None) -> Sourc
         return _regression(est, X, y, s, "l2", {}, 2.0 * alpha / S, name)
     if name in ("SGDClassifier", "SGDRegressor"):
         return _sgd(est, X, y, s, classifier=name == "SGDClassifier")
+    if name == "QuantileRegressor":
+        # (1/sum s) sum s_i pinball_tau + alpha ||w||_1 (scikit-learn scales alpha by sum s)
+        return _regression(est, X, y, s, "l1" if est.alpha > 0 else "none",
+                           {"quantile": est.quantile}, float(est.alpha), name,
+                           loss="quantile")
     raise not_in_package(name, "a mapping to one of convexlearn's problems (SVC, LinearSVC, "
-                         "LogisticRegression, Lasso, ElasticNet, Ridge, SGDClassifier and "
-                         "SGDRegressor are mapped)")
+                         "LogisticRegression, Lasso, ElasticNet, Ridge, SGDClassifier, "
+                         "SGDRegressor and QuantileRegressor are mapped)")

@@ -144,10 +144,47 @@ def _oracle_svm(p):
     return facts, 1e-5
 
 
+def _oracle_robust(p):
+    """Quantile + l1: scikit-learn's QuantileRegressor (alpha = lam, the same F);
+    epsilon-insensitive + l1: its primal LP written here for scipy's linprog (HiGHS)."""
+    from scipy.optimize import linprog
+    from sklearn.linear_model import QuantileRegressor
+    X, y, m = p.data.X, p.data.y, p.model
+    n, d = X.shape
+    lam = m["lam"]
+    assert m["penalty"] == "l1" and m["intercept"]
+    if m["loss"] == "quantile":
+        est = QuantileRegressor(quantile=m["quantile"], alpha=lam, solver="highs").fit(X, y)
+        w, b = est.coef_, float(est.intercept_)
+        r = y - X @ w - b
+        tau = m["quantile"]
+        obj = float(np.mean(np.maximum(tau * r, (tau - 1) * r)) + lam * np.abs(w).sum())
+    else:
+        # min (1/n) sum (s+ + s-) + lam sum (u + v)  s.t.  -eps - s- <= y - X(u - v) - b
+        # <= eps + s+, with s+-, u, v >= 0 and b free
+        eps = m["epsilon"]
+        cost = np.concatenate([np.full(2 * d, lam), [0.0], np.full(2 * n, 1.0 / n)])
+        I = np.eye(n)
+        A = np.block([[-X, X, -np.ones((n, 1)), -I, np.zeros((n, n))],
+                      [X, -X, np.ones((n, 1)), np.zeros((n, n)), -I]])
+        rhs = np.concatenate([eps - y, eps + y])
+        bounds = [(0, None)] * (2 * d) + [(None, None)] + [(0, None)] * (2 * n)
+        res = linprog(cost, A_ub=A, b_ub=rhs, bounds=bounds, method="highs")
+        assert res.status == 0
+        w, b = res.x[:d] - res.x[d:2 * d], float(res.x[2 * d])
+        r = y - X @ w - b
+        obj = float(np.mean(np.maximum(np.abs(r) - eps, 0.0)) + lam * np.abs(w).sum())
+    facts = {"objective": obj,
+             "nonzeros": int(np.sum(np.abs(w) > 1e-6 * max(1.0, np.abs(w).max())))}
+    return facts, 1e-7
+
+
 def _oracle_erm(p):
     from sklearn.linear_model import Lasso, LinearRegression, LogisticRegression, Ridge
     X, m, n = p.data.X, p.model, p.data.X.shape[0]
     lam, icpt = m["lam"], m["intercept"]
+    if m["loss"] in ("quantile", "epsilon_insensitive"):
+        return _oracle_robust(p)
     if m["loss"] == "squared":
         y = p.data.y
         est = {"l1": lambda: Lasso(alpha=lam / 2, fit_intercept=icpt, tol=1e-14,

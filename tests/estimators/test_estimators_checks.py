@@ -28,6 +28,8 @@ ESTIMATORS = [
     E.LinearSVMClassifier(),
     E.ERMClassifier(),
     E.ERMRegressor(),
+    E.ERMRegressor(loss="quantile", quantile=0.3, penalty="l1"),
+    E.ERMRegressor(loss="huber", delta=0.5),
     E.PerceptronClassifier(),
     E.HalfspaceClassifier(),
 ]

@@ -145,7 +145,7 @@ def test_sgd_classifier_lam_and_refused_losses():
 
 
 @pytest.mark.parametrize("est", [sksvm.NuSVC(), sksvm.SVR(), sksvm.NuSVR(), sksvm.OneClassSVM(),
-                                 sksvm.LinearSVR(), linear_model.QuantileRegressor()])
+                                 sksvm.LinearSVR()])
 def test_models_outside_the_package_are_refused_by_name(est):
     with pytest.raises(NotApplicableError, match=type(est).__name__):
         cl.verify(est, X, Y)

@@ -3,7 +3,9 @@
 Near an optimum F is smooth once three things are fixed: the coordinates at 0 of an l1 /
 elastic-net penalty (held at 0.0, the others keep their signs), and for a piecewise-
 linear loss (capability "kink": hinge, perceptron) the samples on the kink (held there: y_i f_i = kink, an
-equality) and the side of every other sample (its loss linear). On that piece::
+equality) and the side of every other sample (its loss linear); for a piecewise-linear
+regression loss (capability "pieces": absolute, quantile, epsilon-insensitive) the samples
+on a breakpoint r_k (held at f_i - y_i = r_k) and the piece of every other. On that piece::
 
     min  (1/n) sum_i loss(y_i, f_i) + lam R(w)   s.t.  y_i (<w, x_i> + b) = kink, i in K
 
@@ -50,9 +52,9 @@ def polish_point(X: ArrayLike, y: ArrayLike, loss: Any, penalty: Any, lam: float
         The loss has neither a Hessian nor a kink, or the penalty no smooth piece here.
     """
     smooth = loss.has("hessian", "gradient")
-    if not smooth and not loss.has("kink"):
+    if not smooth and not (loss.has("kink") or loss.has("pieces")):
         raise NotApplicableError(f"the polish needs a loss with the capabilities 'hessian' and "
-                                 f"'gradient', or 'kink': no smooth piece for the "
+                                 f"'gradient', or 'kink' or 'pieces': no smooth piece for the "
                                  f"{loss.name} loss")
     n = X.shape[0]
     w = np.array(w, dtype=float)
@@ -67,8 +69,25 @@ def polish_point(X: ArrayLike, y: ArrayLike, loss: Any, penalty: Any, lam: float
     k, dim = A.size, XA.shape[1]
     x = np.append(w[A], b) if intercept else w[A].copy()
     signs = np.sign(x[:k])
-    C = y[K, None] * XA[K] if K.size else np.zeros((0, dim))
-    kink = 0.0 if smooth else loss.kink
+    others = np.setdiff1d(np.arange(n), K)
+    if smooth or loss.has("kink"):
+        # margin y_i f_i held at the kink; the others keep their side of it
+        C = y[K, None] * XA[K] if K.size else np.zeros((0, dim))
+        kink = 0.0 if smooth else loss.kink
+
+        def side(f_):
+            return np.sign(y * f_ - kink)[others]
+    else:
+        # residual f_i - y_i held at its nearest breakpoint: f_i = y_i + r_k; the others
+        # keep their piece (the interval between breakpoints they lie in)
+        bps = loss.pieces()[0]
+        nearest = bps[np.argmin(np.abs((XA[K] @ x - y[K])[:, None] - bps[None, :]), axis=1)] \
+            if K.size else np.zeros(0)
+        C = XA[K] if K.size else np.zeros((0, dim))
+        kink = y[K] + nearest
+
+        def side(f_):
+            return np.searchsorted(bps, (f_ - y)[others])
 
     def value_grad(x_):
         f = XA @ x_
@@ -99,9 +118,7 @@ def polish_point(X: ArrayLike, y: ArrayLike, loss: Any, penalty: Any, lam: float
         t = 1.0
         for _ in range(30):
             xn = x + t * step
-            mn = y * (XA @ xn)
-            side_ok = smooth or np.all(np.sign(mn - kink)[np.setdiff1d(np.arange(n), K)] ==
-                                       np.sign(y * f - kink)[np.setdiff1d(np.arange(n), K)])
+            side_ok = smooth or np.all(side(XA @ xn) == side(f))
             if np.all(np.sign(xn[:k]) == signs) and side_ok:
                 break
             t *= 0.5
