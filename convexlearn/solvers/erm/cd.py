@@ -302,11 +302,18 @@ def coordinate_descent(X: ArrayLike, y: ArrayLike, loss: Any, penalty: Any, lam:
     return w, b, info
 
 
-def _even_split(prob, w):
-    """w with each group of identical columns sharing its sum evenly (cached groups)."""
+def _with_copies_split(prob, w, polish):
+    """``polish(w)``; when it fails (None) and some active column has identical copies,
+    ``polish`` again from w with each group of copies sharing its sum evenly (CD can leave
+    copies with opposite signs, a face without a stationary point). The copies are searched
+    only then (one pass over X, cached): most problems have none and polish at once."""
+    out = polish(w)
+    if out is not None:
+        return out
     if "duplicates" not in prob.cache:
         prob.cache["duplicates"] = duplicate_groups(prob.X)
-    return even_split(w, prob.cache["duplicates"])
+    groups = [g for g in prob.cache["duplicates"] if np.any(w[g] != 0)]
+    return polish(even_split(w, groups)) if groups else None
 
 
 def _centred_dense(prob):
@@ -381,10 +388,15 @@ def _squared(prob, w, keep, tol, max_sweeps, polish, use_numba):
             continue
         if not polish:
             break
-        new = polish_squared(Xc, yc, _even_split(prob, w), lam1, lam2, G if gram else None,
-                              c if gram else None)
-        if new is not None and zeros_stay_zero(Xc, yc, new, lam1, G if gram else None,
-                                           c if gram else None):
+        Gg, cg = (G, c) if gram else (None, None)
+
+        def attempt(w_):
+            new_ = polish_squared(Xc, yc, w_, lam1, lam2, Gg, cg)
+            ok = new_ is not None and zeros_stay_zero(Xc, yc, new_, lam1, Gg, cg)
+            return new_ if ok else None
+
+        new = _with_copies_split(prob, w, attempt)
+        if new is not None:
             w[:] = new
             polished = True
             break
@@ -492,15 +504,15 @@ def _logistic(prob, w, b, keep, tol, max_sweeps, polish, use_numba):
         if change <= stop_tol * abs(Fv) or prob.squared:
             if not polish:
                 break
-            out = polish_smooth(X, y, loss, _even_split(prob, w), b, lam1, lam2, prob.intercept,
-                                 prob.v)
+            out = _with_copies_split(prob, w, lambda w_: polish_smooth(
+                X, y, loss, w_, b, lam1, lam2, prob.intercept, prob.v))
             if out is not None:
                 (w, b), polished = out, True
                 break
             stop_tol *= 1e-2      # the support is not settled yet: go on, tighter
     if polish and not polished:
-        out = polish_smooth(X, y, loss, _even_split(prob, w), b, lam1, lam2, prob.intercept,
-                                 prob.v)
+        out = _with_copies_split(prob, w, lambda w_: polish_smooth(
+            X, y, loss, w_, b, lam1, lam2, prob.intercept, prob.v))
         if out is not None:
             (w, b), polished = out, True
     grad = loss_grad_w(X, loss, y, X @ w + b, n, prob.v)

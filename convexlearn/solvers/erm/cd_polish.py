@@ -14,18 +14,72 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 
-__all__ = ["duplicate_groups", "even_split"]
+__all__ = ["duplicate_groups", "even_split", "column_hashes_reference"]
 
 
 def duplicate_groups(X: Any) -> list[np.ndarray]:
-    """The index groups of identical columns of a dense X (none searched in a sparse X)."""
+    """The index groups of identical columns of a dense X (none searched in a sparse X).
+
+    One pass over X: a 64-bit hash of each column's values (:func:`_column_hashes`; -0.0
+    counts as 0.0), then the columns that share a hash are compared exactly (np.unique of
+    rows on d columns of length n sorted whole rows: 1.6 s at 50000 x 200)."""
     if sp.issparse(X):
         return []
-    _, inverse, counts = np.unique(np.asarray(X).T, axis=0, return_inverse=True,
-                                   return_counts=True)
-    inverse = np.ravel(inverse)
-    return [np.flatnonzero(inverse == k) for k in np.flatnonzero(counts > 1)]
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2 or X.shape[1] < 2 or X.shape[0] == 0:
+        return []
+    if not (X.flags.c_contiguous or X.flags.f_contiguous):
+        X = np.ascontiguousarray(X)
+    hashes = _column_hashes(X.view(np.uint64), X.flags.f_contiguous)
+    order = np.argsort(hashes, kind="stable")
+    cuts = np.flatnonzero(np.diff(hashes[order]) != 0) + 1
+    groups = []
+    for run in np.split(order, cuts):
+        while run.size > 1:     # exact comparison within a run (a collision splits it)
+            same = np.array([np.array_equal(X[:, run[0]], X[:, k]) for k in run])
+            if same.sum() > 1:
+                groups.append(np.sort(run[same]))
+            run = run[~same]
+    return sorted(groups, key=lambda g: int(g[0]))
+
+
+_MINUS_ZERO = np.uint64(0x8000000000000000)
+
+
+@njit(cache=True)
+def _column_hashes(bits, fortran):
+    """FNV-1a over the 64-bit words of each column (bits: X viewed as uint64), -0.0 read as
+    0.0; the loop follows the memory order."""
+    n, d = bits.shape
+    h = np.full(d, np.uint64(14695981039346656037))
+    prime = np.uint64(1099511628211)
+    zero = np.uint64(0)
+    if fortran:
+        for j in range(d):
+            acc = h[j]
+            for i in range(n):
+                b = bits[i, j]
+                acc = (acc ^ (zero if b == _MINUS_ZERO else b)) * prime
+            h[j] = acc
+    else:
+        for i in range(n):
+            for j in range(d):
+                b = bits[i, j]
+                h[j] = (h[j] ^ (zero if b == _MINUS_ZERO else b)) * prime
+    return h
+
+
+def column_hashes_reference(X: np.ndarray) -> np.ndarray:
+    """Pure-numpy :func:`_column_hashes` (tests)."""
+    bits = np.asarray(X, dtype=float).view(np.uint64).copy()
+    bits[bits == _MINUS_ZERO] = 0
+    h = np.full(bits.shape[1], np.uint64(14695981039346656037))
+    with np.errstate(over="ignore"):
+        for row in bits:
+            h = (h ^ row) * np.uint64(1099511628211)
+    return h
 
 
 def even_split(w: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
