@@ -108,7 +108,12 @@ def _sparse_features(X, name: str):
     n, d = X.shape
     if n == 0 or d == 0:
         raise DataError(f"{name} is empty: shape {X.shape}")
-    X = X.tocsr().astype(np.float64)      # a copy: the caller's matrix is never modified
+    given = X
+    # CSR float64 in canonical form is kept as given (as a dense float64 array is: no copy
+    # of the data); anything else is converted into a copy, the caller's matrix untouched
+    X = X.tocsr().astype(np.float64, copy=False)
+    if not X.has_canonical_format and X is given:
+        X = X.copy()
     if not np.all(np.isfinite(X.data)):
         k = int(np.flatnonzero(~np.isfinite(X.data))[0])
         i = int(np.searchsorted(X.indptr, k, side="right") - 1)

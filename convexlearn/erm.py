@@ -289,6 +289,14 @@ class ERM:
         return SVM(self.X, self.y, C=1.0 / (N * self.lam), kernel="linear",
                    intercept=self.intercept, sample_weight=self.sample_weight)
 
+    def seed_certificate_units(self, stats: Any) -> None:
+        """Give the certificate its column units and X^T 1 (``stats`` = (column RMS,
+        column sums) of X, unweighted) when a solver computed them on its own pass over X;
+        nothing when already known or ``stats`` is None."""
+        if stats is not None and "col_sums" not in self._work:
+            self._work.update(units=np.where(stats[0] > 0, stats[0], 1.0),
+                              col_sums=np.asarray(stats[1], dtype=float))
+
     def work_cache(self, name: str) -> dict:
         """A dict a route may keep data-only work in (X, y and intercept never change;
         lam does): e.g. coordinate descent's Gram matrix, reused along a path."""

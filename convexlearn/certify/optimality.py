@@ -314,15 +314,18 @@ def _project(base, kink_columns, lower, upper, units, penalty, lam, w, kink_tol,
             base[:d] += lam * pen_c
             box = r_lo < r_hi
             zero_coords = np.flatnonzero(box)
-            E = np.zeros((dim, box.sum()))
-            E[zero_coords, np.arange(box.sum())] = lam
-            cols.append(E)
             lows.append(r_lo[box])
             highs.append(r_hi[box])
+    k_kink = kink_columns.shape[1]
+    if zero_coords.size and (k_kink or ball_q is not None):
+        # the zero coordinates' columns lam e_j (dim x zeros, dense): only where a kink or
+        # the ball couples them; alone they are a clip (below), at d = 20000 they were 3 GB
+        E = np.zeros((dim, zero_coords.size))
+        E[zero_coords, np.arange(zero_coords.size)] = lam
+        cols.append(E)
     M = np.hstack(cols) / units[:, None]
     base = base / units
     lb, ub = np.concatenate(lows), np.concatenate(highs)
-    k_kink = kink_columns.shape[1]
     details = {"kink_tol": kink_tol, "zero_coordinates": zero_coords,
                "smooth_gradient_norm": float(np.linalg.norm(base))}
     z, r_pen = np.zeros(k_kink), np.array(pen_c, dtype=float)
@@ -352,7 +355,7 @@ def _project(base, kink_columns, lower, upper, units, penalty, lam, w, kink_tol,
         if distance0 < distance:
             distance, z, r_pen = distance0, z0[:k_kink], np.zeros(d)
             details["method"] += "; r = 0 and bounded-variable least squares closer"
-    elif M.shape[1] == 0:
+    elif k_kink == 0 and zero_coords.size == 0:
         distance = float(np.linalg.norm(base))
         details["method"] = "gradient (no kink, no zero coordinate)"
     elif k_kink == 0:

@@ -164,7 +164,12 @@ def exact_chain(erm: Any) -> list[str]:
 
 def _certify(erm, sol: Solution, tol: float) -> Solution:
     """Attach the relative certificate; status "optimal" iff it passes at ``tol``."""
-    sol.report = erm.certificate(sol, tol=tol)
+    given = sol.extra.pop("certificate_inputs", None)
+    scores = XTg = None
+    if given is not None and given[0] == np.asarray(sol.w, dtype=float).tobytes() \
+            and given[1] == sol.b:
+        scores, XTg = given[2], given[3]
+    sol.report = erm.certificate(sol, tol=tol, scores=scores, XTg=XTg)
     sol.objective = sol.report.objective       # F recomputed from the data by the certificate
     sol.status = "optimal" if sol.report.passed else "inaccurate"
     return sol
@@ -195,6 +200,10 @@ def _cd_route(erm, warm_start=None, screen=None, **_):
                    provenance={"solver": "convexlearn.cd", "polished": info["polished"],
                                "screened": info["screened"], "gram": info["gram"]})
     sol.extra["loss_grad"] = info["grad"]
+    stats = erm.work_cache("cd").get("column_stats")
+    erm.seed_certificate_units(stats)
+    if info.get("cert") is not None:     # scores and X^T g at (w, b), from CD's last pass
+        sol.extra["certificate_inputs"] = (w.tobytes(), b, *info["cert"])
     return sol
 
 

@@ -151,9 +151,9 @@ def test_cd_numba_sweeps_equal_the_numpy_reference():
     for Xk, kernel in ((np.asfortranarray(X), "dense"), (sp.csc_matrix(X), "csc")):
         qq, ww = q.copy(), w.copy()
         if kernel == "dense":
-            worst = cdmod._epoch_dense(Xk, h, qq, ww, coords, hdiag, 0.05, 0.02, 1 / X.shape[0])
+            worst = cdmod.residual_epoch(Xk, h, qq, ww, coords, hdiag, 0.05, 0.02, 1 / X.shape[0])
         else:
-            worst = cdmod._epoch_csc(Xk.data, Xk.indices, Xk.indptr, h, qq, ww, coords, hdiag,
+            worst = cdmod.csc_epoch(Xk.data, Xk.indices, Xk.indptr, h, qq, ww, coords, hdiag,
                                      0.05, 0.02, 1 / X.shape[0])
         np.testing.assert_allclose(ww, ref_w, rtol=1e-12, atol=1e-14, err_msg=kernel)
         np.testing.assert_allclose(qq, ref_q, rtol=1e-12, atol=1e-14, err_msg=kernel)
@@ -161,7 +161,7 @@ def test_cd_numba_sweeps_equal_the_numpy_reference():
     G = X.T @ X / X.shape[0]
     grad = G @ w - 0.3
     g1, w1, g2, w2 = grad.copy(), w.copy(), grad.copy(), w.copy()
-    a = cdmod._epoch_gram(G, g1, w1, coords, 0.05, 0.02)
+    a = cdmod.gram_epoch(G, g1, w1, coords, 0.05, 0.02)
     b = cdmod.gram_epoch_reference(G, g2, w2, coords, 0.05, 0.02)
     np.testing.assert_allclose(w1, w2, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(g1, g2, rtol=1e-12, atol=1e-14)

@@ -52,11 +52,14 @@ import scipy.sparse as sp
 from numba import njit
 
 from ...errors import NotApplicableError
-from .cd_polish import (loss_grad_w, zeros_stay_zero, polish_smooth, polish_squared, weighted,
-                        duplicate_groups, even_split)
+from .cd_polish import (active_cycles, loss_grad_w, polish_smooth, polish_with_copies, readmit,
+                        weighted)
+from .cd_squared import (coordinate_step, epoch_reference, gram_epoch, gram_epoch_reference,
+                         residual_epoch, squared_cd)
 from ...solution import History, Timer
 
-__all__ = ["coordinate_descent", "cd", "epoch_reference", "gram_epoch_reference",
+__all__ = ["coordinate_descent", "cd", "epoch_reference", "gram_epoch_reference", "gram_epoch",
+           "residual_epoch", "csc_epoch",
            "penalty_split", "applies", "require"]
 
 #: What coordinate descent needs of a loss, either set: least squares (exact coordinate
@@ -77,9 +80,6 @@ def require(loss: Any, penalty: Any, problem: str, method: str = "coordinate des
     penalty.require(method, problem, *PENALTY_NEEDS)
 
 
-#: The Gram form needs d^2 floats (8 d^2 bytes: 200 MB at d = 5000); beyond, residual form.
-GRAM_MAX_FEATURES = 5000
-
 
 def penalty_split(penalty: Any, lam: float) -> tuple[float, float]:
     """(lam1, lam2) of lam R(w) = lam1 ||w||_1 + lam2/2 ||w||^2 (the penalty's capability
@@ -92,46 +92,8 @@ def penalty_split(penalty: Any, lam: float) -> tuple[float, float]:
 
 # ------------------------------------------------------------------ kernels
 @njit(cache=True)
-def _soft(z, t):
-    if z > t:
-        return z - t
-    if z < -t:
-        return z + t
-    return 0.0
-
-
-@njit(cache=True)
-def _step(hj, wj, gj, lam1, lam2):
-    """The exact minimizer's move along coordinate j: S(hj wj - gj, lam1) / (hj + lam2) - wj."""
-    return _soft(hj * wj - gj, lam1) / (hj + lam2) - wj
-
-
-@njit(cache=True)
-def _epoch_dense(X, h, q, w, coords, hdiag, lam1, lam2, inv_n):
-    """One sweep over ``coords`` of the residual form (dense X, Fortran order); returns the
-    largest decrease hdiag_j delta_j^2 / 2."""
-    n = X.shape[0]
-    worst = 0.0
-    for j in coords:
-        hj = hdiag[j]
-        if hj + lam2 <= 0.0:
-            continue
-        gj = 0.0
-        for i in range(n):
-            gj += X[i, j] * q[i]
-        gj *= inv_n
-        delta = _step(hj, w[j], gj, lam1, lam2)
-        if delta != 0.0:
-            w[j] += delta
-            worst = max(worst, 0.5 * (hj + lam2) * delta * delta)
-            for i in range(n):
-                q[i] += h[i] * X[i, j] * delta
-    return worst
-
-
-@njit(cache=True)
-def _epoch_csc(data, indices, indptr, h, q, w, coords, hdiag, lam1, lam2, inv_n):
-    """:func:`_epoch_dense` for X in CSC form."""
+def csc_epoch(data, indices, indptr, h, q, w, coords, hdiag, lam1, lam2, inv_n):
+    """:func:`residual_epoch` for X in CSC form."""
     worst = 0.0
     for j in coords:
         hj = hdiag[j]
@@ -141,7 +103,7 @@ def _epoch_csc(data, indices, indptr, h, q, w, coords, hdiag, lam1, lam2, inv_n)
         for k in range(indptr[j], indptr[j + 1]):
             gj += data[k] * q[indices[k]]
         gj *= inv_n
-        delta = _step(hj, w[j], gj, lam1, lam2)
+        delta = coordinate_step(hj, w[j], gj, lam1, lam2)
         if delta != 0.0:
             w[j] += delta
             worst = max(worst, 0.5 * (hj + lam2) * delta * delta)
@@ -150,81 +112,7 @@ def _epoch_csc(data, indices, indptr, h, q, w, coords, hdiag, lam1, lam2, inv_n)
     return worst
 
 
-@njit(cache=True)
-def _epoch_gram(G, grad, w, coords, lam1, lam2):
-    """One sweep of covariance updates: grad = G w - c is kept up to date."""
-    d = G.shape[0]
-    worst = 0.0
-    for j in coords:
-        hj = G[j, j]
-        if hj + lam2 <= 0.0:
-            continue
-        delta = _step(hj, w[j], grad[j], lam1, lam2)
-        if delta != 0.0:
-            w[j] += delta
-            worst = max(worst, 0.5 * (hj + lam2) * delta * delta)
-            for k in range(d):
-                grad[k] += G[k, j] * delta
-    return worst
-
-
-def epoch_reference(X: ArrayLike, h: Any, q: Any, w: Any, coords: Any, hdiag: Any, lam1: Any,
-                    lam2: Any, inv_n: Any) -> float:
-    """Pure-numpy :func:`_epoch_dense` / :func:`_epoch_csc` (X dense or sparse), in place."""
-    worst = 0.0
-    for j in coords:
-        hj = hdiag[j]
-        if hj + lam2 <= 0.0:
-            continue
-        col = X[:, [j]].toarray().ravel() if sp.issparse(X) else X[:, j]
-        gj = float(col @ q) * inv_n
-        z = hj * w[j] - gj
-        new = np.sign(z) * max(abs(z) - lam1, 0.0) / (hj + lam2)
-        delta = new - w[j]
-        if delta != 0.0:
-            q += h * col * delta
-            w[j] = new
-            worst = max(worst, 0.5 * (hj + lam2) * delta * delta)
-    return worst
-
-
-def gram_epoch_reference(G: Any, grad: Any, w: Any, coords: Any, lam1: Any, lam2: Any) -> float:
-    """Pure-numpy :func:`_epoch_gram`, in place."""
-    worst = 0.0
-    for j in coords:
-        hj = G[j, j]
-        if hj + lam2 <= 0.0:
-            continue
-        z = hj * w[j] - grad[j]
-        new = np.sign(z) * max(abs(z) - lam1, 0.0) / (hj + lam2)
-        delta = new - w[j]
-        if delta != 0.0:
-            grad += G[:, j] * delta
-            w[j] = new
-            worst = max(worst, 0.5 * (hj + lam2) * delta * delta)
-    return worst
-
-
 # ---------------------------------------------------------------- the driver
-def _active_cycles(sweep, d: int, w: np.ndarray, keep: np.ndarray, stop: float,
-                   max_sweeps: int) -> int:
-    """Full sweep over ``keep``, then sweeps over the nonzero coordinates until they stop
-    moving, until a full sweep changes nothing; returns the number of sweeps."""
-    every = np.flatnonzero(keep).astype(np.int64)
-    sweeps = 0
-    while sweeps < max_sweeps:
-        worst = sweep(every)
-        sweeps += 1
-        if worst <= stop():
-            break
-        active = np.flatnonzero(w).astype(np.int64)
-        while sweeps < max_sweeps:
-            sweeps += 1
-            if sweep(active) <= stop():
-                break
-    return sweeps
-
-
 class _Problem:
     """Data and penalty of one solve (centred copies for the squared loss)."""
 
@@ -295,113 +183,11 @@ def coordinate_descent(X: ArrayLike, y: ArrayLike, loss: Any, penalty: Any, lam:
         lam1_prev, grad_prev = screen
         keep = (np.abs(grad_prev) >= 2 * lam1 - lam1_prev) | (w != 0)
     if prob.squared:
-        w, b, info = _squared(prob, w, keep, tol, max_sweeps, polish, use_numba)
+        w, b, info = squared_cd(prob, w, keep, tol, max_sweeps, polish, use_numba)
     else:
         w, b, info = _logistic(prob, w, b, keep, tol, max_sweeps, polish, use_numba)
     info["screened"] = int(prob.d - keep.sum())
     return w, b, info
-
-
-def _even_split(prob, w):
-    """w with each group of identical columns sharing its sum evenly (cached groups)."""
-    if "duplicates" not in prob.cache:
-        prob.cache["duplicates"] = duplicate_groups(prob.X)
-    return even_split(w, prob.cache["duplicates"])
-
-
-def _centred_dense(prob):
-    """(Xc, yc, xbar, ybar) with Xc Fortran-ordered (column sweeps)."""
-    X, y, v = np.asarray(prob.X, dtype=float), prob.y.astype(float), prob.v
-    xbar, ybar = np.zeros(prob.d), 0.0
-    if prob.intercept:      # the (weighted) means: b = ybar - xbar^T w at the optimum
-        xbar = X.mean(axis=0) if v is None else v @ X / prob.n
-        ybar = float(y.mean() if v is None else v @ y / prob.n)
-    if v is None:
-        return np.asfortranarray(X - xbar), y - ybar, xbar, ybar
-    # (1/n) sum v_i (y_i - b - x_i w)^2 = (1/n) ||sqrt(v) (yc - Xc w)||^2 at the best b
-    r = np.sqrt(v)
-    return np.asfortranarray(r[:, None] * (X - xbar)), r * (y - ybar), xbar, ybar
-
-
-def _squared(prob, w, keep, tol, max_sweeps, polish, use_numba):
-    """Squared loss: Gram form when dense and n >= d, else residual form; then polish."""
-    n, d, lam1, lam2 = prob.n, prob.d, prob.lam1, prob.lam2
-    gram = not prob.sparse and n >= d and d <= GRAM_MAX_FEATURES
-    if prob.sparse:
-        # centring would densify X: the intercept is a coordinate of its own instead
-        return _logistic(prob, w, 0.0, keep, tol, max_sweeps, polish, use_numba)
-    if "centred" not in prob.cache:
-        prob.cache["centred"] = _centred_dense(prob)
-    Xc, yc, xbar, ybar = prob.cache["centred"]
-    F0 = float(yc @ yc) / n
-    info = {"gram": gram, "outer": 1, "readmitted": 0}
-    if gram:
-        if "gram" not in prob.cache:
-            G = Xc.T @ Xc
-            G *= 2.0 / n
-            prob.cache["gram"] = (G, (2.0 / n) * (Xc.T @ yc))
-        G, c = prob.cache["gram"]
-        grad = G @ w - c
-
-        def sweep(coords):
-            if use_numba:
-                return _epoch_gram(G, grad, w, coords, lam1, lam2)
-            return gram_epoch_reference(G, grad, w, coords, lam1, lam2)
-
-        def loss_grad():
-            return grad
-
-        def objective():
-            return 0.5 * float(w @ (grad - c)) + F0 + lam1 * np.abs(w).sum() \
-                + 0.5 * lam2 * float(w @ w)
-    else:
-        h = np.full(n, 2.0)
-        q = 2.0 * (Xc @ w - yc)
-        hdiag = 2.0 * np.einsum("ij,ij->j", Xc, Xc) / n
-
-        def sweep(coords):
-            if use_numba:
-                return _epoch_dense(Xc, h, q, w, coords, hdiag, lam1, lam2, 1.0 / n)
-            return epoch_reference(Xc, h, q, w, coords, hdiag, lam1, lam2, 1.0 / n)
-
-        def loss_grad():
-            return Xc.T @ q / n
-
-        def objective():
-            return 0.25 * float(q @ q) / n + lam1 * np.abs(w).sum() + 0.5 * lam2 * float(w @ w)
-
-    sweeps, polished = 0, False
-    for attempt in range(6):
-        stop_tol = tol * 10.0 ** (-2 * attempt)
-        sweeps += _active_cycles(sweep, d, w, keep, lambda: stop_tol * abs(objective()),
-                                 max_sweeps)
-        keep, readmitted = _readmit(keep, loss_grad(), w, lam1)
-        info["readmitted"] += readmitted
-        if readmitted:
-            continue
-        if not polish:
-            break
-        new = polish_squared(Xc, yc, _even_split(prob, w), lam1, lam2, G if gram else None,
-                              c if gram else None)
-        if new is not None and zeros_stay_zero(Xc, yc, new, lam1, G if gram else None,
-                                           c if gram else None):
-            w[:] = new
-            polished = True
-            break
-    info.update(sweeps=sweeps, polished=polished)
-    b = ybar - float(xbar @ w) if prob.intercept else 0.0
-    info["grad"] = (G @ w - c) if gram else Xc.T @ (2.0 * (Xc @ w - yc)) / n
-    return w, b, info
-
-
-def _readmit(keep, grad, w, lam1):
-    """Coordinates the strong rule left out that violate |grad_j| <= lam1: back in."""
-    if keep.all():
-        return keep, 0
-    bad = (~keep) & (np.abs(grad) > lam1)
-    if bad.any():
-        keep = keep | bad
-    return keep, int(bad.sum())
 
 
 # ------------------------------------------------------------------- logistic
@@ -415,7 +201,7 @@ def _logistic(prob, w, b, keep, tol, max_sweeps, polish, use_numba):
     """Proximal Newton with coordinate descent on each quadratic model (residual form, the
     intercept a coordinate of its own); the squared loss on sparse X also comes here (its
     model is exact: one outer step)."""
-    X, y, loss, n, d = prob.X, prob.y, prob.loss, prob.n, prob.d
+    X, y, loss, n = prob.X, prob.y, prob.loss, prob.n
     lam1, lam2 = prob.lam1, prob.lam2
     if "fortran" not in prob.cache:
         prob.cache["fortran"] = X if prob.sparse else np.asfortranarray(X, dtype=float)
@@ -444,11 +230,11 @@ def _logistic(prob, w, b, keep, tol, max_sweeps, polish, use_numba):
         def sweep(coords):
             nonlocal bn
             if prob.sparse:
-                worst = (_epoch_csc(Xf.data, Xf.indices, Xf.indptr, h, q, wn, coords, hdiag,
+                worst = (csc_epoch(Xf.data, Xf.indices, Xf.indptr, h, q, wn, coords, hdiag,
                                     lam1, lam2, 1.0 / n) if use_numba else
                          epoch_reference(Xf, h, q, wn, coords, hdiag, lam1, lam2, 1.0 / n))
             else:
-                worst = (_epoch_dense(Xf, h, q, wn, coords, hdiag, lam1, lam2, 1.0 / n)
+                worst = (residual_epoch(Xf, h, q, wn, coords, hdiag, lam1, lam2, 1.0 / n)
                          if use_numba else
                          epoch_reference(Xf, h, q, wn, coords, hdiag, lam1, lam2, 1.0 / n))
             if prob.intercept:
@@ -462,7 +248,7 @@ def _logistic(prob, w, b, keep, tol, max_sweeps, polish, use_numba):
         # inexact inner solves while far (glmnet's practice): the model's own accuracy is
         # worth little before the outer steps settle; exact (the final tolerance) near the end
         inner_tol = 1e-14 if prob.squared else max(min(1e-4, 1e-2 * last_rel), 1e-14)
-        sweeps += _active_cycles(sweep, d, wn, keep, lambda: inner_tol * abs(Fv), max_sweeps)
+        sweeps += active_cycles(sweep, wn, keep, lambda: inner_tol * abs(Fv), max_sweeps)
         # line search on F along the model's minimizer
         dw, db = wn - w, bn - b
         df = X @ dw + db
@@ -485,22 +271,22 @@ def _logistic(prob, w, b, keep, tol, max_sweeps, polish, use_numba):
         if not prob.intercept:
             b = 0.0
         grad = loss_grad_w(X, loss, y, f, n, prob.v)
-        keep, back = _readmit(keep, grad, w, lam1)
+        keep, back = readmit(keep, grad, w, lam1)
         readmitted += back
         if back:
             continue
         if change <= stop_tol * abs(Fv) or prob.squared:
             if not polish:
                 break
-            out = polish_smooth(X, y, loss, _even_split(prob, w), b, lam1, lam2, prob.intercept,
-                                 prob.v)
+            out = polish_with_copies(prob.cache, prob.X, w, lambda w_: polish_smooth(
+                X, y, loss, w_, b, lam1, lam2, prob.intercept, prob.v))
             if out is not None:
                 (w, b), polished = out, True
                 break
             stop_tol *= 1e-2      # the support is not settled yet: go on, tighter
     if polish and not polished:
-        out = polish_smooth(X, y, loss, _even_split(prob, w), b, lam1, lam2, prob.intercept,
-                                 prob.v)
+        out = polish_with_copies(prob.cache, prob.X, w, lambda w_: polish_smooth(
+            X, y, loss, w_, b, lam1, lam2, prob.intercept, prob.v))
         if out is not None:
             (w, b), polished = out, True
     grad = loss_grad_w(X, loss, y, X @ w + b, n, prob.v)

@@ -14,18 +14,74 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 
-__all__ = ["duplicate_groups", "even_split"]
+__all__ = ["duplicate_groups", "even_split", "column_hashes_reference", "polish_face",
+           "active_cycles", "readmit", "polish_with_copies", "zeros_stay_zero", "polish_smooth",
+           "loss_grad_w", "weighted"]
 
 
 def duplicate_groups(X: Any) -> list[np.ndarray]:
-    """The index groups of identical columns of a dense X (none searched in a sparse X)."""
+    """The index groups of identical columns of a dense X (none searched in a sparse X).
+
+    One pass over X: a 64-bit hash of each column's values (:func:`_column_hashes`; -0.0
+    counts as 0.0), then the columns that share a hash are compared exactly (np.unique of
+    rows on d columns of length n sorted whole rows: 1.6 s at 50000 x 200)."""
     if sp.issparse(X):
         return []
-    _, inverse, counts = np.unique(np.asarray(X).T, axis=0, return_inverse=True,
-                                   return_counts=True)
-    inverse = np.ravel(inverse)
-    return [np.flatnonzero(inverse == k) for k in np.flatnonzero(counts > 1)]
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2 or X.shape[1] < 2 or X.shape[0] == 0:
+        return []
+    if not (X.flags.c_contiguous or X.flags.f_contiguous):
+        X = np.ascontiguousarray(X)
+    hashes = _column_hashes(X.view(np.uint64), X.flags.f_contiguous)
+    order = np.argsort(hashes, kind="stable")
+    cuts = np.flatnonzero(np.diff(hashes[order]) != 0) + 1
+    groups = []
+    for run in np.split(order, cuts):
+        while run.size > 1:     # exact comparison within a run (a collision splits it)
+            same = np.array([np.array_equal(X[:, run[0]], X[:, k]) for k in run])
+            if same.sum() > 1:
+                groups.append(np.sort(run[same]))
+            run = run[~same]
+    return sorted(groups, key=lambda g: int(g[0]))
+
+
+_MINUS_ZERO = np.uint64(0x8000000000000000)
+
+
+@njit(cache=True)
+def _column_hashes(bits, fortran):
+    """FNV-1a over the 64-bit words of each column (bits: X viewed as uint64), -0.0 read as
+    0.0; the loop follows the memory order."""
+    n, d = bits.shape
+    h = np.full(d, np.uint64(14695981039346656037))
+    prime = np.uint64(1099511628211)
+    zero = np.uint64(0)
+    if fortran:
+        for j in range(d):
+            acc = h[j]
+            for i in range(n):
+                b = bits[i, j]
+                acc = (acc ^ (zero if b == _MINUS_ZERO else b)) * prime
+            h[j] = acc
+    else:
+        for i in range(n):
+            for j in range(d):
+                b = bits[i, j]
+                h[j] = (h[j] ^ (zero if b == _MINUS_ZERO else b)) * prime
+    return h
+
+
+def column_hashes_reference(X: np.ndarray) -> np.ndarray:
+    """Pure-numpy :func:`_column_hashes` (tests)."""
+    bits = np.asarray(X, dtype=float).view(np.uint64).copy()
+    bits[bits == _MINUS_ZERO] = 0
+    h = np.full(bits.shape[1], np.uint64(14695981039346656037))
+    with np.errstate(over="ignore"):
+        for row in bits:
+            h = (h ^ row) * np.uint64(1099511628211)
+    return h
 
 
 def even_split(w: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
@@ -118,49 +174,93 @@ def _polish_newton(X, y, loss, w, b, lam1, lam2, intercept, v, pinv, max_iter: i
     return out, bb
 
 
-def polish_squared(Xc: Any, yc: np.ndarray, w: np.ndarray, lam1: float, lam2: float,
-                   G: Any, c: Any) -> np.ndarray | None:
-    """Minimizer on the active set with signs fixed (one linear solve); None if a sign
-    changes. With the Gram matrix G = (2/n) Xc^T Xc and c = (2/n) Xc^T yc when given."""
-    A = np.flatnonzero(w)
-    if A.size == 0:
-        return w.copy()
-    n = Xc.shape[0]
-    s = np.sign(w[A])
-    if G is not None:
-        GA, rhs = G[np.ix_(A, A)], c[A]
-    else:
-        XA = Xc[:, A]
-        GA, rhs = (2.0 / n) * (XA.T @ XA), (2.0 / n) * (XA.T @ yc)
-    M, r = GA + lam2 * np.eye(A.size), rhs - lam1 * s
+def polish_face(GA: np.ndarray, rhs: np.ndarray, wA: np.ndarray, lam1: float,
+                lam2: float) -> np.ndarray | None:
+    """The minimizer of 1/2 x^T GA x - rhs^T x + lam1 s^T x + lam2/2 ||x||^2 (the squared
+    loss on the active set A with the signs s of w_A fixed; GA = (2/n) Xc_A^T Xc_A, rhs =
+    (2/n) Xc_A^T yc): one linear solve; None if a sign changes."""
+    if wA.size == 0:
+        return wA.copy()
+    s = np.sign(wA)
+    M, r = GA + lam2 * np.eye(wA.size), rhs - lam1 * s
     try:
-        wA = np.linalg.solve(M, r)
+        x = np.linalg.solve(M, r)
     except np.linalg.LinAlgError:
-        wA = np.full(A.size, np.nan)
-    if np.any(np.sign(wA) != s):
+        x = np.full(wA.size, np.nan)
+    if np.any(np.sign(x) != s):
         # duplicated / collinear active columns: M singular, the face's minimizers an affine
         # set; the one nearest w_A (a min-norm correction) keeps w_A's signs if any does
-        wA = w[A] + np.linalg.lstsq(M, r - M @ w[A], rcond=None)[0]
+        x = wA + np.linalg.lstsq(M, r - M @ wA, rcond=None)[0]
         # r outside M's range (copies of opposite signs): no stationary point on this face
-        if np.linalg.norm(M @ wA - r) > 1e-10 * (np.abs(M).sum() * np.abs(wA).max()
-                                                 + np.linalg.norm(r)):
+        if np.linalg.norm(M @ x - r) > 1e-10 * (np.abs(M).sum() * np.abs(x).max()
+                                                + np.linalg.norm(r)):
             return None
-    if np.any(np.sign(wA) != s):
+    if np.any(np.sign(x) != s):
         return None
-    out = np.zeros_like(w)
-    out[A] = wA
-    return out
+    return x
+
+
+def active_cycles(sweep: Any, w: np.ndarray, keep: np.ndarray, stop: Any,
+                  max_sweeps: int) -> int:
+    """Full sweep over ``keep``, then sweeps over the nonzero coordinates of w until they
+    stop moving (largest decrease <= stop()), until a full sweep changes nothing; returns
+    the number of sweeps."""
+    every = np.flatnonzero(keep).astype(np.int64)
+    sweeps = 0
+    while sweeps < max_sweeps:
+        worst = sweep(every)
+        sweeps += 1
+        if worst <= stop():
+            break
+        active = np.flatnonzero(w).astype(np.int64)
+        while sweeps < max_sweeps:
+            sweeps += 1
+            if sweep(active) <= stop():
+                break
+    return sweeps
+
+
+def readmit(keep: np.ndarray, grad: np.ndarray, w: np.ndarray,
+            lam1: float) -> tuple[np.ndarray, int]:
+    """Coordinates a screen left out that violate |grad_j| <= lam1: back in."""
+    if keep.all():
+        return keep, 0
+    bad = (~keep) & (np.abs(grad) > lam1)
+    if bad.any():
+        keep = keep | bad
+    return keep, int(bad.sum())
+
+
+def polish_with_copies(cache: dict, X: Any, w: np.ndarray, polish: Any,
+                       within: np.ndarray | None = None) -> Any:
+    """``polish(w)``; when it fails (None) and some active column has identical copies
+    (among the columns ``within``, default all), ``polish`` again from w with each group of
+    copies sharing its sum evenly (CD can leave copies with opposite signs, a face without
+    a stationary point). The copies are searched only then (one pass over X, kept in
+    ``cache``): most problems have none and polish at once."""
+    out = polish(w)
+    if out is not None:
+        return out
+    if "duplicates" not in cache:
+        cache["duplicates"] = duplicate_groups(X)
+    groups = cache["duplicates"]
+    if within is not None:
+        groups = [g[np.isin(g, within)] for g in groups]
+    groups = [g for g in groups if g.size > 1 and np.any(w[g] != 0)]
+    return polish(even_split(w, groups)) if groups else None
 
 
 def zeros_stay_zero(Xc: Any, yc: np.ndarray, w: np.ndarray, lam1: float, G: Any,
                     c: Any) -> bool:
     """Every zero coordinate satisfies |grad_j| <= lam1 at w, up to the rounding of grad_j
     (64 eps times the sum of its terms' sizes: a zero column duplicating an active one has
-    |grad_j| = lam1 exactly, computed ~1e-11 lam1 above it at small lam1)."""
-    n, zero, eps = Xc.shape[0], w == 0, 64 * np.finfo(float).eps
+    |grad_j| = lam1 exactly, computed ~1e-11 lam1 above it at small lam1). The gradient is
+    G w - c when G is given (Xc, yc unused), else (2/n) Xc^T (Xc w - yc)."""
+    zero, eps = w == 0, 64 * np.finfo(float).eps
     if G is not None:
         grad, size = G @ w - c, np.abs(G) @ np.abs(w) + np.abs(c)
     else:
+        n = Xc.shape[0]
         grad = Xc.T @ (2.0 * (Xc @ w - yc)) / n
         size = np.abs(Xc).T @ (2.0 * (np.abs(Xc) @ np.abs(w) + np.abs(yc))) / n
     return bool(np.all(np.abs(grad[zero]) <= lam1 * (1 + 1e-12) + eps * size[zero]))

@@ -1,0 +1,167 @@
+"""Coordinate descent for the squared loss (convexlearn/solvers/erm/cd_squared.py): dense
+working sets, implicitly centred sparse sweeps, their kernels against numpy references,
+and the certificate on their answers."""
+
+import tracemalloc
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import convexlearn as cl
+from convexlearn.solvers.erm import cd_squared as cds
+
+
+def _problem(seed=0, n=300, d=40, density=0.3, shift=2.0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    X[rng.random((n, d)) > density] = 0.0
+    X[:, 3] += shift                 # a column with a large mean: centring matters
+    y = X[:, :5] @ rng.standard_normal(5) + 0.3 * rng.standard_normal(n) + 1.0
+    return X, y, rng
+
+
+@pytest.mark.parametrize("penalty,kw", [("l1", {}), ("elastic_net", {"l1_ratio": 0.3})])
+@pytest.mark.parametrize("intercept", [True, False])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_sparse_equals_dense(penalty, kw, intercept, weighted, fmt):
+    X, y, rng = _problem(seed=1)
+    sw = rng.integers(0, 3, X.shape[0]).astype(float) if weighted else None
+    args = dict(loss="squared", penalty=penalty, lam=0.05, intercept=intercept,
+                sample_weight=sw, **kw)
+    dense = cl.ERM(X, y, **args).solve()
+    Xs = sp.csr_matrix(X) if fmt == "csr" else sp.csc_matrix(X)
+    sparse = cl.ERM(Xs, y, **args).solve()
+    assert dense.status == sparse.status == "optimal"
+    assert dense.provenance["route"] == sparse.provenance["route"] == "cd"
+    assert np.max(np.abs(dense.w - sparse.w)) <= 1e-9 * max(1.0, np.abs(dense.w).max())
+    assert abs(dense.b - sparse.b) <= 1e-9 * max(1.0, abs(dense.b))
+    assert np.array_equal(dense.w == 0, sparse.w == 0)
+
+
+def test_sparse_certificate_fails_on_perturbed_answers():
+    X, y, _ = _problem(seed=2)
+    erm = cl.ERM(sp.csr_matrix(X), y, loss="squared", penalty="l1", lam=0.05)
+    sol = erm.solve()
+    assert sol.ok and sol.report.passed
+    zero, active = np.flatnonzero(sol.w == 0)[0], np.flatnonzero(sol.w)[0]
+    for j, step in ((zero, 1e-6), (active, 1e-6 * abs(sol.w[active]))):
+        bad = cl.Solution(**{**sol.__dict__, "w": sol.w.copy()})
+        bad.w[j] += step
+        assert not erm.certificate(bad, tol=1e-9).passed
+
+
+def test_sparse_epoch_equals_numpy_reference():
+    X, y, rng = _problem(seed=3, n=80, d=12)
+    Xs = sp.csc_matrix(X)
+    xbar = X.mean(axis=0)
+    hdiag = 2.0 * ((X - xbar) ** 2).sum(axis=0) / X.shape[0]
+    w = np.where(rng.random(12) < 0.5, rng.standard_normal(12), 0.0)
+    p = 2.0 * (X @ w - y)
+    coords = np.arange(12, dtype=np.int64)
+    w1, p1, U1 = w.copy(), p.copy(), np.array([p.sum()])
+    w2, p2, U2 = w.copy(), p.copy(), np.array([p.sum()])
+    a = cds._sweep_csc_centred(Xs.data, Xs.indices, Xs.indptr, xbar, p1, U1, w1, coords,
+                               hdiag, 0.05, 0.02, 1.0 / 80, 80.0)
+    b = cds.sparse_epoch_reference(Xs, xbar, p2, U2, w2, coords, hdiag, 0.05, 0.02)
+    np.testing.assert_allclose(w1, w2, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(p1, p2, rtol=1e-12, atol=1e-13)
+    assert U1[0] == pytest.approx(U2[0], rel=1e-12, abs=1e-12)
+    assert a == pytest.approx(b, rel=1e-12)
+    assert not np.array_equal(w1, w)            # the sweep moved something
+    # the implicit centring: the gradient it used is the centred one
+    q = 2.0 * ((X - xbar) @ w1 - (y - y.mean()))
+    np.testing.assert_allclose((Xs.T @ p1 - xbar * U1[0]) / 80, (X - xbar).T @ q / 80,
+                               rtol=1e-10, atol=1e-12)
+
+
+def test_csc_column_sums_equal_numpy():
+    X, _, _ = _problem(seed=4, n=50, d=9)
+    X[:, 5] = 0.0                               # an empty column
+    Xs = sp.csc_matrix(X)
+    s, q = cds._csc_column_sums(Xs.data, Xs.indptr)
+    np.testing.assert_allclose(s, X.sum(axis=0), rtol=1e-13, atol=1e-14)
+    np.testing.assert_allclose(q, (X * X).sum(axis=0), rtol=1e-13, atol=1e-14)
+
+
+def _strong(n=4000, d=200, seed=5):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    w = np.zeros(d)
+    w[:10] = rng.standard_normal(10)
+    return X, X @ w + rng.standard_normal(n)
+
+
+def test_working_set_never_forms_the_full_gram():
+    X, y = _strong()
+    erm = cl.ERM(X, y, loss="squared", penalty="l1", lam=0.2)
+    sol = erm.solve()
+    assert sol.ok and sol.provenance["route"] == "cd"
+    ws = erm.work_cache("cd")["working_set"]
+    assert ws["G"].shape[0] == ws["K"].size < X.shape[1] // 2
+    assert np.count_nonzero(sol.w) <= ws["K"].size
+
+
+@pytest.mark.parametrize("start", [1, 3])
+def test_kkt_pass_readmits_what_the_start_left_out(monkeypatch, start):
+    # a working set too small to hold the answer: the KKT pass over X must grow it
+    X, y = _strong(seed=6)
+    ref = cl.ERM(X, y, loss="squared", penalty="elastic_net", l1_ratio=0.7, lam=0.05).solve()
+    monkeypatch.setattr(cds, "WORKING_SET_START", start)
+    erm = cl.ERM(X, y, loss="squared", penalty="elastic_net", l1_ratio=0.7, lam=0.05)
+    sol = erm.solve()
+    assert sol.ok and np.count_nonzero(sol.w) > start
+    assert np.max(np.abs(sol.w - ref.w)) <= 1e-9 * np.abs(ref.w).max()
+    assert erm.work_cache("cd")["working_set"]["K"].size < X.shape[1]
+
+
+def test_certificate_inputs_from_cd_equal_a_fresh_certificate():
+    X, y = _strong(seed=7, n=1500, d=60)
+    erm = cl.ERM(X, y, loss="squared", penalty="l1", lam=0.1)
+    sol = erm.solve()
+    fresh = cl.ERM(X, y, loss="squared", penalty="l1", lam=0.1).certificate(sol, tol=1e-9)
+    assert fresh.passed
+    assert sol.report.relative_gap == pytest.approx(fresh.relative_gap, abs=1e-14)
+    assert sol.report.relative_distance == pytest.approx(fresh.relative_distance, abs=1e-14)
+
+
+def test_residual_sweeps_when_the_working_set_outgrows_the_gram(monkeypatch):
+    X, y = _strong(seed=8, n=600, d=80)
+    ref = cl.ERM(X, y, loss="squared", penalty="l1", lam=0.01).solve()
+    monkeypatch.setattr(cds, "GRAM_MAX_FEATURES", 10)
+    erm = cl.ERM(X, y, loss="squared", penalty="l1", lam=0.01)
+    sol = erm.solve()
+    assert sol.ok and erm.work_cache("cd")["working_set"]["G"] is None
+    assert np.max(np.abs(sol.w - ref.w)) <= 1e-9 * np.abs(ref.w).max()
+
+
+def test_sparse_lasso_with_many_features_stays_small():
+    # the certificate built a dense (d x zeros) block for the zero coordinates: 200 MB here
+    rng = np.random.default_rng(9)
+    n, d, per_row = 3000, 5000, 5
+    cols = rng.integers(0, d, (n, per_row))
+    X = sp.csr_matrix((rng.random(n * per_row) + 0.1, cols.ravel(),
+                       np.arange(0, n * per_row + 1, per_row)), shape=(n, d))
+    X.sum_duplicates()
+    w = np.zeros(d)
+    w[rng.choice(d, 40, replace=False)] = 3.0
+    y = X @ w + 0.3 * rng.standard_normal(n)
+    erm = cl.ERM(X, y, loss="squared", penalty="l1", lam=1e-3)
+    tracemalloc.start()
+    try:
+        sol = erm.solve()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert sol.ok and sol.provenance["route"] == "cd" and "fallback_from" not in sol.provenance
+    assert peak < 30e6, f"peak {peak / 1e6:.0f} MB"
+
+
+def test_sparse_ridge_and_elastic_net_certify_and_match_dense():
+    X, y, _ = _problem(seed=10)
+    for penalty, kw in (("l2", {}), ("elastic_net", {"l1_ratio": 0.5})):
+        a = cl.ERM(X, y, loss="squared", penalty=penalty, lam=0.03, **kw).solve()
+        b = cl.ERM(sp.csr_matrix(X), y, loss="squared", penalty=penalty, lam=0.03, **kw).solve()
+        assert a.ok and b.ok
+        assert np.max(np.abs(a.w - b.w)) <= 1e-8 * max(1.0, np.abs(a.w).max())
