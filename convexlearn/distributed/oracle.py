@@ -30,7 +30,7 @@ from ..penalties import Penalty
 from ..solvers.erm.oracle import ERMOracle
 from .chunks import ChunkedData
 
-__all__ = ["DaskERMOracle", "loss_token"]
+__all__ = ["DaskERMOracle", "gram_of", "loss_token", "moments_of"]
 
 
 def loss_token(loss: Loss) -> Any:
@@ -44,10 +44,11 @@ def _design(X: np.ndarray, intercept: bool) -> np.ndarray:
     return np.column_stack([X, np.ones(X.shape[0])]) if intercept else X
 
 
-def _block_gram(X, y, intercept):
-    """(A_k^T A_k, sum y^2): the Gram block, and y's square sum (finiteness of y)."""
+def _block_moments(X, y, intercept):
+    """(A_k^T A_k, A_k^T y, y^T y) on one row block."""
     A = _design(X, intercept)
-    return A.T @ A, float(y @ y)
+    y = np.asarray(y, dtype=float)
+    return A.T @ A, A.T @ y, float(y @ y)
 
 
 def _block_eval(X, y, x, loss, intercept, order):
@@ -89,6 +90,8 @@ class DaskERMOracle(ERMOracle):
     ----------
     gram : ndarray (dim, dim)
         G = A^T A / n.
+    moments : tuple or None
+        (A^T A / n, A^T y / n, y^T y / n) when reduced here or given (:func:`moments_of`).
     units : ndarray (dim,)
         sqrt(diag G): the RMS of each column of A (the certificate's units).
     passes : int
@@ -96,7 +99,8 @@ class DaskERMOracle(ERMOracle):
     """
 
     def __init__(self, data: ChunkedData, loss: Loss, penalty: Penalty, lam: float,
-                 intercept: bool = True, gram: np.ndarray | None = None):
+                 intercept: bool = True, gram: np.ndarray | None = None,
+                 moments: tuple | None = None):
         self.data, self.X, self.y = data, None, None
         self.loss, self.penalty = loss, penalty
         self.lam, self.intercept = float(lam), bool(intercept)
@@ -109,10 +113,11 @@ class DaskERMOracle(ERMOracle):
         # in the same pass halves the passes, for a dim x dim block that costs little
         # next to a pass's latency (small dim only).
         self.eager_order = 2 if loss.has_hessian and self.dim <= 64 else 1
-        if gram is None:
-            gram = gram_of(data, self.intercept)
-        self.gram = gram
-        self.units = np.sqrt(np.maximum(np.diag(gram), 0.0))
+        if moments is None and gram is None:
+            moments = moments_of(data, self.intercept)
+        self.moments = moments
+        self.gram = moments[0] if gram is None else gram
+        self.units = np.sqrt(np.maximum(np.diag(self.gram), 0.0))
 
     # ---------------------------------------------------------------- passes
     def evaluate(self, x: np.ndarray, order: int) -> tuple:
@@ -166,10 +171,17 @@ class DaskERMOracle(ERMOracle):
         return self.loss.curvature * float(np.linalg.eigvalsh(self.gram)[-1])
 
 
-def gram_of(data: ChunkedData, intercept: bool) -> np.ndarray:
-    """G = A^T A / n reduced chunk-wise; raises DataError when X or y has NaN/inf."""
-    G, yy = data.map_reduce(_block_gram, bool(intercept))
-    if not (np.all(np.isfinite(G)) and np.isfinite(yy)):
+def moments_of(data: ChunkedData, intercept: bool) -> tuple[np.ndarray, np.ndarray, float]:
+    """(A^T A / n, A^T y / n, y^T y / n) reduced chunk-wise in one pass (the oracle's Gram
+    matrix, and all a least-squares loss needs of the data); raises DataError when X or y
+    has NaN/inf."""
+    G, Aty, yy = data.map_reduce(_block_moments, bool(intercept))
+    if not (np.all(np.isfinite(G)) and np.all(np.isfinite(Aty)) and np.isfinite(yy)):
         raise DataError("X or y contains NaN or infinite values (found in the chunk-wise "
-                        "Gram matrix A^T A)")
-    return G / data.n
+                        "moments A^T A, A^T y)")
+    return G / data.n, Aty / data.n, yy / data.n
+
+
+def gram_of(data: ChunkedData, intercept: bool) -> np.ndarray:
+    """G = A^T A / n reduced chunk-wise (:func:`moments_of`)."""
+    return moments_of(data, intercept)[0]

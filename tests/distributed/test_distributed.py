@@ -90,17 +90,75 @@ def test_logistic_l2_newton_matches_in_memory(client):
     assert auto.provenance["route"] == "newton" and auto.status == "optimal"
 
 
-def test_lasso_prox_matches_in_memory(client):
+def test_lasso_from_moments_and_prox_match_in_memory(client):
     X, y = _data(task="regression", seed=1)
     Xd, yd = _dask(client, X, y)
     erm = cl.ERM(Xd, yd, loss="squared", penalty="l1", lam=0.05)
-    sol = erm.solve()
-    assert sol.provenance["route"] == "prox" and sol.status == "optimal"
     mem = cl.ERM(X, y, loss="squared", penalty="l1", lam=0.05)
     ref = mem.solve("fista", tol=1e-12, certify=False)
-    assert _rel(sol.w, ref.w) <= 1e-8
-    assert np.array_equal(sol.w == 0, ref.w == 0)      # the same zero pattern
-    assert sol.objective == pytest.approx(mem.objective(ref.w, ref.b), rel=1e-12)
+    # the exact route of a least-squares loss: the moments (one pass), solved in memory
+    sol = erm.solve()
+    assert sol.provenance["route"] == "gram" and sol.status == "optimal"
+    prox = erm.solve("prox", tol=1e-11)
+    assert prox.status == "optimal"
+    for got in (sol, prox):
+        assert _rel(got.w, ref.w) <= 1e-8
+        assert np.array_equal(got.w == 0, ref.w == 0)      # the same zero pattern
+        assert got.objective == pytest.approx(mem.objective(ref.w, ref.b), rel=1e-12)
+        # a finite duality gap, the in-memory certificate's at the same point
+        assert np.isfinite(got.report.relative_gap) and got.report.relative_gap <= 1e-9
+        here = mem.certificate(got)
+        assert abs(got.report.duality_gap - here.duality_gap) <= 1e-8 * abs(here.objective)
+
+
+@pytest.mark.parametrize("loss, penalty, intercept, task", [
+    ("logistic", "l2", True, "classification"), ("logistic", "l1", True, "classification"),
+    ("hinge", "l2", True, "classification"), ("squared", "l1", True, "regression"),
+    ("squared", "elastic_net", False, "regression")])
+def test_chunked_certificate_is_the_in_memory_certificate(client, loss, penalty, intercept,
+                                                          task):
+    """The same figures (relative distance, duality gap, verdict) at the optimum and at a
+    perturbed point, for margin losses (classes rebalanced), regression losses (centred
+    multipliers), l1 (the dual point scaled into the ball) and kinks (hinge)."""
+    X, y = _data(n=1200, d=4, seed=7, task=task)
+    Xd, yd = _dask(client, X, y, chunks=3)
+    kw = {"l1_ratio": 0.5} if penalty == "elastic_net" else {}
+    mem = cl.ERM(X, y, loss=loss, penalty=penalty, lam=0.02, intercept=intercept, **kw)
+    erm = cl.ERM(Xd, yd, loss=loss, penalty=penalty, lam=0.02, intercept=intercept, **kw)
+    opt = mem.solve()
+    assert opt.status == "optimal"
+    bad = cl.Solution(w=opt.w * 1.01 + 1e-3, b=opt.b + 0.01)
+    for point, passes in ((opt, True), (bad, False)):
+        a, b = mem.certificate(point), erm.certificate(point)
+        assert a.passed is b.passed is passes
+        assert b.relative_distance == pytest.approx(a.relative_distance, rel=1e-8, abs=1e-13)
+        assert b.details["dual_objective"] == pytest.approx(a.details["dual_objective"],
+                                                            rel=1e-10, abs=1e-14)
+        assert abs(b.duality_gap - a.duality_gap) <= 1e-8 * abs(a.objective)
+
+
+def test_reduced_least_squares_keeps_the_objective():
+    """||y_c - X_c w||^2 = ||z - R w||^2 + const for every w (full column rank), with and
+    without intercept; a rank-deficient X keeps only its row space's k rows."""
+    from convexlearn.distributed.moments import reduced_least_squares
+    rng = np.random.default_rng(8)
+    n, d = 300, 5
+    X = rng.standard_normal((n, d)) + 2.0
+    y = rng.standard_normal(n)
+    for intercept in (True, False):
+        A = np.column_stack([X, np.ones(n)]) if intercept else X
+        R, z, xbar, ybar = reduced_least_squares(A.T @ A / n, A.T @ y / n, y @ y / n, n,
+                                                 intercept)
+        Xc, yc = X - xbar, y - ybar
+        values = []
+        for _ in range(3):
+            w = rng.standard_normal(d)
+            values.append(np.sum((yc - Xc @ w) ** 2) - np.sum((z - R @ w) ** 2))
+        assert np.ptp(values) <= 1e-9 * np.sum(yc ** 2)
+        assert R.shape == (d, d)
+    Xr = np.column_stack([X, X[:, 0] + X[:, 1]])        # rank d in d + 1 columns
+    R, *_ = reduced_least_squares(Xr.T @ Xr / n, Xr.T @ y / n, y @ y / n, n, False)
+    assert R.shape == (d, d + 1)
 
 
 def test_gd_admm_subgradient_and_status(client):
