@@ -40,23 +40,27 @@ __all__ = ["chunked_optimality"]
 MAX_KINK_ROWS = 200_000
 
 
-def _block_multipliers(X, y, x, loss, intercept, kink_tol):
-    """(f, lo, hi, g) on one row block: the scores, the derivative intervals, and the
-    multipliers of the samples off any kink (0 on a kink)."""
+def _block_multipliers(X, y, x, loss, intercept, kink_tol, weight):
+    """(f, lo, hi, g) on one row block: the scores, the derivative intervals (times the
+    weights v), and the multipliers of the samples off any kink (0 on a kink)."""
     d = X.shape[1]
     f = X @ x[:d]
     if intercept:
         f += x[d]
     lo, hi = loss.subdifferential(y, f, kink_tol)
+    if weight is not None:
+        lo, hi = lo * weight, hi * weight
     return f, lo, hi, np.where(lo < hi, 0.0, lo)
 
 
-def _block_certificate(X, y, x, loss, intercept, kink_tol):
+def _block_certificate(X, y, x, loss, intercept, kink_tol, weight=None):
     """Pass 1 on one row block, every entry a sum over the samples (lists concatenate):
-    (loss sum, A_k^T g off kinks, [kink rows of A], [lo], [hi], [y on kinks], sum g^2,
-    sum g+, sum g-, X^T g+, sum y, sum y^2)."""
+    (sum v loss, A_k^T g off kinks, [kink rows of A], [lo], [hi], [y on kinks],
+    [v on kinks], sum g^2, sum g+, sum g-, X^T g+, X^T v, sum y, sum y^2, the columns
+    square sums)."""
     loss = make_loss(loss)
-    f, lo, hi, g = _block_multipliers(X, y, x, loss, intercept, kink_tol)
+    f, lo, hi, g = _block_multipliers(X, y, x, loss, intercept, kink_tol, weight)
+    v = np.ones(X.shape[0]) if weight is None else np.asarray(weight, float)
     free = lo < hi
     base = X.T @ g
     if intercept:
@@ -66,18 +70,30 @@ def _block_certificate(X, y, x, loss, intercept, kink_tol):
         rows = np.column_stack([rows, np.ones(rows.shape[0])])
     g_pos = np.maximum(g, 0.0)
     XT_pos = X.T @ g_pos if intercept and loss.margin_based else np.zeros(X.shape[1])
-    return (float(np.sum(loss.value(y, f))), base, [rows], [lo[free]], [hi[free]],
-            [np.asarray(y, float)[free]], float(g @ g), float(g_pos.sum()),
-            float(g_pos.sum() - g.sum()), XT_pos, float(np.sum(y)), float(y @ y))
+    return (float(v @ loss.value(y, f)), base, [rows], [lo[free]], [hi[free]],
+            [np.asarray(y, float)[free]], [v[free]], float(g @ g), float(g_pos.sum()),
+            float(g_pos.sum() - g.sum()), XT_pos, X.T @ v, float(np.sum(y)), float(y @ y),
+            np.einsum("ij,ij->j", X, X))
 
 
-def _block_conjugate(X, y, x, loss, intercept, kink_tol, shrink):
-    """Pass 2 on one row block: sum_i l_i^*(g'_i) over the samples off any kink, g' the
-    shrunk multipliers (the kink samples' are summed by the client)."""
+def _conjugate_sum(loss, y, g, v):
+    """sum_i v_i l_i^*(g_i / v_i) over samples of weight v_i > 0 (the conjugate of v l);
+    a sample of weight 0 admits only g_i = 0 (inf otherwise)."""
+    held = v > 0
+    if np.any(g[~held] != 0.0):
+        return math.inf
+    return float(np.sum(v[held] * loss.conjugate(y[held], g[held] / v[held])))
+
+
+def _block_conjugate(X, y, x, loss, intercept, kink_tol, shrink, weight=None):
+    """Pass 2 on one row block: sum_i v_i l_i^*(g'_i / v_i) over the samples off any kink,
+    g' the shrunk multipliers (the kink samples' are summed by the client)."""
     loss = make_loss(loss)
-    _, lo, hi, g = _block_multipliers(X, y, x, loss, intercept, kink_tol)
+    _, lo, hi, g = _block_multipliers(X, y, x, loss, intercept, kink_tol, weight)
+    v = np.ones(X.shape[0]) if weight is None else np.asarray(weight, float)
     fixed = lo >= hi
-    return float(np.sum(loss.conjugate(y[fixed], shrink.apply(g)[fixed])))
+    return _conjugate_sum(loss, np.asarray(y, float)[fixed], shrink.apply(g, v)[fixed],
+                          v[fixed])
 
 
 def _combine(a, b):
@@ -114,8 +130,8 @@ def chunked_optimality(oracle: DaskERMOracle, x: np.ndarray, tol: float = 1e-6,
     """
     data, loss, penalty, lam = oracle.data, oracle.loss, oracle.penalty, oracle.lam
     x = np.asarray(x, float)
-    (total, base, rows, lows, highs, ys, g_sq, pos, neg, XT_pos, y_sum,
-     y_sq) = data.map_reduce(_block_certificate, x, oracle._token, oracle.intercept,
+    (total, base, rows, lows, highs, ys, vs, g_sq, pos, neg, XT_pos, XT_v, y_sum,
+     y_sq, col_sq) = data.map_reduce(_block_certificate, x, oracle._token, oracle.intercept,
                              float(kink_tol), combine=_combine)
     n, d = data.n, oracle.d
     k = sum(r.shape[0] for r in rows)
@@ -127,6 +143,11 @@ def chunked_optimality(oracle: DaskERMOracle, x: np.ndarray, tol: float = 1e-6,
     lo = np.concatenate(lows) if k else np.zeros(0)
     hi = np.concatenate(highs) if k else np.zeros(0)
     y_kink = np.concatenate(ys) if k else np.zeros(0)
+    v_kink = np.concatenate(vs) if k else np.zeros(0)
+    # the units of the in-memory certificate: each column's RMS (unweighted; 1 for a
+    # zero column and the intercept)
+    units = np.sqrt(col_sq / n)
+    units = np.append(np.where(units > 0, units, 1.0), [1.0] * int(oracle.intercept))
     w, b = oracle.split(x)
     P = total / n + (lam * penalty.value(w) if lam > 0 else 0.0)
     s0 = 1.0 if loss.margin_based else (y_sq / n - (y_sum / n) ** 2 if oracle.intercept
@@ -135,28 +156,28 @@ def chunked_optimality(oracle: DaskERMOracle, x: np.ndarray, tol: float = 1e-6,
 
     def report(scaled_columns: bool) -> OptimalityReport:
         distance, details, z = minimum_norm_subgradient(
-            base / n, A_kink.T / n, lo, hi, oracle.units, penalty, lam, w, kink_tol,
+            base / n, A_kink.T / n, lo, hi, units, penalty, lam, w, kink_tol,
             scaled_columns)
         r_pen = details.pop("penalty_subgradient")
         z_pos = np.maximum(z, 0.0)
         g_norm = float(np.sqrt(g_sq + z @ z))
-        details["scale"] = stationarity_scale(g_norm, n, lam, penalty, r_pen,
-                                              np.where(oracle.units > 0, oracle.units, 1.0))
+        details["scale"] = stationarity_scale(g_norm, n, lam, penalty, r_pen, units)
         D, passes = math.nan, 1
         if gap_defined(loss, penalty, lam):
             XTg = base[:d] + A_kink[:, :d].T @ z
-            col_sums = oracle.gram[:d, d] * n if oracle.intercept else None
+            # sum v = n: the shift of a regression loss's g is along v (1 unweighted)
             shrink, XTg = dual_shrink(
                 loss, penalty, lam, oracle.intercept, n, XTg, pos_sum=pos + z_pos.sum(),
                 neg_sum=neg + (z_pos.sum() - z.sum()),
                 XT_pos=XT_pos + A_kink[:, :d].T @ z_pos,
                 g_sum=(base[d] + z.sum()) if oracle.intercept else 0.0,
-                shift_columns=col_sums)
+                shift_columns=XT_v, weight_sum=float(n))
             conj = data.map_reduce(_block_conjugate, x, oracle._token, oracle.intercept,
                                    float(kink_tol), shrink)
-            conj += float(np.sum(loss.conjugate(y_kink, shrink.apply(z)))) if k else 0.0
+            if k:
+                conj += _conjugate_sum(loss, y_kink, shrink.apply(z, v_kink), v_kink)
             D, passes = dual_value(conj / n, penalty, lam, XTg, n), 2
-        details.update(n_on_kink=k, passes=passes, units=oracle.units, n_samples=n,
+        details.update(n_on_kink=k, passes=passes, units=units, n_samples=n,
                        computed="chunk-wise (dask)", n_chunks=data.n_chunks)
         rep = relative_report(distance, details, P, D, s0, tol)
         rep.details["multipliers_on_kink"] = z

@@ -75,19 +75,25 @@ class DaskERM(ERM):
     y : dask.array.Array or array_like (n,)
     loss, penalty, lam, intercept, **penalty_params
         As for :class:`~convexlearn.ERM`.
+    sample_weight : dask.array.Array or array_like (n,), optional
+        As for :class:`~convexlearn.ERM`: the loss term is (1/sum s) sum_i s_i loss_i.
+        Every method and the certificate take it; ``self.sample_weight`` holds the
+        normalized weights v = s n / sum(s) as a dask array.
     client : dask.distributed.Client, optional
         Where the passes run (default: the current default scheduler).
     """
 
     def __init__(self, X: ArrayLike, y: ArrayLike, loss: Any = "logistic", penalty: Any = "l2",
                  lam: float = 0.1,
-                 intercept: bool = True, *, client: Any = None, **penalty_params):
+                 intercept: bool = True, *, sample_weight: Any = None, client: Any = None,
+                 **penalty_params):
         self.loss = make_loss(loss)
         self.penalty = make_penalty(penalty, **penalty_params)
         self.intercept = check_bool("intercept", intercept)
         self._lam = check_nonnegative("lam", lam)
-        self.data = ChunkedData(X, y, self.loss.task, client)
+        self.data = ChunkedData(X, y, self.loss.task, client, sample_weight=sample_weight)
         self.X, self.y, self.label_map = self.data.X, self.data.y, self.data.label_map
+        self.sample_weight = self.data.weights
         self._moments = None
         self._references: dict[float, Solution] = {}
 

@@ -44,27 +44,31 @@ def _design(X: np.ndarray, intercept: bool) -> np.ndarray:
     return np.column_stack([X, np.ones(X.shape[0])]) if intercept else X
 
 
-def _block_moments(X, y, intercept):
-    """(A_k^T A_k, A_k^T y, y^T y) on one row block."""
+def _block_moments(X, y, intercept, weight=None):
+    """(A_k^T V A_k, A_k^T V y, y^T V y) on one row block (V = diag(v), I unweighted)."""
     A = _design(X, intercept)
     y = np.asarray(y, dtype=float)
-    return A.T @ A, A.T @ y, float(y @ y)
+    vy = y if weight is None else weight * y
+    VA = A if weight is None else A * weight[:, None]
+    return A.T @ VA, A.T @ vy, float(y @ vy)
 
 
-def _block_eval(X, y, x, loss, intercept, order):
-    """(sum loss, [A^T l'], [A^T diag(l'') A]) on one row block, up to ``order``."""
+def _block_eval(X, y, x, loss, intercept, order, weight=None):
+    """(sum v loss, [A^T (v l')], [A^T diag(v l'') A]) on one row block, up to ``order``
+    (v = 1 without weights)."""
     loss = make_loss(loss)
+    v = 1.0 if weight is None else weight
     d = X.shape[1]
     f = X @ x[:d]
     if intercept:
         f += x[d]
-    out = (float(np.sum(loss.value(y, f))),)
+    out = (float(np.sum(v * loss.value(y, f))),)
     if order >= 1:
-        g = loss.derivative(y, f)
+        g = v * loss.derivative(y, f)
         grad = X.T @ g
         out += (np.append(grad, g.sum()) if intercept else grad,)
     if order >= 2:
-        h = loss.hessian(y, f)
+        h = v * loss.hessian(y, f)
         B = X * np.sqrt(h)[:, None]
         H = np.empty((x.size, x.size))
         H[:d, :d] = B.T @ B
@@ -101,7 +105,8 @@ class DaskERMOracle(ERMOracle):
     def __init__(self, data: ChunkedData, loss: Loss, penalty: Penalty, lam: float,
                  intercept: bool = True, gram: np.ndarray | None = None,
                  moments: tuple | None = None):
-        self.data, self.X, self.y = data, None, None
+        # the sample weights live on the blocks (each block function gets its v)
+        self.data, self.X, self.y, self.weights = data, None, None, None
         self.loss, self.penalty = loss, penalty
         self.lam, self.intercept = float(lam), bool(intercept)
         self.n, self.d = data.n, data.d
@@ -172,9 +177,9 @@ class DaskERMOracle(ERMOracle):
 
 
 def moments_of(data: ChunkedData, intercept: bool) -> tuple[np.ndarray, np.ndarray, float]:
-    """(A^T A / n, A^T y / n, y^T y / n) reduced chunk-wise in one pass (the oracle's Gram
-    matrix, and all a least-squares loss needs of the data); raises DataError when X or y
-    has NaN/inf."""
+    """(A^T V A / n, A^T V y / n, y^T V y / n) reduced chunk-wise in one pass (the oracle's
+    Gram matrix, and all a least-squares loss needs of the data; V = diag(v) the
+    normalized weights, I without); raises DataError when X or y has NaN/inf."""
     G, Aty, yy = data.map_reduce(_block_moments, bool(intercept))
     if not (np.all(np.isfinite(G)) and np.all(np.isfinite(Aty)) and np.isfinite(yy)):
         raise DataError("X or y contains NaN or infinite values (found in the chunk-wise "
