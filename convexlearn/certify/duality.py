@@ -46,11 +46,13 @@ from __future__ import annotations
 from typing import Any
 
 import math
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["dual_objective", "feasible_dual_point"]
+__all__ = ["DualShrink", "dual_objective", "dual_shrink", "dual_value", "feasible_dual_point",
+           "gap_defined"]
 
 def _loss_conjugate_mean(loss, y: np.ndarray, g: np.ndarray,
                          weights: np.ndarray | None = None) -> float:
@@ -77,19 +79,82 @@ def _l1_bound(penalty, lam: float) -> float | None:
     return lam1 if lam1 > 0 and lam2 == 0 else None
 
 
-def _balance_signs(X: ArrayLike, g: np.ndarray, XTg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """sum_i g_i = 0 by scaling the side (positive or negative g) with the larger total down
-    toward 0 (one pass over X: X^T g+): every interval domain containing 0 is kept."""
-    pos, neg = g[g > 0].sum(), -g[g < 0].sum()
-    s_pos, s_neg = (neg / pos, 1.0) if pos > neg else (1.0, pos / neg if neg > pos else 1.0)
-    if s_pos != 1.0 or s_neg != 1.0:
-        # X^T g' = s+ X^T g+ + s- (X^T g - X^T g+)
-        XT_pos = np.asarray(X.T @ np.maximum(g, 0.0)).ravel()
-        XTg = s_pos * XT_pos + s_neg * (XTg - XT_pos)
-        g = g.copy()
-        g[g > 0] *= s_pos
-        g[g < 0] *= s_neg
-    return g, XTg
+@dataclass(frozen=True)
+class DualShrink:
+    """The map that makes a multiplier vector g dual feasible (module docstring):
+    g -> factor * (g_+ * pos + g_- * neg - shift * v), with v = 1 (or the weights).
+
+    Computed from sums over the samples only (:func:`dual_shrink`), so that a caller
+    holding X in pieces (row chunks on a cluster) applies the same map chunk by chunk.
+    """
+
+    pos: float = 1.0
+    neg: float = 1.0
+    shift: float = 0.0
+    factor: float = 1.0
+
+    def apply(self, g: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        """The shrunk multipliers (a new array)."""
+        g = np.asarray(g, dtype=float)
+        out = np.where(g > 0, g * self.pos, g * self.neg)
+        if self.shift:
+            out = out - self.shift * (1.0 if weights is None else weights)
+        return out * self.factor if self.factor != 1.0 else out
+
+
+def dual_shrink(loss: Any, penalty: Any, lam: float, intercept: bool, n: int,
+                XTg: np.ndarray, *, pos_sum: float = 0.0, neg_sum: float = 0.0,
+                XT_pos: np.ndarray | None = None, g_sum: float = 0.0,
+                shift_columns: np.ndarray | None = None,
+                weight_sum: float | None = None,
+                balance: bool | None = None) -> tuple[DualShrink, np.ndarray]:
+    """The feasibility map of g and X^T g at the shrunk point, from sums over the samples.
+
+    Parameters
+    ----------
+    XTg : ndarray (d,)
+        X^T g.
+    pos_sum, neg_sum : float
+        sum of g_i > 0 and of -g_i for g_i < 0 (a margin loss with an intercept).
+    XT_pos : ndarray (d,), optional
+        X^T max(g, 0), needed when the classes must be rebalanced (pos_sum != neg_sum).
+    g_sum : float
+        sum_i g_i (a regression loss with an intercept).
+    shift_columns : ndarray (d,), optional
+        X^T v: the column sums X^T 1 without weights, X^T v with weights v.
+    weight_sum : float, optional
+        sum_i v_i when the shift is along the weights (default: n, unweighted).
+    balance : bool, optional
+        With an intercept, make sum g = 0 by scaling the side (sign) with the larger total
+        toward 0 rather than by a shift (default: for margin losses). Every interval
+        domain containing 0 is kept, which a shift can leave (the bounded conjugate
+        domains of absolute, quantile, epsilon-insensitive and Huber).
+    """
+    XTg = np.asarray(XTg, dtype=float)
+    pos = neg = 1.0
+    shift = 0.0
+    if balance is None:
+        balance = loss.margin_based
+    if intercept:
+        if balance:
+            if pos_sum > neg_sum:
+                pos = neg_sum / pos_sum
+            elif neg_sum > pos_sum:
+                neg = pos_sum / neg_sum
+            if pos != 1.0 or neg != 1.0:
+                # X^T g' = pos X^T g+ + neg (X^T g - X^T g+)
+                XTg = pos * XT_pos + neg * (XTg - XT_pos)
+        else:
+            shift = g_sum / (n if weight_sum is None else weight_sum)
+            XTg = XTg - shift * shift_columns
+    factor = 1.0
+    lam1 = _l1_bound(penalty, lam)
+    if lam1 is not None:
+        top = float(np.max(np.abs(XTg), initial=0.0)) / n
+        if top > lam1:
+            factor = lam1 / top
+            XTg = XTg * factor
+    return DualShrink(pos, neg, shift, factor), XTg
 
 
 def _in_domain(loss, g: np.ndarray, weights: np.ndarray | None) -> bool:
@@ -113,31 +178,46 @@ def feasible_dual_point(X: ArrayLike, loss: Any, penalty: Any, lam: float, inter
     g = np.array(g, dtype=float)
     if XTg is None:
         XTg = np.asarray(X.T @ g).ravel()
+
+    def sign_sums() -> dict:
+        sums = dict(pos_sum=float(g[g > 0].sum()), neg_sum=float(-g[g < 0].sum()))
+        if sums["pos_sum"] != sums["neg_sum"]:
+            sums["XT_pos"] = np.asarray(X.T @ np.maximum(g, 0.0)).ravel()
+        return sums
+
+    n = X.shape[0]
+    if intercept and loss.margin_based:
+        shrink, XTg_s = dual_shrink(loss, penalty, lam, intercept, n, XTg, **sign_sums())
+        return shrink.apply(g, weights), XTg_s
+    sums: dict = {}
     if intercept:
-        if loss.margin_based:
-            g, XTg = _balance_signs(X, g, XTg)
+        sums["g_sum"] = float(g.sum())
+        if weights is None:
+            sums["shift_columns"] = (np.asarray(X.sum(axis=0)).ravel() if col_sums is None
+                                     else col_sums)
         else:
-            g0, XTg0 = g.copy(), XTg
-            if weights is None:
-                mean = g.mean()
-                g -= mean
-                sums = np.asarray(X.sum(axis=0)).ravel() if col_sums is None else col_sums
-                XTg = XTg - mean * sums
-            else:
-                shift = g.sum() / weights.sum()
-                g -= shift * weights
-                XTg = XTg - shift * np.asarray(X.T @ weights).ravel()
-            if loss.has("conjugate") and not _in_domain(loss, g, weights):
-                # a conjugate with a bounded domain (absolute, quantile, epsilon-insensitive,
-                # Huber): the shift can leave it; shrinking one sign's side toward 0 cannot
-                g, XTg = _balance_signs(X, g0, XTg0)
-    lam1 = _l1_bound(penalty, lam)
-    if lam1 is not None:
-        top = float(np.max(np.abs(XTg), initial=0.0)) / X.shape[0]
-        if top > lam1:
-            g *= lam1 / top
-            XTg = XTg * (lam1 / top)
-    return g, XTg
+            sums.update(shift_columns=np.asarray(X.T @ weights).ravel(),
+                        weight_sum=float(weights.sum()))
+    shrink, XTg_s = dual_shrink(loss, penalty, lam, intercept, n, XTg, **sums)
+    if intercept and loss.has("conjugate") and not _in_domain(
+            loss, replace(shrink, factor=1.0).apply(g, weights), weights):
+        # a conjugate with a bounded domain (absolute, quantile, epsilon-insensitive,
+        # Huber): the shift can leave it; shrinking one sign's side toward 0 cannot
+        shrink, XTg_s = dual_shrink(loss, penalty, lam, intercept, n, XTg, balance=True,
+                                    **sign_sums())
+    return shrink.apply(g, weights), XTg_s
+
+
+def gap_defined(loss: Any, penalty: Any, lam: float) -> bool:
+    """Whether the Fenchel dual is written here: lam > 0 and both conjugates known."""
+    return lam > 0 and penalty.has("conjugate") and loss.has("conjugate")
+
+
+def dual_value(loss_conjugate_mean: float, penalty: Any, lam: float, XTg: np.ndarray,
+               n: int) -> float:
+    """D = -(1/n) sum_i l_i^*(g_i) - lam R^*(-X^T g / (n lam)) at a feasible g, from the
+    mean of the loss conjugates and X^T g."""
+    return -loss_conjugate_mean - lam * penalty.conjugate(-XTg / (n * lam))
 
 
 def dual_objective(X: ArrayLike, y: ArrayLike, loss: Any, penalty: Any, lam: float,
@@ -154,13 +234,12 @@ def dual_objective(X: ArrayLike, y: ArrayLike, loss: Any, penalty: Any, lam: flo
     (n lam)) - the unweighted formula at v = 1. The certificate's multipliers already lie
     in v_i dl_i (its intervals are scaled by v_i).
     """
-    if lam <= 0 or not penalty.has("conjugate") or not loss.has("conjugate"):
+    if not gap_defined(loss, penalty, lam):
         return math.nan
     weights = None
     if sample_weight is not None:
         s = np.asarray(sample_weight, dtype=float)
         weights = s * (s.shape[0] / s.sum())
     g, XTg = feasible_dual_point(X, loss, penalty, lam, intercept, g, XTg, col_sums, weights)
-    conj = _loss_conjugate_mean(loss, y, g, weights)
-    pen = penalty.conjugate(-XTg / (X.shape[0] * lam))
-    return -conj - lam * pen
+    return dual_value(_loss_conjugate_mean(loss, y, g, weights), penalty, lam, XTg,
+                      X.shape[0])

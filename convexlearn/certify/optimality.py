@@ -43,8 +43,8 @@ from .duality import dual_objective
 from ..penalties import Penalty
 
 __all__ = ["OptimalityReport", "certificate", "fixed_multipliers", "null_scale",
-           "subgradient_distance", "minimum_norm_subgradient",
-           "recession_direction"]
+           "subgradient_distance", "minimum_norm_subgradient", "relative_report",
+           "stationarity_scale", "recession_direction"]
 
 
 #: Floors of the relative certificate, as fractions of the null scale S0 (1 for a
@@ -167,7 +167,6 @@ def subgradient_distance(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Pena
         v = np.asarray(sample_weight, float) * (n / np.sum(sample_weight))
         lo, hi = lo * v, hi * v
     free = lo < hi
-    dim = d + int(intercept)
     # Coordinate j of a subgradient is in units of F times units of x_j: measured in units
     # of F, it is divided by the RMS of feature j (1 for the intercept and zero columns),
     # so the distance does not change with the units of X (found in review: at features
@@ -192,13 +191,8 @@ def subgradient_distance(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Pena
     if idx_free.size:       # X^T g at the final multipliers (kink samples moved)
         XTg = XTg + Xf.T @ (g - g_fixed)[idx_free]
     details["XTg"], details["scores"] = XTg, f
-    # The terms that cancel, per coordinate in units of F: |(1/n) A_j^T g| <= ||A_j|| ||g|| / n
-    # = ||g|| U_j / sqrt(n), and lam |r_j|.
-    pen_size = np.zeros(dim)
-    if lam > 0 and not penalty.has("zero"):
-        pen_size[:d] = lam * np.abs(r_pen)
-    details["scale"] = float(np.linalg.norm(np.linalg.norm(g) / math.sqrt(n)
-                                            + pen_size / units))
+    details["scale"] = stationarity_scale(float(np.linalg.norm(g)), n, lam, penalty, r_pen,
+                                          units)
     return distance, details
 
 
@@ -208,6 +202,36 @@ def fixed_multipliers(y: np.ndarray, loss: Loss, scores: np.ndarray,
     :func:`subgradient_distance` multiplies by X^T first."""
     lo, hi = loss.subdifferential(y, scores, kink_tol)
     return np.where(lo < hi, 0.0, lo)
+
+
+def relative_report(distance: float, details: dict, P: float, D: float, s0: float,
+                    tol: float) -> OptimalityReport:
+    """The verdict from the certificate's figures: ``relative_distance`` = distance /
+    max(details["scale"], STATIONARITY_FLOOR sqrt(S0)) and ``relative_gap`` = (P - D) /
+    max(|P|, |D|, GAP_FLOOR S0) (nan where D is nan: no gap written); ``passed`` iff both
+    are <= tol (the gap where defined). Shared by the in-memory and the chunk-wise
+    certificates."""
+    rel_distance = distance / max(details["scale"], STATIONARITY_FLOOR * math.sqrt(s0))
+    gap = P - D
+    rel_gap = gap / max(abs(P), abs(D), GAP_FLOOR * s0) if math.isfinite(D) else \
+        (math.nan if math.isnan(D) else math.inf)
+    details.update(dual_objective=D, null_scale=s0)
+    gap_ok = math.isnan(rel_gap) or rel_gap <= tol
+    return OptimalityReport(distance=distance, suboptimality=math.nan,
+                            passed=bool(rel_distance <= tol and gap_ok), tol=tol,
+                            objective=P, details=details, relative_distance=rel_distance,
+                            duality_gap=gap, relative_gap=rel_gap)
+
+
+def stationarity_scale(g_norm: float, n: int, lam: float, penalty: Penalty,
+                       r_pen: np.ndarray, units: np.ndarray) -> float:
+    """The size of the terms that cancel in the subgradient, per coordinate in units of
+    F: |(1/n) A_j^T g| <= ||A_j|| ||g|| / n = ||g|| U_j / sqrt(n), and lam |r_j| (the norm
+    over coordinates of their sum divided by U_j)."""
+    pen_size = np.zeros(units.shape[0])
+    if lam > 0 and not penalty.has("zero"):
+        pen_size[:r_pen.shape[0]] = lam * np.abs(r_pen)
+    return float(np.linalg.norm(g_norm / math.sqrt(n) + pen_size / units))
 
 
 def certificate(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Penalty, lam: float,
@@ -241,20 +265,12 @@ def certificate(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Penalty, lam:
                   else np.asarray(sample_weight) @ losses / np.sum(sample_weight))
         if lam > 0:
             P += lam * penalty.value(w)
-        rel_distance = distance / max(details["scale"], STATIONARITY_FLOOR * math.sqrt(s0))
         XTg_final = details.pop("XTg")
         D = dual_objective(X, y, loss, penalty, lam, intercept, details["multipliers"],
                            XTg_final, col_sums, sample_weight)
         del details["scores"]
-        gap = P - D
-        rel_gap = gap / max(abs(P), abs(D), GAP_FLOOR * s0) if math.isfinite(D) else \
-            (math.nan if math.isnan(D) else math.inf)
-        details.update(dual_objective=D, null_scale=s0, n_samples=n)
-        gap_ok = math.isnan(rel_gap) or rel_gap <= tol
-        return OptimalityReport(distance=distance, suboptimality=math.nan,
-                                passed=bool(rel_distance <= tol and gap_ok), tol=tol,
-                                objective=P, details=details, relative_distance=rel_distance,
-                                duality_gap=gap, relative_gap=rel_gap)
+        details["n_samples"] = n
+        return relative_report(distance, details, P, D, s0, tol)
 
     first = report(False)
     if first.passed or not first.details["method"].startswith("bounded-variable"):
@@ -270,8 +286,8 @@ def certificate(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Penalty, lam:
 
 def minimum_norm_subgradient(base: np.ndarray, kink_columns: np.ndarray, lower: np.ndarray,
                              upper: np.ndarray, units: np.ndarray, penalty: Penalty,
-                             lam: float, w: np.ndarray, kink_tol: float = 1e-6
-                             ) -> tuple[float, dict, np.ndarray]:
+                             lam: float, w: np.ndarray, kink_tol: float = 1e-6,
+                             scaled_columns: bool = False) -> tuple[float, dict, np.ndarray]:
     """min ||U^{-1} (base + M z + lam (c + r, 0))|| over lower <= z <= upper, r in dR(w) - c.
 
     The projection step of :func:`subgradient_distance`, on data already reduced to
@@ -281,16 +297,22 @@ def minimum_norm_subgradient(base: np.ndarray, kink_columns: np.ndarray, lower: 
     ``units`` the RMS of the columns of A (zeros are read as 1). Callers that hold A
     in pieces (the distributed module) reduce it chunk by chunk and call this.
 
+    ``scaled_columns``: the projection on unit-norm columns (see
+    :func:`subgradient_distance`).
+
     Returns
     -------
     distance : float
     details : dict
-        ``kink_tol``, ``zero_coordinates``, ``smooth_gradient_norm``, ``method``.
+        ``kink_tol``, ``zero_coordinates``, ``smooth_gradient_norm``, ``method``,
+        ``penalty_subgradient`` (the r of the minimizer, length d).
     z : ndarray (k,)
         The minimizing multipliers of the samples on a kink.
     """
-    distance, details, z, _ = _project(base, kink_columns, lower, upper,
-                                       np.where(units > 0, units, 1.0), penalty, lam, w, kink_tol)
+    distance, details, z, r_pen = _project(base, kink_columns, lower, upper,
+                                           np.where(units > 0, units, 1.0), penalty, lam, w,
+                                           kink_tol, scaled_columns)
+    details["penalty_subgradient"] = r_pen
     return distance, details, z
 
 

@@ -34,19 +34,23 @@ from .oracle import DaskERMOracle
 __all__ = ["admm"]
 
 
-def _block_local(X, y, offset, x0, target, rho, loss, intercept, n):
-    """argmin_x (1/n) sum_i loss(y_i, a_i^T x) + rho/2 ||x - target||^2 on one block."""
+def _block_local(X, y, offset, x0, target, rho, loss, intercept, n, weight=None):
+    """argmin_x (1/n) sum_i v_i loss(y_i, a_i^T x) + rho/2 ||x - target||^2 on one block
+    (v = 1 without weights)."""
     loss = make_loss(loss)
     d = X.shape[1]
 
     def fun(x):
         f = X @ x[:d] + (x[d] if intercept else 0.0)
         g = loss.derivative(y, f)
+        values = loss.value(y, f)
+        if weight is not None:
+            g, values = g * weight, values * weight
         grad = X.T @ g
         if intercept:
             grad = np.append(grad, g.sum())
         diff = x - target
-        return (float(np.sum(loss.value(y, f))) / n + 0.5 * rho * float(diff @ diff),
+        return (float(np.sum(values)) / n + 0.5 * rho * float(diff @ diff),
                 grad / n + rho * diff)
 
     res = minimize(fun, x0, jac=True, method="L-BFGS-B",
@@ -117,8 +121,6 @@ def admm(oracle: DaskERMOracle, x0: np.ndarray | None = None, *, tol: float = 1e
 
 def _local_steps(data, xs, targets, rho, token, intercept, n):
     """The K local solves, one task per block, each with its own start and target."""
-    from dask import delayed
-    f = delayed(_block_local, pure=True)
-    tasks = [f(xb, yb, off, xs[k].copy(), targets[k].copy(), rho, token, intercept, n)
-             for k, (xb, yb, off) in enumerate(data.blocks)]
+    tasks = data.tasks(_block_local, [(xs[k].copy(), targets[k].copy(), rho, token,
+                                       intercept, n) for k in range(data.n_chunks)])
     return data.compute(*tasks) if len(tasks) > 1 else [data.compute(*tasks)]

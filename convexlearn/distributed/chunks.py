@@ -18,7 +18,7 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..data import LabelMap, show_values
+from ..data import LabelMap, as_sample_weight, show_values
 from ..errors import DataError, ParameterError
 
 __all__ = ["ChunkedData", "tree_reduce", "add_parts", "combine_concat", "is_dask_array"]
@@ -70,6 +70,10 @@ class ChunkedData:
         classes[0] -> -1) or "regression" (real targets).
     client : dask.distributed.Client, optional
         Where to compute; default the current default scheduler.
+    sample_weight : dask.array.Array or array_like (n,), optional
+        Weights s_i >= 0, not all 0. Kept normalized, v = s n / sum(s) (so sum v = n and
+        (1/n) sum_i v_i l_i = (1/sum s) sum_i s_i l_i): every block function gets its
+        block of v as the keyword ``weight`` (see :meth:`map_reduce`).
 
     Attributes
     ----------
@@ -78,9 +82,11 @@ class ChunkedData:
         y in {-1.0, +1.0} for classification.
     label_map : LabelMap or None
     blocks : list of (delayed X block, delayed y block, int offset)
+    weight_blocks : list of delayed v blocks, or None (unweighted)
     """
 
-    def __init__(self, X: ArrayLike, y: ArrayLike, task: str, client: Any = None):
+    def __init__(self, X: ArrayLike, y: ArrayLike, task: str, client: Any = None,
+                 sample_weight: Any = None):
         import dask.array as da
         if not is_dask_array(X):
             raise DataError(f"X must be a dask array here; got {type(X).__name__}")
@@ -130,6 +136,37 @@ class ChunkedData:
         offsets = np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]]).astype(int)
         self.blocks = list(zip(xb, yb, offsets.tolist()))
         self.chunk_rows = tuple(int(c) for c in X.chunks[0])
+        self.weights = self._normalized_weights(sample_weight, X.chunks[0])
+        self.weight_blocks = (None if self.weights is None
+                              else list(self.weights.to_delayed().ravel()))
+
+    def _normalized_weights(self, sample_weight: Any, chunks: tuple) -> Any:
+        """v = s n / sum(s) as a dask array in the row blocks of X (validated: finite,
+        >= 0, not all zero), or None."""
+        import dask.array as da
+        if sample_weight is None:
+            return None
+        if not is_dask_array(sample_weight):
+            s = as_sample_weight(sample_weight, self.n)
+            s = da.from_array(s, chunks=(chunks,))
+        else:
+            if sample_weight.ndim != 1 or sample_weight.shape[0] != self.n:
+                raise DataError(f"sample_weight has shape {sample_weight.shape}; X has "
+                                f"{self.n} samples")
+            s = sample_weight.astype(float).rechunk((chunks,))
+        low, total, finite = self.compute(s.min(), s.sum(), da.isfinite(s).all())
+        if not finite:
+            raise DataError("sample_weight contains NaN or infinite values")
+        if low < 0:
+            raise DataError(f"sample_weight must be >= 0; found {float(low)!r}")
+        if not total > 0:
+            raise DataError("sample_weight is zero everywhere: no sample is left to fit "
+                            "(a weight of zero removes the sample)")
+        return s * (self.n / float(total))
+
+    def _weight_of(self, k: int) -> dict:
+        """The keyword arguments of block k's task: {} or {"weight": its v block}."""
+        return {} if self.weight_blocks is None else {"weight": self.weight_blocks[k]}
 
     @property
     def n_chunks(self) -> int:
@@ -149,19 +186,31 @@ class ChunkedData:
 
         ``func`` runs on a worker and must return a tuple of numbers/arrays (or what
         ``combine`` adds); small arguments (a d-vector) travel with each task.
-        ``with_offset``: pass the block's first row index as a third argument.
+        ``with_offset``: pass the block's first row index as a third argument. With
+        sample weights ``func`` also gets ``weight=`` its block of v (class docstring).
         """
         from dask import delayed
         f = delayed(func, pure=True)
-        parts = [f(xb, yb, off, *args) if with_offset else f(xb, yb, *args)
-                 for xb, yb, off in self.blocks]
+        parts = [f(xb, yb, off, *args, **self._weight_of(k)) if with_offset
+                 else f(xb, yb, *args, **self._weight_of(k))
+                 for k, (xb, yb, off) in enumerate(self.blocks)]
         return self.compute(tree_reduce(parts, combine))
 
     def map_blocks(self, func: Callable, *args) -> list:
-        """[func(X_k, y_k, offset_k, *args) for each block], computed, in block order."""
+        """[func(X_k, y_k, offset_k, *args) for each block], computed, in block order
+        (``weight=`` as in :meth:`map_reduce`)."""
         from dask import delayed
         f = delayed(func, pure=True)
-        return list(self.compute(*[f(xb, yb, off, *args) for xb, yb, off in self.blocks]))
+        return list(self.compute(*[f(xb, yb, off, *args, **self._weight_of(k))
+                                   for k, (xb, yb, off) in enumerate(self.blocks)]))
+
+    def tasks(self, func: Callable, per_block: list) -> list:
+        """[func(X_k, y_k, offset_k, *per_block[k]) for each block] as delayed tasks
+        (``weight=`` as in :meth:`map_reduce`): block-specific arguments."""
+        from dask import delayed
+        f = delayed(func, pure=True)
+        return [f(xb, yb, off, *per_block[k], **self._weight_of(k))
+                for k, (xb, yb, off) in enumerate(self.blocks)]
 
     def rows(self, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(X[index], y[index]) gathered, for a few rows named by global index (sorted)."""

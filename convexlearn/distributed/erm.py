@@ -13,13 +13,17 @@ gd           gradient descent, Armijo backtracking               differentiable;
 prox, fista  FISTA with backtracking and restart                 differentiable loss
 subgradient  full-batch subgradient (best iterate)               any convex loss
 admm         consensus ADMM, L-BFGS on each block (dask-glm's)   differentiable loss
-exact        newton (smooth loss, l2/none), else prox; the       see the two above
-             first whose certificate holds at ``cert_tol``
+gram         the in-memory exact route on the moments A^T A,     least-squares loss,
+             A^T y (one pass; :mod:`.moments`)                    d <= 4095, any penalty
+exact        gram (least squares), newton (smooth loss,          see above
+             l2/none), prox: the first whose certificate
+             holds at ``cert_tol``
 ===========  ==================================================  =======================
 
-Every solution carries the chunk-wise certificate (:mod:`.certificate`), the distance of
-0 to dF in units of F per column RMS; the status is "optimal" only when the method met
-its own stopping rule *and* that distance is <= ``cert_tol``.
+Every solution carries the chunk-wise certificate (:mod:`.certificate`), the in-memory
+certificate's figures computed chunk by chunk (the relative distance of 0 to dF and the
+relative Fenchel duality gap); the status is "optimal" only when the method met its own
+stopping rule *and* both are <= ``cert_tol``.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from ..errors import NotApplicableError, ParameterError
 from ..losses import make_loss
 from ..penalties import make_penalty
 from ..routes.chain import Route, status_of, walk
+from ..routes.erm import ITERATIVE_TOL
 from ..solution import Solution, Timer
 from ..solvers.erm.erm_subgradient import subgradient
 from ..solvers.erm.gd import gradient_descent
@@ -46,18 +51,19 @@ from ..solvers.erm.prox import fista
 from .admm import admm
 from .certificate import chunked_optimality
 from .chunks import ChunkedData
-from .oracle import DaskERMOracle, gram_of
+from .moments import MAX_MOMENT_DIM, least_squares_from_moments
+from .oracle import DaskERMOracle, moments_of
 
 __all__ = ["DaskERM", "DASK_ERM_METHODS"]
 
 #: method -> function; each takes a (Dask)ERMOracle and x0.
 DASK_ERM_METHODS: dict[str, Callable[..., Solution]] = {
     "newton": newton, "gd": gradient_descent, "prox": fista, "fista": fista,
-    "subgradient": subgradient, "admm": admm,
+    "subgradient": subgradient, "admm": admm, "gram": least_squares_from_moments,
 }
 #: Stopping tolerances of the exact route (raw gradient norm for Newton, gradient
 #: mapping for FISTA): tight enough that the certificate at 1e-9 holds.
-EXACT_TOLS = {"newton": 1e-12, "prox": 1e-11}
+EXACT_TOLS = {"newton": 1e-12, "prox": 1e-11, "gram": 1e-9}
 
 
 class DaskERM(ERM):
@@ -69,20 +75,26 @@ class DaskERM(ERM):
     y : dask.array.Array or array_like (n,)
     loss, penalty, lam, intercept, **penalty_params
         As for :class:`~convexlearn.ERM`.
+    sample_weight : dask.array.Array or array_like (n,), optional
+        As for :class:`~convexlearn.ERM`: the loss term is (1/sum s) sum_i s_i loss_i.
+        Every method and the certificate take it; ``self.sample_weight`` holds the
+        normalized weights v = s n / sum(s) as a dask array.
     client : dask.distributed.Client, optional
         Where the passes run (default: the current default scheduler).
     """
 
     def __init__(self, X: ArrayLike, y: ArrayLike, loss: Any = "logistic", penalty: Any = "l2",
                  lam: float = 0.1,
-                 intercept: bool = True, *, client: Any = None, **penalty_params):
+                 intercept: bool = True, *, sample_weight: Any = None, client: Any = None,
+                 **penalty_params):
         self.loss = make_loss(loss)
         self.penalty = make_penalty(penalty, **penalty_params)
         self.intercept = check_bool("intercept", intercept)
         self._lam = check_nonnegative("lam", lam)
-        self.data = ChunkedData(X, y, self.loss.task, client)
+        self.data = ChunkedData(X, y, self.loss.task, client, sample_weight=sample_weight)
         self.X, self.y, self.label_map = self.data.X, self.data.y, self.data.label_map
-        self._gram = None
+        self.sample_weight = self.data.weights
+        self._moments = None
         self._references: dict[float, Solution] = {}
 
     @property
@@ -97,11 +109,12 @@ class DaskERM(ERM):
     __repr__ = describe
 
     def oracle(self) -> DaskERMOracle:
-        """The chunk-wise oracle at the current lam (A^T A reduced once per problem)."""
-        if self._gram is None:
-            self._gram = gram_of(self.data, self.intercept)
+        """The chunk-wise oracle at the current lam (the moments A^T A, A^T y reduced
+        once per problem)."""
+        if self._moments is None:
+            self._moments = moments_of(self.data, self.intercept)
         return DaskERMOracle(self.data, self.loss, self.penalty, self.lam, self.intercept,
-                             gram=self._gram)
+                             moments=self._moments)
 
     def objective(self, w: Any, b: float = 0.0) -> float:
         """F(w, b), one pass over the chunks."""
@@ -160,8 +173,9 @@ class DaskERM(ERM):
             The method's stopping tolerance (default: 1e-8; for "exact", the tolerances
             of :data:`EXACT_TOLS`).
         cert_tol : float, optional
-            Certificate tolerance deciding "optimal": the distance of 0 to dF, in units of
-            F per column RMS (default ``tol``, 1e-9 for "exact", never below 1e-12).
+            Certificate tolerance deciding "optimal": the relative distance of 0 to dF and
+            the relative duality gap, as in memory (default 1e-9 for "exact", 1e-6 for
+            the iterative methods).
         certify : bool
             Compute the certificate (one more pass).
         warm_start : Solution, optional
@@ -185,7 +199,7 @@ class DaskERM(ERM):
             return self._solve_exact(cert_tol if cert_tol is not None else 1e-9, warm_start,
                                      **options)
         tol = 1e-8 if tol is None else check_nonnegative("tol", tol)
-        cert_tol = max(tol, 1e-12) if cert_tol is None else check_positive("cert_tol", cert_tol)
+        cert_tol = ITERATIVE_TOL if cert_tol is None else check_positive("cert_tol", cert_tol)
         return self._run(method, tol, cert_tol, certify, warm_start, **options)
 
     def _run(self, method, tol, cert_tol, certify, warm_start, **options) -> Solution:
@@ -221,7 +235,10 @@ class DaskERM(ERM):
                 f"loss is not differentiable; method='subgradient' runs (uncertified), and "
                 f"for hinge + l2 cl.SVM(X, y, C=1/(n lam)).solve() runs the cascade SVM")
         smooth = self.penalty.has("hessian") or self.lam == 0
-        return ["newton", "prox"] if smooth and self.loss.has_hessian else ["prox"]
+        routes = ["newton", "prox"] if smooth and self.loss.has_hessian else ["prox"]
+        if self.loss.has("least_squares") and self.data.d + self.intercept <= MAX_MOMENT_DIM:
+            routes.insert(0, "gram")
+        return routes
 
     def _solve_exact(self, cert_tol: float, warm_start, **options) -> Solution:
         """The chain of :meth:`exact_routes` on the walker of

@@ -30,7 +30,7 @@ from ..penalties import Penalty
 from ..solvers.erm.oracle import ERMOracle
 from .chunks import ChunkedData
 
-__all__ = ["DaskERMOracle", "loss_token"]
+__all__ = ["DaskERMOracle", "gram_of", "loss_token", "moments_of"]
 
 
 def loss_token(loss: Loss) -> Any:
@@ -44,26 +44,31 @@ def _design(X: np.ndarray, intercept: bool) -> np.ndarray:
     return np.column_stack([X, np.ones(X.shape[0])]) if intercept else X
 
 
-def _block_gram(X, y, intercept):
-    """(A_k^T A_k, sum y^2): the Gram block, and y's square sum (finiteness of y)."""
+def _block_moments(X, y, intercept, weight=None):
+    """(A_k^T V A_k, A_k^T V y, y^T V y) on one row block (V = diag(v), I unweighted)."""
     A = _design(X, intercept)
-    return A.T @ A, float(y @ y)
+    y = np.asarray(y, dtype=float)
+    vy = y if weight is None else weight * y
+    VA = A if weight is None else A * weight[:, None]
+    return A.T @ VA, A.T @ vy, float(y @ vy)
 
 
-def _block_eval(X, y, x, loss, intercept, order):
-    """(sum loss, [A^T l'], [A^T diag(l'') A]) on one row block, up to ``order``."""
+def _block_eval(X, y, x, loss, intercept, order, weight=None):
+    """(sum v loss, [A^T (v l')], [A^T diag(v l'') A]) on one row block, up to ``order``
+    (v = 1 without weights)."""
     loss = make_loss(loss)
+    v = 1.0 if weight is None else weight
     d = X.shape[1]
     f = X @ x[:d]
     if intercept:
         f += x[d]
-    out = (float(np.sum(loss.value(y, f))),)
+    out = (float(np.sum(v * loss.value(y, f))),)
     if order >= 1:
-        g = loss.derivative(y, f)
+        g = v * loss.derivative(y, f)
         grad = X.T @ g
         out += (np.append(grad, g.sum()) if intercept else grad,)
     if order >= 2:
-        h = loss.hessian(y, f)
+        h = v * loss.hessian(y, f)
         B = X * np.sqrt(h)[:, None]
         H = np.empty((x.size, x.size))
         H[:d, :d] = B.T @ B
@@ -89,6 +94,8 @@ class DaskERMOracle(ERMOracle):
     ----------
     gram : ndarray (dim, dim)
         G = A^T A / n.
+    moments : tuple or None
+        (A^T A / n, A^T y / n, y^T y / n) when reduced here or given (:func:`moments_of`).
     units : ndarray (dim,)
         sqrt(diag G): the RMS of each column of A (the certificate's units).
     passes : int
@@ -96,8 +103,10 @@ class DaskERMOracle(ERMOracle):
     """
 
     def __init__(self, data: ChunkedData, loss: Loss, penalty: Penalty, lam: float,
-                 intercept: bool = True, gram: np.ndarray | None = None):
-        self.data, self.X, self.y = data, None, None
+                 intercept: bool = True, gram: np.ndarray | None = None,
+                 moments: tuple | None = None):
+        # the sample weights live on the blocks (each block function gets its v)
+        self.data, self.X, self.y, self.weights = data, None, None, None
         self.loss, self.penalty = loss, penalty
         self.lam, self.intercept = float(lam), bool(intercept)
         self.n, self.d = data.n, data.d
@@ -109,10 +118,11 @@ class DaskERMOracle(ERMOracle):
         # in the same pass halves the passes, for a dim x dim block that costs little
         # next to a pass's latency (small dim only).
         self.eager_order = 2 if loss.has_hessian and self.dim <= 64 else 1
-        if gram is None:
-            gram = gram_of(data, self.intercept)
-        self.gram = gram
-        self.units = np.sqrt(np.maximum(np.diag(gram), 0.0))
+        if moments is None and gram is None:
+            moments = moments_of(data, self.intercept)
+        self.moments = moments
+        self.gram = moments[0] if gram is None else gram
+        self.units = np.sqrt(np.maximum(np.diag(self.gram), 0.0))
 
     # ---------------------------------------------------------------- passes
     def evaluate(self, x: np.ndarray, order: int) -> tuple:
@@ -166,10 +176,17 @@ class DaskERMOracle(ERMOracle):
         return self.loss.curvature * float(np.linalg.eigvalsh(self.gram)[-1])
 
 
-def gram_of(data: ChunkedData, intercept: bool) -> np.ndarray:
-    """G = A^T A / n reduced chunk-wise; raises DataError when X or y has NaN/inf."""
-    G, yy = data.map_reduce(_block_gram, bool(intercept))
-    if not (np.all(np.isfinite(G)) and np.isfinite(yy)):
+def moments_of(data: ChunkedData, intercept: bool) -> tuple[np.ndarray, np.ndarray, float]:
+    """(A^T V A / n, A^T V y / n, y^T V y / n) reduced chunk-wise in one pass (the oracle's
+    Gram matrix, and all a least-squares loss needs of the data; V = diag(v) the
+    normalized weights, I without); raises DataError when X or y has NaN/inf."""
+    G, Aty, yy = data.map_reduce(_block_moments, bool(intercept))
+    if not (np.all(np.isfinite(G)) and np.all(np.isfinite(Aty)) and np.isfinite(yy)):
         raise DataError("X or y contains NaN or infinite values (found in the chunk-wise "
-                        "Gram matrix A^T A)")
-    return G / data.n
+                        "moments A^T A, A^T y)")
+    return G / data.n, Aty / data.n, yy / data.n
+
+
+def gram_of(data: ChunkedData, intercept: bool) -> np.ndarray:
+    """G = A^T A / n reduced chunk-wise (:func:`moments_of`)."""
+    return moments_of(data, intercept)[0]

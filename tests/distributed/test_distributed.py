@@ -90,17 +90,87 @@ def test_logistic_l2_newton_matches_in_memory(client):
     assert auto.provenance["route"] == "newton" and auto.status == "optimal"
 
 
-def test_lasso_prox_matches_in_memory(client):
+def test_lasso_from_moments_and_prox_match_in_memory(client):
     X, y = _data(task="regression", seed=1)
     Xd, yd = _dask(client, X, y)
     erm = cl.ERM(Xd, yd, loss="squared", penalty="l1", lam=0.05)
-    sol = erm.solve()
-    assert sol.provenance["route"] == "prox" and sol.status == "optimal"
     mem = cl.ERM(X, y, loss="squared", penalty="l1", lam=0.05)
     ref = mem.solve("fista", tol=1e-12, certify=False)
-    assert _rel(sol.w, ref.w) <= 1e-8
-    assert np.array_equal(sol.w == 0, ref.w == 0)      # the same zero pattern
-    assert sol.objective == pytest.approx(mem.objective(ref.w, ref.b), rel=1e-12)
+    # the exact route of a least-squares loss: the moments (one pass), solved in memory
+    sol = erm.solve()
+    assert sol.provenance["route"] == "gram" and sol.status == "optimal"
+    prox = erm.solve("prox", tol=1e-11)
+    assert prox.status == "optimal"
+    for got in (sol, prox):
+        assert _rel(got.w, ref.w) <= 1e-8
+        assert np.array_equal(got.w == 0, ref.w == 0)      # the same zero pattern
+        assert got.objective == pytest.approx(mem.objective(ref.w, ref.b), rel=1e-12)
+        # a finite duality gap, the in-memory certificate's at the same point
+        assert np.isfinite(got.report.relative_gap) and got.report.relative_gap <= 1e-9
+        here = mem.certificate(got)
+        assert abs(got.report.duality_gap - here.duality_gap) <= 1e-8 * abs(here.objective)
+
+
+@pytest.mark.parametrize("loss, penalty, intercept, task, weighted", [
+    ("logistic", "l2", True, "classification", False),
+    ("logistic", "l1", True, "classification", True),
+    ("hinge", "l2", True, "classification", True), ("squared", "l1", True, "regression", False),
+    ("squared", "l1", True, "regression", True),
+    ("squared", "elastic_net", False, "regression", False)])
+def test_chunked_certificate_is_the_in_memory_certificate(client, loss, penalty, intercept,
+                                                          task, weighted):
+    """The same figures (relative distance, duality gap, verdict) at the optimum and at a
+    perturbed point, for margin losses (classes rebalanced), regression losses (centred
+    multipliers), l1 (the dual point scaled into the ball), kinks (hinge) and sample
+    weights (one in ten 0); and the exact route's answer is the in-memory one."""
+    X, y = _data(n=1200, d=4, seed=7, task=task)
+    Xd, yd = _dask(client, X, y, chunks=3)
+    kw = {"l1_ratio": 0.5} if penalty == "elastic_net" else {}
+    if weighted:
+        s = np.random.default_rng(9).uniform(0.1, 3.0, X.shape[0])
+        s[::10] = 0.0
+        kw["sample_weight"] = s
+    mem = cl.ERM(X, y, loss=loss, penalty=penalty, lam=0.02, intercept=intercept, **kw)
+    if weighted:
+        kw["sample_weight"] = client.persist(da.from_array(s, chunks=yd.chunks))
+    erm = cl.ERM(Xd, yd, loss=loss, penalty=penalty, lam=0.02, intercept=intercept, **kw)
+    opt = mem.solve()
+    assert opt.status == "optimal"
+    if loss != "hinge":
+        mine = erm.solve()
+        assert mine.status == "optimal" and _rel(mine.w, opt.w) <= 1e-7
+    bad = cl.Solution(w=opt.w * 1.01 + 1e-3, b=opt.b + 0.01)
+    for point, passes in ((opt, True), (bad, False)):
+        a, b = mem.certificate(point), erm.certificate(point)
+        assert a.passed is b.passed is passes
+        assert b.relative_distance == pytest.approx(a.relative_distance, rel=1e-6, abs=1e-13)
+        assert b.details["dual_objective"] == pytest.approx(a.details["dual_objective"],
+                                                            rel=1e-10, abs=1e-14)
+        assert abs(b.duality_gap - a.duality_gap) <= 1e-8 * abs(a.objective)
+
+
+def test_reduced_least_squares_keeps_the_objective():
+    """||y_c - X_c w||^2 = ||z - R w||^2 + const for every w (full column rank), with and
+    without intercept; a rank-deficient X keeps only its row space's k rows."""
+    from convexlearn.distributed.moments import reduced_least_squares
+    rng = np.random.default_rng(8)
+    n, d = 300, 5
+    X = rng.standard_normal((n, d)) + 2.0
+    y = rng.standard_normal(n)
+    for intercept in (True, False):
+        A = np.column_stack([X, np.ones(n)]) if intercept else X
+        R, z, xbar, ybar = reduced_least_squares(A.T @ A / n, A.T @ y / n, y @ y / n, n,
+                                                 intercept)
+        Xc, yc = X - xbar, y - ybar
+        values = []
+        for _ in range(3):
+            w = rng.standard_normal(d)
+            values.append(np.sum((yc - Xc @ w) ** 2) - np.sum((z - R @ w) ** 2))
+        assert np.ptp(values) <= 1e-9 * np.sum(yc ** 2)
+        assert R.shape == (d, d)
+    Xr = np.column_stack([X, X[:, 0] + X[:, 1]])        # rank d in d + 1 columns
+    R, *_ = reduced_least_squares(Xr.T @ Xr / n, Xr.T @ y / n, y @ y / n, n, False)
+    assert R.shape == (d, d + 1)
 
 
 def test_gd_admm_subgradient_and_status(client):
@@ -114,6 +184,34 @@ def test_gd_admm_subgradient_and_status(client):
     assert admm.report.distance <= 1e-5 and _rel(admm.w, ref.w) <= 1e-4
     sub = erm.solve("subgradient", max_iter=5)
     assert sub.status != "optimal" and not sub.report.passed   # 5 steps certify nothing
+
+
+def test_sample_weights_on_every_method(client):
+    """Integer weights are copies of samples: every distributed method solves the weighted
+    problem (the in-memory weighted answer), and its objective is the weighted one."""
+    X, y = _data(n=1500, d=3, seed=10)
+    s = np.random.default_rng(11).integers(0, 4, X.shape[0]).astype(float)
+    Xd, yd = _dask(client, X, y, chunks=3)
+    sd = client.persist(da.from_array(s, chunks=yd.chunks))
+    mem = cl.ERM(X, y, loss="logistic", penalty="l2", lam=0.05, sample_weight=s)
+    ref = mem.solve()
+    copies = np.repeat(np.arange(X.shape[0]), s.astype(int))
+    dup = cl.ERM(X[copies], y[copies], loss="logistic", penalty="l2", lam=0.05).solve()
+    assert _rel(dup.w, ref.w) <= 1e-8
+    erm = cl.ERM(Xd, yd, loss="logistic", penalty="l2", lam=0.05, sample_weight=sd)
+    for method, tol, err in (("newton", 1e-12, 1e-8), ("prox", 1e-11, 1e-7),
+                             ("gd", 1e-9, 1e-6), ("admm", 1e-8, 1e-4)):
+        sol = erm.solve(method, tol=tol, max_iter=2000)
+        assert _rel(sol.w, ref.w) <= err, method
+        assert sol.objective == pytest.approx(mem.objective(sol.w, sol.b), rel=1e-10), method
+    sub = erm.solve("subgradient", max_iter=20)
+    assert sub.objective == pytest.approx(mem.objective(sub.w, sub.b), rel=1e-10)
+    sq_mem = cl.ERM(X, X @ np.ones(3), loss="squared", penalty="l2", lam=0.05,
+                    sample_weight=s)
+    sq = cl.ERM(Xd, da.from_array(X @ np.ones(3), chunks=yd.chunks), loss="squared",
+                penalty="l2", lam=0.05, sample_weight=sd).solve()
+    assert sq.provenance["route"] == "gram" and sq.status == "optimal"
+    assert _rel(sq.w, sq_mem.solve().w) <= 1e-9
 
 
 def test_routing_and_errors(client):
@@ -134,6 +232,10 @@ def test_routing_and_errors(client):
     Xbad[0, 0] = np.nan
     with pytest.raises(cl.DataError, match="NaN"):
         cl.ERM(Xbad, yd, lam=0.1).solve("newton")
+    with pytest.raises(cl.DataError, match="sample_weight must be >= 0"):
+        cl.ERM(Xd, yd, lam=0.1, sample_weight=-np.ones(X.shape[0]))
+    with pytest.raises(cl.DataError, match="zero everywhere"):
+        cl.ERM(Xd, yd, lam=0.1, sample_weight=da.zeros(X.shape[0], chunks=200))
     assert type(cl.ERM(X, y, lam=0.1)) is cl.ERM      # numpy input: the in-memory class
 
 
