@@ -17,6 +17,7 @@ from .path import Path
 # One line per problem family / feature module (keeps concurrent additions conflict-free).
 from .certify.kkt import KKTReport
 from .svm import SVM
+from .svm_l2 import SquaredHingeSVM  # noqa: F401  (registers cl.SVM(..., loss="squared_hinge"))
 from .halfspace import Halfspace, SeparabilityResult
 from .shattering import shatters
 from .perceptron import perceptron
