@@ -18,6 +18,7 @@ from .path import Path
 from .certify.kkt import KKTReport
 from .svm import SVM
 from .svm_l2 import SquaredHingeSVM  # noqa: F401  (registers cl.SVM(..., loss="squared_hinge"))
+from .crammer_singer import CrammerSingerSVM
 from .halfspace import Halfspace, SeparabilityResult
 from .shattering import shatters
 from .perceptron import perceptron
@@ -37,6 +38,7 @@ __all__ = [
     "Kernel", "make_kernel", "polynomial_features",
     "History", "Solution", "load",
     "KKTReport", "SVM",
+    "CrammerSingerSVM",
     "Halfspace", "SeparabilityResult", "shatters", "perceptron",
     "compare", "Comparison",
     "ERM", "OptimalityReport", "Path",

@@ -41,7 +41,7 @@ LAYERS: dict[str, int] = {
     "certify": 1,
     "formulations": 2, "solvers": 2,
     "routes": 3,
-    "svm": 4, "svm_l2": 4, "erm": 4, "halfspace": 4, "shattering": 4, "perceptron": 4, "compare": 4,
+    "svm": 4, "svm_l2": 4, "crammer_singer": 4, "erm": 4, "halfspace": 4, "shattering": 4, "perceptron": 4, "compare": 4,
     "estimators": 5, "plot": 5, "distributed": 5, "verification": 5, "": 5,
     "app": 6, "__main__": 6,
 }

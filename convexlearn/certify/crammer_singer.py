@@ -25,7 +25,7 @@ import numpy as np
 
 from .kkt import relative_gap
 
-__all__ = ["crammer_singer_certificate", "feasible_dual"]
+__all__ = ["crammer_singer_certificate", "feasible_dual", "CrammerSingerReport"]
 
 _TINY = np.finfo(float).tiny
 
@@ -77,3 +77,37 @@ def crammer_singer_certificate(X: np.ndarray, codes: np.ndarray, C: np.ndarray,
                 relative_gap=relative_gap(primal, dual) if rel >= -gap_tol else math.inf,
                 signed_relative_gap=rel, complementarity=comp, stationarity=stationarity,
                 max_violation=worst, slack=xi, gap_tol=gap_tol, tol=tol)
+
+
+class CrammerSingerReport:
+    """The certificate of a Crammer-Singer solution (:func:`crammer_singer_certificate`'s
+    figures as attributes): ``passed``, ``relative_gap``, ``primal_objective``,
+    ``dual_objective``, ``duality_gap``, ``max_violation``, ``complementarity`` (per
+    sample), ``stationarity``, ``slack`` (xi_i), ``tol``, ``gap_tol``."""
+
+    def __init__(self, figures: dict):
+        self.passed = figures["passed"]
+        self.relative_gap = figures["relative_gap"]
+        self.primal_objective = figures["primal"]
+        self.dual_objective = figures["dual"]
+        self.duality_gap = figures["gap"]
+        self.max_violation = figures["max_violation"]
+        self.complementarity = figures["complementarity"]
+        self.stationarity = figures["stationarity"]
+        self.slack = figures["slack"]
+        self.tol, self.gap_tol = figures["tol"], figures["gap_tol"]
+
+    def summary(self) -> str:
+        """Two lines: the verdict and the figures."""
+        verdict = "CERTIFIED" if self.passed else "NOT certified"
+        return (f"{verdict} at a relative duality gap of {self.gap_tol:g} (gap "
+                f"{self.relative_gap:.2e}); KKT residuals max {self.max_violation:.2e} "
+                f"(<= {self.tol:g})\n  primal {self.primal_objective:.12g}, dual "
+                f"{self.dual_objective:.12g}")
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def __repr__(self) -> str:
+        return (f"<CrammerSingerReport {'passed' if self.passed else 'FAILED'}: relative gap "
+                f"{self.relative_gap:.2e}, max violation {self.max_violation:.2e}>")

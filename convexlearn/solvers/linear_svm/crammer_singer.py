@@ -28,7 +28,7 @@ from ...solution import Timer
 from .cs_kernel import cs_epoch
 from .linear_active_set import one_blas_thread
 
-__all__ = ["crammer_singer_exact", "cs_dual_cd"]
+__all__ = ["crammer_singer_exact", "cs_dual_cd", "finish_sets", "sets_from_scores"]
 
 
 def cs_dual_cd(X, codes, k, C, eps, max_epochs, seed=0, A0=None):
@@ -54,7 +54,7 @@ def _masses(A, codes, C):
     return mu
 
 
-def _finish(X, codes, k, C, sets):
+def finish_sets(X, codes, k, C, sets):
     """W and A for the sets (module docstring, step 2); None when the system is empty."""
     n, d = X.shape
     rows_i, m0s, mjs = [], [], []
@@ -129,7 +129,7 @@ def crammer_singer_exact(X: np.ndarray, codes: np.ndarray, k: int, C: np.ndarray
             sets = _sets_from(A, codes, C, None, None, 1e-8)
             for _ in range(max_rounds):
                 rounds += 1
-                Wf, Af = _finish(X, codes, k, C, sets)
+                Wf, Af = finish_sets(X, codes, k, C, sets)
                 cert = crammer_singer_certificate(X, codes, C, Wf, Af, tol, gap_tol)
                 if cert["relative_gap"] < best[2]["relative_gap"]:
                     best = (Wf, Af, cert)
@@ -171,3 +171,20 @@ def _repair(sets, X, codes, C, W, A) -> bool:
                 Si.append(m)
                 changed = True
     return changed
+
+
+def sets_from_scores(X, codes, W, band: float = 1e-6) -> list:
+    """Per sample, the classes whose v_im = e_im + <w_m - w_{y_i}, x_i> is within ``band``
+    (relative to max(1, |xi_i|)) of the max xi_i, the largest first: the active classes of a
+    primal point (for the multipliers of a primal-only answer)."""
+    n = X.shape[0]
+    rows = np.arange(n)
+    S = X @ W.T
+    V = S - S[rows, codes][:, None] + 1.0
+    V[rows, codes] = 0.0
+    xi = V.max(axis=1)
+    sets = []
+    for i in range(n):
+        on = np.flatnonzero(V[i] >= xi[i] - band * max(1.0, abs(xi[i])))
+        sets.append(list(on[np.argsort(-V[i, on], kind="stable")]))
+    return sets
