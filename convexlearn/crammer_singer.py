@@ -29,7 +29,7 @@ from .formulations.base import solve_formulation
 from .formulations.svm_variants import crammer_singer_dual, crammer_singer_primal
 from .solution import Solution, Timer, check_same_problem, data_digest, problem_fingerprint
 from .solvers.linear_svm.crammer_singer import (crammer_singer_exact, finish_sets,
-                                                sets_from_scores)
+                                                polish_dual, sets_from_scores)
 
 __all__ = ["CrammerSingerSVM", "as_class_codes"]
 
@@ -167,6 +167,11 @@ class CrammerSingerSVM:
                 W, A = np.asarray(form.variables["W"].value, dtype=float), None
             sol = Solution(w=W, b=0.0, alpha=A, method="exact", n_iter=info.iterations,
                            provenance={**info.provenance(), "route": route})
+            if A is not None:       # the interior point's multipliers, finished exactly
+                Wp, Ap, cert = polish_dual(self.X, self.codes, K, C, A, cert_tol)
+                if cert["passed"]:
+                    sol.w, sol.alpha = Wp, Ap
+                    sol.provenance["polished"] = True
         sol.provenance["fingerprint"] = self.fingerprint()
         sol.report = self.certificate(sol, cert_tol)
         sol.objective = sol.report.primal_objective

@@ -97,6 +97,12 @@ class CrammerSingerReport:
         self.slack = figures["slack"]
         self.tol, self.gap_tol = figures["tol"], figures["gap_tol"]
 
+    def worst(self) -> dict[str, float]:
+        """The largest residual of each condition (the gap relative)."""
+        return {"complementarity": float(np.max(self.complementarity, initial=0.0)),
+                "stationarity": float(self.stationarity),
+                "duality_gap": float(self.relative_gap)}
+
     def summary(self) -> str:
         """Two lines: the verdict and the figures."""
         verdict = "CERTIFIED" if self.passed else "NOT certified"
