@@ -183,10 +183,7 @@ class SVM(KernelSamples):
         this holds for it too).
     psd_tol : float
         Relative round-off tolerance of the PSD check (lambda_min >= -psd_tol ||K||_2).
-    loss : {"hinge", "squared_hinge"}
-        "hinge" (default): this problem. "squared_hinge": the L2-loss SVM, C sum_i xi_i^2,
-        which builds :class:`convexlearn.svm_l2.SquaredHingeSVM` (its own class; it also
-        takes ``intercept="penalized"``, LIBLINEAR's and LinearSVC's penalized bias).
+    loss : "hinge", or "squared_hinge" (:class:`convexlearn.svm_l2.SquaredHingeSVM`)
 
     Attributes
     ----------
@@ -201,14 +198,8 @@ class SVM(KernelSamples):
     """
 
     def __new__(cls, X=None, *args, **kwargs):
-        if cls is SVM:
-            loss = kwargs.get("loss", "hinge")
-            problem = SVM_LOSSES.get(loss) if isinstance(loss, str) else None
-            if problem is None:
-                raise ParameterError(f"unknown SVM loss {loss!r}; valid: "
-                                     f"{', '.join(map(repr, SVM_LOSSES))}")
-            if problem is not SVM:      # another problem (the L2-loss SVM): its own class
-                return problem(X, *args, **kwargs)
+        if cls is SVM and _problem_of(kwargs.get("loss", "hinge")) is not SVM:
+            return _problem_of(kwargs["loss"])(X, *args, **kwargs)   # the L2-loss SVM
         # a registered array kind (dask: data.ARRAY_BACKENDS) builds its subclass first
         return super().__new__(backend_class("SVM", X, SVM) if cls is SVM else cls)
 
@@ -216,8 +207,7 @@ class SVM(KernelSamples):
                  intercept: bool = True, *,
                  gamma: Any = "scale", degree: int = 3, coef0: float = 0.0,
                  sample_weight: Any = None,
-                 repair_psd: bool = False, psd_tol: float = DEFAULT_PSD_TOL,
-                 loss: str = "hinge"):
+                 repair_psd: bool = False, psd_tol: float = DEFAULT_PSD_TOL, loss: str = "hinge"):
         precomputed = isinstance(kernel, str) and kernel == "precomputed"
         y_arr = np.asarray(y)
         n = y_arr.shape[0] if y_arr.ndim >= 1 else None
@@ -469,6 +459,15 @@ class SVM(KernelSamples):
 
 
 SVM_LOSSES["hinge"] = SVM
+
+
+def _problem_of(loss: Any) -> type:
+    """The problem class of ``cl.SVM(..., loss=loss)`` (:data:`SVM_LOSSES`)."""
+    problem = SVM_LOSSES.get(loss) if isinstance(loss, str) else None
+    if problem is None:
+        raise ParameterError(f"unknown SVM loss {loss!r}; valid: "
+                             f"{', '.join(map(repr, SVM_LOSSES))}")
+    return problem
 
 
 def _checked_weights(svm, sample_weight) -> np.ndarray | None:
