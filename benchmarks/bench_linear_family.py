@@ -79,12 +79,14 @@ def first_call(which: str) -> float:
 def line(name, which, data, ours, sk):
     X, y = data()
     t_ours, (F, sol) = best_time(lambda: ours(X, y), 3)
+    print(f"{name}: convexlearn {t_ours:.3f} s, {sol.status}", flush=True)
     rel = None
     for tol in TOLS:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             G = sk(X, y, tol)
         rel = float(np.max(np.abs(G - F)) / np.max(np.abs(F)))
+        print(f"  LinearSVC tol={tol:g}: agrees to {rel:.1e}", flush=True)
         if rel <= 1e-6:
             break
     with warnings.catch_warnings():

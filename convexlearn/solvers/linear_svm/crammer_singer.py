@@ -32,7 +32,8 @@ __all__ = ["crammer_singer_exact", "cs_dual_cd", "finish_sets", "sets_from_score
            "polish_dual"]
 
 
-def cs_dual_cd(X, codes, k, C, eps, max_epochs, seed=0, A0=None):
+def cs_dual_cd(X: np.ndarray, codes: np.ndarray, k: int, C: np.ndarray, eps: float,
+               max_epochs: int, seed: Any = 0, A0: np.ndarray | None = None) -> tuple:
     """The sequential dual method until the largest per-sample gradient spread <= eps.
     Returns (A, W, epochs, spread)."""
     n, d = X.shape
@@ -55,7 +56,8 @@ def _masses(A, codes, C):
     return mu
 
 
-def finish_sets(X, codes, k, C, sets):
+def finish_sets(X: np.ndarray, codes: np.ndarray, k: int, C: np.ndarray,
+                sets: list) -> tuple[np.ndarray, np.ndarray]:
     """W and A for the sets (module docstring, step 2); None when the system is empty."""
     n, d = X.shape
     rows_i, m0s, mjs = [], [], []
@@ -137,7 +139,8 @@ def crammer_singer_exact(X: np.ndarray, codes: np.ndarray, k: int, C: np.ndarray
     return W, A, {"certificate": cert, "epochs": epochs, "rounds": rounds, "time_s": timer()}
 
 
-def polish_dual(X, codes, k, C, A, tol: float = 1e-6, gap_tol: float = 1e-9,
+def polish_dual(X: np.ndarray, codes: np.ndarray, k: int, C: np.ndarray, A: np.ndarray,
+                tol: float = 1e-6, gap_tol: float = 1e-9,
                 max_rounds: int = 30) -> tuple:
     """The active-set finish (module docstring, step 2) from multipliers ``A`` (the sets
     read off their masses, and off the scores of W = A^T X): (W, A, certificate) of the
@@ -190,7 +193,8 @@ def _repair(sets, X, codes, C, W, A) -> bool:
     return changed
 
 
-def sets_from_scores(X, codes, W, band: float = 1e-6) -> list:
+def sets_from_scores(X: np.ndarray, codes: np.ndarray, W: np.ndarray,
+                     band: float = 1e-6) -> list:
     """Per sample, the classes whose v_im = e_im + <w_m - w_{y_i}, x_i> is within ``band``
     (relative to max(1, |xi_i|)) of the max xi_i, the largest first: the active classes of a
     primal point (for the multipliers of a primal-only answer)."""
