@@ -82,15 +82,20 @@ def squared_hinge_dual(y: np.ndarray, C: Any, mode: str, *, X: np.ndarray | None
                        name=f"L2-loss SVM dual ({mode} intercept)", kind="qp")
 
 
+def _cs_costs(n: int, k: int, codes: np.ndarray, C: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(C_i broadcast to n, E with e_im = 1 - [m = y_i])."""
+    E = np.ones((n, k))
+    E[np.arange(n), codes] = 0.0
+    return np.broadcast_to(np.asarray(C, dtype=float), (n,)), E
+
+
 def crammer_singer_primal(X: np.ndarray, codes: np.ndarray, k: int, C: Any) -> Any:
     """The Crammer-Singer primal (variable ``W`` (k, d)); ``codes`` the class indices."""
     import cvxpy as cp
     from .base import Formulation
     n, d = X.shape
-    C = np.broadcast_to(np.asarray(C, dtype=float), (n,))
+    C, E = _cs_costs(n, k, codes, C)
     W = cp.Variable((k, d), name="W")
-    E = np.ones((n, k))
-    E[np.arange(n), codes] = 0.0
     S = X @ W.T                                            # (n, k) scores
     Y = np.zeros((n, k))
     Y[np.arange(n), codes] = 1.0
@@ -105,10 +110,8 @@ def crammer_singer_dual(X: np.ndarray, codes: np.ndarray, k: int, C: Any) -> Any
     import cvxpy as cp
     from .base import Formulation
     n, d = X.shape
-    C = np.broadcast_to(np.asarray(C, dtype=float), (n,))
+    C, E = _cs_costs(n, k, codes, C)
     A = cp.Variable((n, k), name="A")
-    E = np.ones((n, k))
-    E[np.arange(n), codes] = 0.0
     U = np.zeros((n, k))
     U[np.arange(n), codes] = C
     constraints = {"sum": cp.sum(A, axis=1) == 0, "upper": A <= U}
