@@ -25,7 +25,6 @@ from numpy.typing import ArrayLike
 from .certify.crammer_singer import CrammerSingerReport, crammer_singer_certificate
 from .data import (as_features, as_sample_weight, check_C, check_positive, check_solver)
 from .errors import DataError, ParameterError
-from .formulations.base import solve_formulation
 from .formulations.svm_variants import crammer_singer_dual, crammer_singer_primal
 from .solution import Solution, Timer, check_same_problem, data_digest, problem_fingerprint
 from .solvers.linear_svm.crammer_singer import (crammer_singer_exact, finish_sets,
@@ -157,6 +156,7 @@ class CrammerSingerSVM:
                            provenance={"route": route, "epochs": info["epochs"],
                                        "rounds": info["rounds"]})
         else:
+            from .formulations.base import solve_formulation     # loads cvxpy: on use only
             build = crammer_singer_dual if route == "exact-dual" else crammer_singer_primal
             form = build(self.X, self.codes, K, C)
             info = solve_formulation(form, solver, **options)

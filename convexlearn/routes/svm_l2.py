@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 
 from ..errors import NotApplicableError, ParameterError
-from ..formulations.base import solve_formulation
 from ..formulations.svm_variants import squared_hinge_dual, squared_hinge_primal
 from ..gram import Gram
 from ..kernels import make_kernel
@@ -111,6 +110,7 @@ def _smo(p, *, solver, options) -> Solution:
 
 def _cvxpy(method: str):
     def run(p, *, solver, options) -> Solution:
+        from ..formulations.base import solve_formulation     # loads cvxpy: on use only
         p.densify(f"route {method!r}")
         data = {"X": p.X} if p.kernel.is_linear else {"K": p.gram}
         build = squared_hinge_dual if method == "exact-dual" else squared_hinge_primal
