@@ -21,6 +21,8 @@ from .svr import SVR
 from .one_class import OneClassSVM
 from .nu_svm import NuSVM, NuSVR
 from .certify.qp_kkt import QPKKTReport
+from .svm_l2 import SquaredHingeSVM  # noqa: F401  (registers cl.SVM(..., loss="squared_hinge"))
+from .crammer_singer import CrammerSingerSVM
 from .halfspace import Halfspace, SeparabilityResult
 from .shattering import shatters
 from .perceptron import perceptron
@@ -40,6 +42,7 @@ __all__ = [
     "Kernel", "make_kernel", "polynomial_features",
     "History", "Solution", "load",
     "KKTReport", "SVM",
+    "CrammerSingerSVM",
     "Halfspace", "SeparabilityResult", "shatters", "perceptron",
     "compare", "Comparison",
     "ERM", "OptimalityReport", "Path",

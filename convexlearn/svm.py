@@ -37,7 +37,12 @@ from .solution import (Solution, check_same_problem, check_solution_shapes, data
                        problem_fingerprint)
 from .solvers.kernel_svm.c_svc import c_svc_solution
 
-__all__ = ["SVM", "EXACT_METHODS", "ITERATIVE_METHODS"]
+__all__ = ["SVM", "EXACT_METHODS", "ITERATIVE_METHODS", "SVM_LOSSES"]
+
+#: The binary SVM problem of each ``loss`` of ``cl.SVM(..., loss=...)``: "hinge" (this
+#: module's SVM) and the problems that register themselves ("squared_hinge":
+#: :class:`convexlearn.svm_l2.SquaredHingeSVM`).
+SVM_LOSSES: dict[str, type] = {}
 
 EXACT_METHODS = routes.EXACT_METHODS
 ITERATIVE_METHODS = routes.ITERATIVE_METHODS
@@ -178,6 +183,7 @@ class SVM(KernelSamples):
         this holds for it too).
     psd_tol : float
         Relative round-off tolerance of the PSD check (lambda_min >= -psd_tol ||K||_2).
+    loss : "hinge", or "squared_hinge" (:class:`convexlearn.svm_l2.SquaredHingeSVM`)
 
     Attributes
     ----------
@@ -192,6 +198,8 @@ class SVM(KernelSamples):
     """
 
     def __new__(cls, X=None, *args, **kwargs):
+        if cls is SVM and _problem_of(kwargs.get("loss", "hinge")) is not SVM:
+            return _problem_of(kwargs["loss"])(X, *args, **kwargs)   # the L2-loss SVM
         # a registered array kind (dask: data.ARRAY_BACKENDS) builds its subclass first
         return super().__new__(backend_class("SVM", X, SVM) if cls is SVM else cls)
 
@@ -199,7 +207,7 @@ class SVM(KernelSamples):
                  intercept: bool = True, *,
                  gamma: Any = "scale", degree: int = 3, coef0: float = 0.0,
                  sample_weight: Any = None,
-                 repair_psd: bool = False, psd_tol: float = DEFAULT_PSD_TOL):
+                 repair_psd: bool = False, psd_tol: float = DEFAULT_PSD_TOL, loss: str = "hinge"):
         precomputed = isinstance(kernel, str) and kernel == "precomputed"
         y_arr = np.asarray(y)
         n = y_arr.shape[0] if y_arr.ndim >= 1 else None
@@ -451,6 +459,18 @@ class SVM(KernelSamples):
             v = self.X.T @ ya
             return float(alpha.sum() - 0.5 * v @ v)
         return float(alpha.sum() - 0.5 * ya @ self.gram_products(ya))
+
+
+SVM_LOSSES["hinge"] = SVM
+
+
+def _problem_of(loss: Any) -> type:
+    """The problem class of ``cl.SVM(..., loss=loss)`` (:data:`SVM_LOSSES`)."""
+    problem = SVM_LOSSES.get(loss) if isinstance(loss, str) else None
+    if problem is None:
+        raise ParameterError(f"unknown SVM loss {loss!r}; valid: "
+                             f"{', '.join(map(repr, SVM_LOSSES))}")
+    return problem
 
 
 def _checked_weights(svm, sample_weight) -> np.ndarray | None:

@@ -44,6 +44,7 @@ LAYERS: dict[str, int] = {
     "svm": 4, "erm": 4, "halfspace": 4, "shattering": 4, "perceptron": 4, "compare": 4,
     "qp_problem": 4, "svr": 4, "one_class": 4,
     "nu_svm": 4,
+    "svm_l2": 4, "crammer_singer": 4,
     "estimators": 5, "plot": 5, "distributed": 5, "verification": 5, "": 5,
     "app": 6, "__main__": 6,
 }

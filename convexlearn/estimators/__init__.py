@@ -21,9 +21,10 @@ from .erm import ERMClassifier, ERMRegressor
 from .separators import HalfspaceClassifier, NotSeparableError, PerceptronClassifier
 from .svm import KernelSVMClassifier, LinearSVMClassifier
 from .nu_svm import NuSVMClassifier, NuSVMRegressor
+from .crammer_singer import CrammerSingerClassifier
 from ._checks import expected_failed_checks
 
 __all__ = ["KernelSVMClassifier", "LinearSVMClassifier", "ERMClassifier", "ERMRegressor",
            "PerceptronClassifier", "HalfspaceClassifier", "NotSeparableError",
            "expected_failed_checks",
-           "NuSVMClassifier", "NuSVMRegressor"]
+           "NuSVMClassifier", "NuSVMRegressor", "CrammerSingerClassifier"]

@@ -77,4 +77,12 @@ def expected_failed_checks(estimator) -> dict[str, str]:
     if name == "HalfspaceClassifier":
         failures.update({check: _NOT_SEPARABLE.format(data=data)
                          for check, data in _HALFSPACE_DATA.items()})
+    if name == "CrammerSingerClassifier":
+        failures["check_class_weight_classifiers"] = (
+            "the check asks > 87% of make_blobs(cluster_std=20) test points for class 0 "
+            "under class_weight {0: 1000, others: 1e-4}; the Crammer-Singer problem has no "
+            "intercept (LIBLINEAR -s 4), and hyperplanes through the origin cannot give the "
+            "blob around (2, 4) that region: LinearSVC(multi_class='crammer_singer', "
+            "fit_intercept=False) on the same data predicts class 0 for 52% (2 classes) "
+            "and 30% (3 classes)")
     return failures

@@ -70,6 +70,10 @@ class SVMClassifierBase(ClassifierMixin, BaseEstimator):
     def _scheme(self) -> str:
         return "ovr"
 
+    def _problem_options(self) -> dict:
+        """Keyword arguments of each binary problem beyond the kernel (the SVM's loss)."""
+        return {}
+
     def _keeps_sparse(self) -> bool:
         """A sparse X stays sparse for the linear kernel (products only)."""
         return self._kernel_spec()["kernel"] == "linear"
@@ -195,7 +199,7 @@ class SVMClassifierBase(ClassifierMixin, BaseEstimator):
             spec["gamma"] = self._gamma
         uniform = s is None or bool(np.all(s == s[0]))
         C_eff = C if s is None or not uniform else C * float(s[0])
-        svm = SVM(X, y, C=C_eff, intercept=self.fit_intercept, **spec)
+        svm = SVM(X, y, C=C_eff, intercept=self.fit_intercept, **spec, **self._problem_options())
         if gram is not None:
             svm.share_gram(gram)
         if uniform or math.isinf(C):
@@ -205,7 +209,8 @@ class SVMClassifierBase(ClassifierMixin, BaseEstimator):
                 f"method={self.method!r} solves the SVM with one C for all samples; "
                 f"non-uniform sample_weight or class_weight needs per-sample costs C_i = "
                 f"C * class_weight[y_i] * sample_weight_i, which method='exact' solves")
-        weighted = SVM(X, y, C=C, intercept=self.fit_intercept, sample_weight=s, **spec)
+        weighted = SVM(X, y, C=C, intercept=self.fit_intercept, sample_weight=s, **spec,
+                       **self._problem_options())
         if gram is not None:
             weighted.share_gram(gram)
         return weighted, weighted.solve(method="exact", tol=max(self.tol, 1e-6),

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..data import check_choice
+from ..svm import SVM_LOSSES
 from ._svm_base import SVMClassifierBase
 
 __all__ = ["KernelSVMClassifier", "LinearSVMClassifier"]
@@ -175,12 +176,18 @@ class LinearSVMClassifier(SVMClassifierBase):
     """Linear SVM classifier in C-form (unpenalized intercept, unlike LIBLINEAR's LinearSVC).
 
     ``min 1/2 ||w||^2 + sum_i C_i max(0, 1 - y_i (<w, x_i> + b))``, C_i = C *
-    class_weight[y_i] * sample_weight_i; one-vs-rest for more than two classes.
+    class_weight[y_i] * sample_weight_i (``loss="hinge"``), or ``... + sum_i C_i max(0, 1 -
+    y_i (<w, x_i> + b))^2`` (``loss="squared_hinge"``, LinearSVC's default loss, with b
+    unpenalized: LinearSVC's b is penalized, see docs/conventions.md); one-vs-rest for
+    more than two classes.
 
     Parameters
     ----------
     C : float or None, default=1.0
-        None or inf: hard margin.
+        None or inf: hard margin (hinge loss only).
+    loss : {"hinge", "squared_hinge"}, default="hinge"
+        The binary problems' loss (:class:`convexlearn.SVM`'s ``loss``); "squared_hinge"
+        takes the methods "exact" and "dcd".
     fit_intercept : bool, default=True
     class_weight : dict, "balanced" or None, default=None
         As in :class:`KernelSVMClassifier`.
@@ -205,11 +212,12 @@ class LinearSVMClassifier(SVMClassifierBase):
     _methods = ("exact", "dcd", "pegasos", "subgradient")
     _linear_only = True
 
-    def __init__(self, C: float | None = 1.0, *, fit_intercept: bool = True,
+    def __init__(self, C: float | None = 1.0, *, loss: str = "hinge", fit_intercept: bool = True,
                  class_weight: dict | str | None = None, probability: bool = False,
                  method: str = "exact", tol: float = 1e-6, max_iter: int | None = None,
                  random_state: Any = None, verbose: bool | int = False) -> None:
         self.C = C
+        self.loss = loss
         self.fit_intercept = fit_intercept
         self.class_weight = class_weight
         self.probability = probability
@@ -218,3 +226,12 @@ class LinearSVMClassifier(SVMClassifierBase):
         self.max_iter = max_iter
         self.random_state = random_state
         self.verbose = verbose
+
+    def _problem_options(self) -> dict:
+        return {"loss": self.loss}
+
+    def _check_params(self) -> float:
+        check_choice("loss", self.loss, tuple(SVM_LOSSES))
+        if self.loss != "hinge":
+            check_choice("method", self.method, ("exact", "dcd"))
+        return super()._check_params()
