@@ -460,12 +460,9 @@ class ERMAdapter(Adapter):
         "p": Key("number", None, "exponent of the lp penalty (>= 1)", check=model_checks.p),
         "l1_ratio": Key("number", None, "mixing of the elastic net, in [0, 1]",
                         check=model_checks.l1_ratio),
-        "quantile": Key("number", None, "tau of the quantile loss, in (0, 1)",
-                        check=model_checks.quantile),
-        "epsilon": Key("number", None, "half-width of the epsilon-insensitive loss (>= 0)",
-                       check=model_checks.epsilon),
-        "delta": Key("number", None, "threshold of the Huber loss (> 0)",
-                     check=model_checks.delta),
+        "quantile": Key("number", None, "quantile loss: tau", check=model_checks.quantile),
+        "epsilon": Key("number", None, "tube half-width", check=model_checks.epsilon),
+        "delta": Key("number", None, "Huber threshold", check=model_checks.delta),
     }
     expect_keys = {
         **_COMMON_EXPECT,

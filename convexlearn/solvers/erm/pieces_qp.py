@@ -12,9 +12,9 @@ gamma (w = X^T gamma, sum_i gamma_i = 0 with an intercept, -gamma_i / C_i in dps
 
 psi^* is piecewise linear with slope r_k on [s_{k-1}, s_k], so gamma_i splits into one
 bounded variable per slope interval: sign +1 for the intervals below 0 (gamma_i > 0),
--1 for those above, each with linear term s (-(y_i + r_k)) ... written so that
-``target = y_i + r_k`` (free variables sit on a breakpoint, <w, x_i> + b = y_i + r_k),
-upper bound C_i times the interval's length below or above 0. This is LIBSVM's
+-1 for those above, linear term p = -s (y_i + r_k) so that ``target = -s p = y_i + r_k``
+(a free variable's sample sits on its breakpoint, <w, x_i> + b = y_i + r_k), upper bound
+C_i times the interval's length below or above 0. This is LIBSVM's
 epsilon-SVR dual for the epsilon-insensitive loss (a+, a-: p = eps - y, eps + y); the
 same :class:`~convexlearn.solvers.kernel_svm.qp.DualQP`, SMO and active-set polish solve
 every such loss (the linear kernel: products by blocks of X X^T).
