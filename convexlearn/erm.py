@@ -69,9 +69,8 @@ class ERM:
     intercept : bool
         Fit an unpenalized b (else b = 0).
     sample_weight : array_like (n,), optional
-        s_i >= 0: the loss term becomes the weighted mean (1/sum s) sum_i s_i loss_i, so
-        integer weights are copies of samples and uniform weights change nothing (lam
-        keeps its meaning). A weight of 0 removes the sample.
+        s_i >= 0: the loss term is (1/sum s) sum_i s_i loss_i (integer weights are copies
+        of samples; lam keeps its meaning). A weight of 0 removes the sample.
     **params
         Of the loss (``quantile``, ``epsilon``, ``delta``) or the penalty (``p``, ``l1_ratio``).
     """
@@ -96,10 +95,8 @@ class ERM:
         self.intercept = check_bool("intercept", intercept)
         self.sample_weight = as_sample_weight(sample_weight, n)
         self._lam = check_nonnegative("lam", lam)
-        self._formulation = None
+        self._formulation = self._recession = self._last_report = None
         self._references: dict[float, Solution] = {}
-        self._recession = None
-        self._last_report = None
         self._work: dict = {}
 
     # ------------------------------------------------------------------ basics
@@ -149,10 +146,8 @@ class ERM:
         w = np.asarray(w, dtype=float)
         f = self.X @ w + (b if self.intercept else 0.0)
         reg = self.lam * self.penalty.value(w) if self.lam > 0 else 0.0
-        losses = self.loss.value(self.y, f)
-        if self.sample_weight is not None:
-            return float(self.sample_weight @ losses / self.sample_weight.sum()) + reg
-        return float(np.mean(losses)) + reg
+        # the weighted mean (1/sum s) sum_i s_i loss_i; the plain mean without weights
+        return float(np.average(self.loss.value(self.y, f), weights=self.sample_weight)) + reg
 
     def decision_function(self, solution: Solution, X: ArrayLike | None = None) -> np.ndarray:
         """f(x) = <w, x> + b on the training samples (``X=None``) or new ones."""
@@ -290,12 +285,10 @@ class ERM:
                    intercept=self.intercept, sample_weight=self.sample_weight)
 
     def seed_certificate_units(self, stats: Any) -> None:
-        """Give the certificate its column units and X^T 1 (``stats`` = (column RMS,
-        column sums) of X, unweighted) when a solver computed them on its own pass over X;
-        nothing when already known or ``stats`` is None."""
+        """The certificate's column RMS and X^T 1 (``stats``, unweighted, or None) when a
+        solver's own pass over X computed them first."""
         if stats is not None and "col_sums" not in self._work:
-            self._work.update(units=np.where(stats[0] > 0, stats[0], 1.0),
-                              col_sums=np.asarray(stats[1], dtype=float))
+            self._work.update(units=np.where(stats[0] > 0, stats[0], 1.0), col_sums=stats[1])
 
     def work_cache(self, name: str) -> dict:
         """A dict a route may keep data-only work in (X, y and intercept never change;
