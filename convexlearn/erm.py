@@ -142,11 +142,10 @@ class ERM:
                          sample_weight=self.sample_weight)
 
     def objective(self, w: Any, b: float = 0.0) -> float:
-        """F(w, b) recomputed from the data."""
+        """F(w, b) recomputed from the data (the loss term weighted by sample_weight)."""
         w = np.asarray(w, dtype=float)
         f = self.X @ w + (b if self.intercept else 0.0)
         reg = self.lam * self.penalty.value(w) if self.lam > 0 else 0.0
-        # the weighted mean (1/sum s) sum_i s_i loss_i; the plain mean without weights
         return float(np.average(self.loss.value(self.y, f), weights=self.sample_weight)) + reg
 
     def decision_function(self, solution: Solution, X: ArrayLike | None = None) -> np.ndarray:
