@@ -15,6 +15,10 @@
      (1 - r)/2 ||w||^2), ours (1/n)||y - Xw - b||^2 + lam (the same penalty): lam = 2
      alpha, F = 2 F_ElasticNet.
    Objectives are recomputed by ``ERM.objective`` at both answers.
+1b. Strong regularization (``_independent_data``: n = 50000, d = 200, uncorrelated
+   standard-normal features, 20 nonzeros): lasso and elastic net at lam = 0.04 and the
+   lasso at lam_max / 2 against Lasso / ElasticNet(tol=1e-10), warm (best of ``REPEATS``)
+   and the first call in a fresh process on both sides.
 2. Lasso path on scikit-learn's grid (``lasso_path``'s 100 alphas, eps = 1e-3, on the
    data of 1.) vs ``lasso_path(tol=1e-8)``; ours ``ERM.path(2 * alphas)`` (the exact
    homotopy from lam_max to the grid's end, each grid point interpolated between two
@@ -44,7 +48,7 @@ from pathlib import Path
 import cvxpy as cp
 import numpy as np
 import sklearn
-from sklearn.linear_model import ElasticNet, Lasso, LogisticRegression, lasso_path
+from sklearn.linear_model import ElasticNet, Lasso, LogisticRegression, lasso_path  # noqa: F401
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))   # this checkout's package
@@ -144,6 +148,109 @@ def bench_scale():
     return rows
 
 
+def _independent_data(n=50000, d=200, seed=1):
+    """Uncorrelated standard-normal features, 20 nonzeros in w*, y = X w* + noise: the
+    strongly regularized cases (few active features, scikit-learn done in a few sweeps)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    w = np.zeros(d)
+    w[:20] = rng.standard_normal(20)
+    return X, X @ w + rng.standard_normal(n)
+
+
+def _strong_cases(X, y):
+    """(name, ERM keywords, scikit-learn estimator's text) of the strong-regularization rows;
+    lam_max = ||(2/n) Xc^T yc||_inf, where w = 0 becomes optimal."""
+    Xc, yc = X - X.mean(axis=0), y - y.mean()
+    lam_max = float(np.max(np.abs(2.0 / len(y) * (Xc.T @ yc))))
+    return [("lasso, lam=0.04 (alpha=0.02)", dict(penalty="l1", lam=0.04),
+             "Lasso(alpha=0.02, tol=1e-10)"),
+            ("elastic net, lam=0.04, l1_ratio=0.5", dict(penalty="elastic_net", lam=0.04,
+                                                        l1_ratio=0.5),
+             "ElasticNet(alpha=0.02, l1_ratio=0.5, tol=1e-10)"),
+            (f"lasso, lam=lam_max/2={lam_max / 2:.4g}", dict(penalty="l1", lam=lam_max / 2),
+             f"Lasso(alpha={lam_max / 4:.4g}, tol=1e-10)")]
+
+
+_FIRST_CALL = """
+import sys, time, warnings
+sys.path.insert(0, {bench!r})
+import numpy as np
+from bench_erm import _independent_data, _strong_cases
+X, y = _independent_data()
+name, kw, anchor = _strong_cases(X, y)[{k}]
+warnings.simplefilter("ignore")
+if {ours}:
+    import convexlearn as cl
+    start = time.perf_counter()
+    sol = cl.ERM(X, y, loss="squared", **kw).solve()
+else:
+    from sklearn.linear_model import ElasticNet, Lasso
+    est = eval(anchor.replace("tol=1e-10", "tol=1e-10, max_iter=100000"))
+    start = time.perf_counter()
+    est.fit(X, y)
+print(time.perf_counter() - start)
+"""
+
+
+def first_call(k: int, ours: bool) -> float:
+    """Seconds of the first solve in a fresh process (compiled kernels loaded from numba's
+    cache, nothing warm; data generation and imports not counted), single-threaded."""
+    import subprocess
+    code = _FIRST_CALL.format(bench=str(Path(__file__).parent), k=k, ours=ours)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+           "MKL_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def bench_strong():
+    """Strong regularization on uncorrelated features (n=50000, d=200): warm best of
+    REPEATS interleaved, and the first call in a fresh process for both sides."""
+    X, y = _independent_data()
+    rows = []
+    with threadpool_limits(limits=1), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for k, (name, kw, anchor) in enumerate(_strong_cases(X, y)):
+            est = eval(anchor.replace("tol=1e-10", "tol=1e-10, max_iter=100000"))
+            times, last = _best_interleaved({"ours": lambda: cl.ERM(X, y, loss="squared",
+                                                                    **kw).solve(),
+                                             "sk": lambda: est.fit(X, y)}, REPEATS)
+            sol, model = last["ours"], last["sk"]
+            erm = cl.ERM(X, y, loss="squared", **kw)
+            F_sk = erm.objective(np.ravel(model.coef_), float(model.intercept_))
+            rows.append(dict(name=name, route=sol.provenance["route"], status=sol.status,
+                             rel_dist=sol.report.relative_distance,
+                             rel_gap=sol.report.relative_gap, t_ours=times["ours"],
+                             t_sk=times["sk"], first_ours=first_call(k, True),
+                             first_sk=first_call(k, False), F=sol.objective,
+                             dF=sol.objective - F_sk, anchor=anchor,
+                             nnz=int(np.count_nonzero(sol.w)),
+                             nnz_sk=int(np.count_nonzero(model.coef_))))
+            print(f"  {name}: {rows[-1]}", flush=True)
+    return rows
+
+
+def _strong_table(rows):
+    lines = ["", "## Strong regularization (n=50000, d=200, uncorrelated features, 20 "
+             "nonzeros in w*)", "",
+             f"`ERM(...).solve()`, certificate included; warm: best of {REPEATS} "
+             "interleaved runs in this process; first call: the first solve in a fresh "
+             "process (imports and data not counted), both sides.", "",
+             "| problem | route | status | rel. distance | rel. gap | ours warm (s) | "
+             "scikit-learn warm (s) | ratio warm | ours first (s) | scikit-learn first (s) "
+             "| ratio first | F ours - F sklearn | nonzeros ours / sklearn | anchor |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['name']} | {r['route']} | {r['status']} | {r['rel_dist']:.1e} | "
+                     f"{r['rel_gap']:.1e} | {r['t_ours']:.3f} | {r['t_sk']:.3f} | "
+                     f"{r['t_ours'] / r['t_sk']:.2f}x | {r['first_ours']:.3f} | "
+                     f"{r['first_sk']:.3f} | {r['first_ours'] / r['first_sk']:.2f}x | "
+                     f"{r['dF']:.1e} | {r['nnz']} / {r['nnz_sk']} | {r['anchor']} |")
+    return lines
+
+
 def bench_lasso_path():
     X, y, _ = _correlated_data()
     with threadpool_limits(limits=1), warnings.catch_warnings():
@@ -237,6 +344,7 @@ def bench_newton():
 def main():
     scale = bench_scale()
     print("scale:", scale, flush=True)
+    strong = bench_strong()
     lpath = bench_lasso_path()
     print("lasso path:", lpath, flush=True)
     spath = bench_svm_path()
@@ -265,6 +373,7 @@ def main():
                      f"{r['t_ours'] / r['t_sk']:.2f}x | {r['F']:.12g} | "
                      f"{r['F'] - r['F_sk']:.1e} | {r['nnz']} / {r['nnz_sk']} | "
                      f"{r['anchor']} |")
+    lines += _strong_table(strong)
     lines += ["", "## Paths", "",
               f"Lasso path: best of {PATH_REPEATS} runs each; SVM path: best of 1 (ours) "
               f"and 2 (scikit-learn).", "",

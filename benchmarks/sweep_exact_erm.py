@@ -460,6 +460,12 @@ def main():
         ["kind", "anchor", "our route", "cases", "median ratio", "max ratio"],
         [[*k, len(v), float(np.median(v)), float(np.max(v))] for k, v in sorted(ratios.items())])
     print(by_anchor)
+    for kind in ("erm", "svm"):
+        every = [r[11] for r in rows if r[0] == kind and isinstance(r[11], float)
+                 and np.isfinite(r[11])]
+        if every:
+            print(f"{kind}: {len(every)} cases with an anchor, ratio median "
+                  f"{np.median(every):.3g}, 90th percentile {np.percentile(every, 90):.3g}")
     body = (__doc__.split("\n\n", 1)[1] + "\n\n" + summary + "\n\n## Time over the "
             "anchor's (ours / scikit-learn, same problem, same run)\n\n" + by_anchor
             + "\n\n## Failures\n\n"

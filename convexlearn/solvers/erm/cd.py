@@ -5,11 +5,10 @@ Problem (lambda-form)::
     F(w, b) = (1/n) sum_i loss(y_i, <w, x_i> + b) + lam1 ||w||_1 + lam2/2 ||w||^2,
     lam1 = lam r, lam2 = lam (1 - r)   (r = 1 for l1, l1_ratio for elastic net)
 
-Squared loss (y - f)^2 (also "squared_classification", the same with y = +-1): with an
-intercept, X and y are centred (b = ybar - xbar^T w) and, when n >= d, coordinate descent
-runs on the Gram matrix G = (2/n) Xc^T Xc ("covariance updates": one n d^2 product, then d
-per coordinate; up to ``GRAM_MAX_FEATURES``), else on the residual (n per coordinate, dense or scipy.sparse CSC).
-Coordinate j minimizes F exactly::
+Squared loss (y - f)^2 (also "squared_classification", the same with y = +-1): exact
+coordinate minimization on the centred problem, in :mod:`convexlearn.solvers.erm.cd_squared`
+(dense X: a working set with its Gram block and a KKT pass over X; sparse X: implicitly
+centred sweeps, never densified). Coordinate j minimizes F exactly::
 
     w_j <- S(G_jj w_j - grad_j, lam1) / (G_jj + lam2),   S(z, t) = sign(z) max(|z| - t, 0)
 
@@ -199,8 +198,7 @@ def _loss_terms(loss, y, f, v=None):
 
 def _logistic(prob, w, b, keep, tol, max_sweeps, polish, use_numba):
     """Proximal Newton with coordinate descent on each quadratic model (residual form, the
-    intercept a coordinate of its own); the squared loss on sparse X also comes here (its
-    model is exact: one outer step)."""
+    intercept a coordinate of its own)."""
     X, y, loss, n = prob.X, prob.y, prob.loss, prob.n
     lam1, lam2 = prob.lam1, prob.lam2
     if "fortran" not in prob.cache:

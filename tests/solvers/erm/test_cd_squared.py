@@ -164,4 +164,5 @@ def test_sparse_ridge_and_elastic_net_certify_and_match_dense():
         a = cl.ERM(X, y, loss="squared", penalty=penalty, lam=0.03, **kw).solve()
         b = cl.ERM(sp.csr_matrix(X), y, loss="squared", penalty=penalty, lam=0.03, **kw).solve()
         assert a.ok and b.ok
+        assert b.provenance["route"] == "cd"      # ridge on sparse X too: O(nnz) sweeps
         assert np.max(np.abs(a.w - b.w)) <= 1e-8 * max(1.0, np.abs(a.w).max())
