@@ -316,7 +316,8 @@ class ERM:
                                                   self.lam, self.intercept, w, b, tol,
                                                   kink_tol, self._work["units"],
                                                   self._work["col_sums"], scores, XTg,
-                                                  self.sample_weight))
+                                                  self.sample_weight,
+                                                  solution.extra.get("loss_multipliers")))
         rep = self._last_report[1]
         return OptimalityReport(**{**rep.__dict__, "details": dict(rep.details)})
 
