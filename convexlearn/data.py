@@ -108,6 +108,8 @@ def _sparse_features(X, name: str):
     n, d = X.shape
     if n == 0 or d == 0:
         raise DataError(f"{name} is empty: shape {X.shape}")
+    if getattr(X, "_convexlearn_validated", False):
+        return X        # already a problem's own validated copy (ERM's, handed to its SVM)
     X = X.tocsr().astype(np.float64)      # a copy: the caller's matrix is never modified
     if not np.all(np.isfinite(X.data)):
         k = int(np.flatnonzero(~np.isfinite(X.data))[0])
@@ -115,6 +117,7 @@ def _sparse_features(X, name: str):
         raise DataError(f"{name} has non-finite value(s) (NaN or inf); first at row {i}, "
                         f"column {int(X.indices[k])}: {X.data[k]!r}")
     X.sum_duplicates()
+    X._convexlearn_validated = True
     return X
 
 _MAX_SHOWN = 8

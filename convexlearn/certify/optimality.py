@@ -128,7 +128,10 @@ def column_rms(X: Any) -> np.ndarray:
     """Root mean square of each column (1 for a zero column), without an n x d temporary."""
     n = X.shape[0]
     if hasattr(X, "multiply"):
-        sq = np.asarray(X.multiply(X).sum(axis=0)).ravel()
+        sq = np.zeros(X.shape[1])
+        for lo in range(0, n, 16384):     # by row blocks: no temporary of every value
+            block = X[lo:lo + 16384]
+            sq += np.asarray(block.multiply(block).sum(axis=0)).ravel()
     else:
         sq = np.einsum("ij,ij->j", X, X)
     units = np.sqrt(sq / n)

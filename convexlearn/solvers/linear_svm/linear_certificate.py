@@ -48,8 +48,11 @@ def row_sq_norms(X) -> np.ndarray:
     """||x_i||^2 for every row of a dense or scipy.sparse X (no dense copy)."""
     if sparse.issparse(X):
         X = sparse.csr_matrix(X)
-        sq = np.zeros(X.shape[0])
-        np.add.at(sq, np.repeat(np.arange(X.shape[0]), np.diff(X.indptr)), X.data * X.data)
+        sq = np.empty(X.shape[0])
+        step = 4 * _ROWS          # by blocks of rows: no temporary of all nnz values
+        for lo in range(0, X.shape[0], step):
+            block = X[lo:lo + step]
+            sq[lo:lo + step] = np.asarray(block.multiply(block).sum(axis=1)).ravel()
         return sq
     return np.einsum("ij,ij->i", X, X)
 
