@@ -386,6 +386,16 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol) -> Solution:
     if svm.hard_margin:
         # DCD with C = inf on the raw breast cancer data ended at margins of -2
         stages.append(("active set", "consistency LP", lp_active_set))
+    if finite.all() and free.sum() <= 2 * Zy.shape[1]:
+        # DCD stalled with a free set near the rows' rank (nearly separable data: |F| = 54
+        # > p = 51 after 300 epochs, converging like 1/k; or |F| <= p with a few samples on
+        # the wrong side, where the all-at-once polish above fails): its free vectors,
+        # nearest their margin first, are the crash start of the active-set method
+        # (measured at n=5000, d=50: 17 iterations, against 51 from DCD's margins alone,
+        # and the interior point 6x the time)
+        stages.append(("active set", "dcd free vectors",
+                       lambda: _active_set_from(Zy, Cs, d, svm.intercept, u_dcd,
+                                                _nearest_margin(Zy, u_dcd, free))))
     if finite.all():
         # the sides of an interior point's answer (Newton systems of size d + 1),
         # finished by the active-set method from its free vectors
@@ -416,6 +426,13 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol) -> Solution:
         if sol.status == "optimal":
             break
     return best
+
+
+def _nearest_margin(Zy: np.ndarray, u: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The samples of ``mask``, nearest their margin at u first, at most p of them."""
+    idx = np.flatnonzero(mask)
+    g = np.abs(Zy[idx] @ u - 1.0)
+    return idx[np.argsort(g)][:Zy.shape[1]]
 
 
 def _ipm_start(Zy: np.ndarray, Cs: np.ndarray, d: int):
