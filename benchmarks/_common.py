@@ -73,3 +73,27 @@ def write_result(name: str, title: str, body: str, argv: list[str] | None = None
     text = (f"# {title}\n\nRecorded {stamp} on {platform.machine()}, {os.cpu_count()} cores, "
             f"Python {platform.python_version()}.\n\n{body}\n")
     return record_text(path, text, argv)
+
+
+def proc_status_bytes(field: str) -> int:
+    """A size field of /proc/self/status ("VmRSS", "VmHWM": the peak) in bytes; 0 where
+    there is none (not Linux)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def reset_peak_rss() -> bool:
+    """Reset the peak resident set (VmHWM) of this process: writing 5 to clear_refs
+    (Linux >= 4.0). False where that is not possible."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False

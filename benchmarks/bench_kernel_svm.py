@@ -50,20 +50,15 @@ DIGITS_REPEAT = 5
 
 
 def _vm_hwm() -> int:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    return 0
+    sys.path.insert(0, HERE)
+    from _common import proc_status_bytes
+    return proc_status_bytes("VmHWM")
 
 
 def _reset_hwm() -> None:
-    # Writing 5 to clear_refs resets the peak resident set (Linux >= 4.0).
-    try:
-        with open("/proc/self/clear_refs", "w") as fh:
-            fh.write("5")
-    except OSError:
-        pass
+    sys.path.insert(0, HERE)
+    from _common import reset_peak_rss
+    reset_peak_rss()
 
 
 def _data(n, kind="classification"):

@@ -108,6 +108,8 @@ def _sparse_features(X, name: str):
     n, d = X.shape
     if n == 0 or d == 0:
         raise DataError(f"{name} is empty: shape {X.shape}")
+    if getattr(X, "_convexlearn_validated", False):
+        return X        # already a problem's own validated copy (ERM's, handed to its SVM)
     given = X
     # CSR float64 in canonical form is kept as given (as a dense float64 array is: no copy
     # of the data); anything else is converted into a copy, the caller's matrix untouched
@@ -120,6 +122,8 @@ def _sparse_features(X, name: str):
         raise DataError(f"{name} has non-finite value(s) (NaN or inf); first at row {i}, "
                         f"column {int(X.indices[k])}: {X.data[k]!r}")
     X.sum_duplicates()
+    if X is not given:      # only our own copy is marked: the caller may change theirs
+        X._convexlearn_validated = True
     return X
 
 _MAX_SHOWN = 8

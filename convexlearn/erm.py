@@ -316,9 +316,20 @@ class ERM:
                                                   self.lam, self.intercept, w, b, tol,
                                                   kink_tol, self._work["units"],
                                                   self._work["col_sums"], scores, XTg,
-                                                  self.sample_weight))
+                                                  self.sample_weight,
+                                                  self._solver_multipliers(solution)))
         rep = self._last_report[1]
         return OptimalityReport(**{**rep.__dict__, "details": dict(rep.details)})
+
+    def _solver_multipliers(self, solution: Solution) -> Any:
+        """The loss multipliers a route attached (the SVM route's), when they belong to
+        this problem: n of them, and the solution's fingerprint (where it has one) is this
+        problem's (a point certified on other data, e.g. duplicated samples, has none)."""
+        g = solution.extra.get("loss_multipliers")
+        if g is None or np.shape(g) != (self.n_samples,):
+            return None
+        mark = solution.provenance.get("fingerprint")
+        return g if mark is None or mark == self.fingerprint() else None
 
     def optimality(self, solution: Solution, tol: float = 1e-6, kink_tol: float = 1e-6,
                    reference: Any = None, suboptimality: bool = False) -> OptimalityReport:

@@ -53,12 +53,14 @@ def test_linear_svm_methods_on_sparse_equal_dense(method, options):
 
 
 def test_exact_svm_densifies_below_the_limit_and_refuses_above(monkeypatch):
+    # the cvxpy routes need X dense; the linear route ("exact") keeps it sparse
     X, y = _sparse_problem(n=120, d=10)
-    sol = cl.SVM(X, y, C=1.0).solve()
+    sol = cl.SVM(X, y, C=1.0).solve("exact-dual")
     assert sol.status == "optimal"
     monkeypatch.setattr(data, "DENSIFY_LIMIT_BYTES", 1000)
-    with pytest.raises(DataError, match=r"exact.*dense copy would take 9,600 bytes"):
-        cl.SVM(X, y, C=1.0).solve("exact")
+    with pytest.raises(DataError, match=r"exact-dual.*dense copy would take 9,600 bytes"):
+        cl.SVM(X, y, C=1.0).solve("exact-dual")
+    assert cl.SVM(X, y, C=1.0).solve("exact").status == "optimal"
     with pytest.raises(DataError, match="dense copy"):
         cl.SVM(X, y, C=1.0, kernel="rbf")
 

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import linprog, lsq_linear
 
+from ..data import DENSIFY_LIMIT_BYTES
 from ..losses import Loss
 from .duality import dual_objective
 from ..penalties import Penalty
@@ -126,7 +127,10 @@ def column_rms(X: Any) -> np.ndarray:
     """Root mean square of each column (1 for a zero column), without an n x d temporary."""
     n = X.shape[0]
     if hasattr(X, "multiply"):
-        sq = np.asarray(X.multiply(X).sum(axis=0)).ravel()
+        sq = np.zeros(X.shape[1])
+        for lo in range(0, n, 16384):     # by row blocks: no temporary of every value
+            block = X[lo:lo + 16384]
+            sq += np.asarray(block.multiply(block).sum(axis=0)).ravel()
     else:
         sq = np.einsum("ij,ij->j", X, X)
     units = np.sqrt(sq / n)
@@ -138,11 +142,17 @@ def subgradient_distance(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Pena
                          kink_tol: float = 1e-6, units: np.ndarray | None = None,
                          scores: np.ndarray | None = None, XTg: np.ndarray | None = None,
                          sample_weight: np.ndarray | None = None,
-                         scaled_columns: bool = False) -> tuple[float, dict]:
+                         scaled_columns: bool = False,
+                         multipliers: np.ndarray | None = None) -> tuple[float, dict]:
     """Distance of 0 to dF(w, b), and how it was obtained (see the module docstring).
 
     ``scaled_columns``: the box least squares on unit-norm columns (the same problem, its
     answer evaluated on the original matrix): a second opinion for badly scaled data.
+
+    ``multipliers``: loss multipliers g proposed by the solver (the SVM route's dual point);
+    the kink samples take them, clipped to their intervals, instead of the box least
+    squares: a feasible choice, so the distance is still a true upper bound, computed by
+    two products with X (no dense block of the kink samples' rows).
 
     ``units``: the root mean square of each column of X (computed when not given).
     ``scores`` (X w + b) and ``XTg`` (X^T g at the fixed part of the multipliers, see
@@ -172,7 +182,11 @@ def subgradient_distance(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Pena
     # so the distance does not change with the units of X (found in review: at features
     # x 1e-8 a wrong point passed at 1e-6, at x 1e8 exact optima failed).
     units = np.append(column_rms(X) if units is None else units, [1.0] * int(intercept))
-    g_fixed = np.where(free, 0.0, lo)
+    hinted = multipliers is not None
+    g_fixed = np.where(free, np.clip(multipliers, lo, hi) if hinted else 0.0, lo)
+    if hinted:
+        on_kink, free = np.flatnonzero(free), np.zeros(n, dtype=bool)
+        XTg = None
     if XTg is None:
         XTg = np.asarray(X.T @ g_fixed).ravel()                # pass 2 over X
     base = XTg / n
@@ -184,7 +198,9 @@ def subgradient_distance(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Pena
     A_free = (np.vstack([Xf.T, np.ones(len(idx_free))]) if intercept else Xf.T) / n
     distance, details, z, r_pen = _project(base, A_free, lo[free], hi[free], units, penalty,
                                            lam, w, kink_tol, scaled_columns)
-    details["on_kink"] = idx_free
+    details["on_kink"] = on_kink if hinted else idx_free
+    if hinted:
+        details["method"] = "the solver's multipliers on the kink samples (clipped)"
     g = g_fixed.copy()
     g[free] = z
     details["multipliers"] = g
@@ -239,7 +255,8 @@ def certificate(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Penalty, lam:
                 kink_tol: float = 1e-6, units: np.ndarray | None = None,
                 col_sums: np.ndarray | None = None, scores: np.ndarray | None = None,
                 XTg: np.ndarray | None = None,
-                sample_weight: np.ndarray | None = None) -> OptimalityReport:
+                sample_weight: np.ndarray | None = None,
+                multipliers: np.ndarray | None = None) -> OptimalityReport:
     """The relative certificate of (w, b): stationarity distance and duality gap.
 
     Two passes over X (the scores X w + b, then X^T g; a third, X^T g+, only for a margin
@@ -251,15 +268,19 @@ def certificate(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Penalty, lam:
     defined); see :class:`OptimalityReport` for the scales and floors. No reference
     optimum is computed (``suboptimality`` is nan). With ``sample_weight`` the objective is
     the weighted mean of the losses, and the gap is that of its Fenchel dual
-    (:func:`convexlearn.certify.duality.dual_objective`).
+    (:func:`convexlearn.certify.duality.dual_objective`). ``multipliers``: the solver's
+    loss multipliers, tried first on the kink samples (see :func:`subgradient_distance`);
+    when they do not pass, the box least squares decides (where its dense block of the
+    kink samples fits below data.DENSIFY_LIMIT_BYTES).
     """
     s0 = null_scale(loss, y, intercept)
     n = X.shape[0]
 
-    def report(scaled_columns: bool) -> OptimalityReport:
+    def report(scaled_columns: bool, hint=None) -> OptimalityReport:
         distance, details = subgradient_distance(X, y, loss, penalty, lam, intercept, w, b,
                                                  kink_tol, units, scores, XTg, sample_weight,
-                                                 scaled_columns=scaled_columns)
+                                                 scaled_columns=scaled_columns,
+                                                 multipliers=hint)
         losses = loss.value(y, details["scores"])
         P = float(np.mean(losses) if sample_weight is None
                   else np.asarray(sample_weight) @ losses / np.sum(sample_weight))
@@ -272,6 +293,11 @@ def certificate(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Penalty, lam:
         details["n_samples"] = n
         return relative_report(distance, details, P, D, s0, tol)
 
+    if multipliers is not None:
+        hinted = report(False, np.asarray(multipliers, dtype=float))
+        kinks = hinted.details["on_kink"].size * (X.shape[1] + 1) * 8
+        if hinted.passed or kinks > DENSIFY_LIMIT_BYTES:
+            return hinted
     first = report(False)
     if first.passed or not first.details["method"].startswith("bounded-variable"):
         return first

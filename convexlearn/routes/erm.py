@@ -313,13 +313,19 @@ def _svm_route(erm, **_):
     svm_sol = svm.solve()
     w, b = np.asarray(svm_sol.w, dtype=float), float(svm_sol.b)
     F = erm.objective(w, b)
-    return Solution(w=w, b=b, objective=F, status="converged", method="svm",
+    sol = Solution(w=w, b=b, objective=F, status="converged", method="svm",
                     n_iter=svm_sol.n_iter, time_s=timer(),
                     provenance={"solver": "convexlearn.SVM", "C": C,
                                 "svm_route": svm_sol.provenance.get("route"),
                                 "svm_objective": svm_sol.objective,
                                 "svm_objective_over_nC": svm_sol.objective /
                                 (N * C)})
+    if svm_sol.alpha is not None:
+        # the SVM's multipliers are the loss multipliers of the certificate,
+        # g_i = -(n / N) y_i a_i / C (1/n A^T g = -lam w at the optimum): tried first there,
+        # two sparse products instead of a dense block of every sample on the margin
+        sol.extra["loss_multipliers"] = -(erm.n_samples / N) * svm.y * svm_sol.alpha / C
+    return sol
 
 
 def _cvxpy_route(erm, solver=None, options=None, tol=EXACT_TOL, **_):

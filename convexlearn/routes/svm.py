@@ -28,8 +28,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import data
 from ..certify.kkt import solution_multipliers
-from ..data import (check_bool, check_C, check_method_options, check_positive)
+from ..data import (check_bool, check_C, check_method_options, check_positive, is_sparse)
 from ..errors import (ConvexLearnError, DataError, InfeasibleError, NotApplicableError,
                       ParameterError, SolverError, UnboundedError)
 from ..formulations.base import solve_formulation
@@ -62,7 +63,8 @@ EXACT_TOL = 1e-9
 #: so 1e-9 would call representable optima "inaccurate"; pass kkt_tol=1e-9 to ask for it.
 REPORT_TOL = 1e-6
 
-#: Methods that work on a sparse X (linear kernel) through products, never densifying it.
+#: Methods that work on a sparse X (linear kernel) through products, never densifying it
+#: (and "exact" / "exact-linear" for the linear kernel: :data:`SPARSE_EXACT`).
 SPARSE_METHODS = ("dcd", "pegasos", "subgradient")
 
 INFEASIBLE_HINT = ("the hard-margin SVM is infeasible: no hyperplane separates the two classes "
@@ -89,19 +91,47 @@ def _without_smo_options(options: dict) -> dict:
     return {k: v for k, v in options.items() if k not in SMO_OPTIONS}
 
 
+#: Where a sparse X goes without densifying, named in the errors of the routes that
+#: need it dense.
+SPARSE_EXACT = ("for the linear kernel, method='exact' (route 'exact-linear': DCD and the "
+                "duality-gap certificate by sparse products, O(nnz + n + d) memory) takes "
+                "CSR/CSC as is")
+
+
+def _dense_purpose(method: str) -> str:
+    return f"SVM method {method!r} ({SPARSE_EXACT})"
+
+
+def _dense_fits(method: str) -> Callable[[Any], str | None]:
+    """``applies`` of a route that needs X dense: a sparse X qualifies only when its dense
+    copy is within data.DENSIFY_LIMIT_BYTES (the route densifies it)."""
+    def applies(svm) -> str | None:
+        if not is_sparse(svm.X):
+            return None
+        n, d = svm.X.shape
+        if 8 * n * d <= data.DENSIFY_LIMIT_BYTES:
+            return None
+        return (f"route {method!r} needs X dense, and the dense copy of this sparse "
+                f"{n} x {d} X would take {8 * n * d:,} bytes, above the densification "
+                f"limit ({SPARSE_EXACT})")
+    return applies
+
+
 def _cvxpy_route(method: str) -> Route:
     def run(svm, *, solver, polish, kkt_tol, options):
+        svm.densify(_dense_purpose(method))
         options = _without_smo_options(options)
         solution = _solve_formulation(svm, method, solver, **options)
         if polish:
             solution = polished(svm, solution, kkt_tol)
         return solution
-    return Route(method, run, memory=_cvxpy_memory)
+    return Route(method, run, applies=_dense_fits(method), memory=_cvxpy_memory)
 
 
 def _smo_polish(svm, *, solver, polish, kkt_tol, options):
     """SMO + active-set polish + certificate (:mod:`convexlearn.solvers.kernel_svm.certified_smo`);
     ``options`` may set its ``cache_size`` (MB) and ``shrinking`` (:data:`SMO_OPTIONS`)."""
+    svm.densify(_dense_purpose("exact-smo"))
     cache = check_positive("cache_size", options.get("cache_size", 200.0))
     shrinking = check_bool("shrinking", options.get("shrinking", True))
     solution = certified_smo(svm, kkt_tol=kkt_tol, cache_size=cache, polish=polish,
@@ -122,8 +152,12 @@ def _smo_memory(svm) -> int:
 def _linear_route_memory(svm) -> int:
     """The linear route holds a centred, scaled copy of X and the signed rows (2 n d), one
     n x (d + 1) temporary at a time (the interior point's R^T D R, the active set's row
-    norms), plus the KKT systems of size <= 2 (d + 1)."""
+    norms), plus the KKT systems of size <= 2 (d + 1). On a sparse X: DCD's copy of the
+    CSR indices (int64) and a few vectors of n and of d (the certificate's extended
+    precision works by blocks of rows)."""
     n, d = svm.X.shape if svm.X is not None else (svm.n_samples, svm.n_samples)
+    if is_sparse(svm.X):
+        return 16 * svm.X.nnz + 8 * (16 * n + 8 * d)
     return 8 * (5 * n * (d + 1) + 8 * (d + 1) ** 2)
 
 
@@ -211,8 +245,9 @@ def solve(svm: Any, method: str = "exact", *, solver: str | None = None, tol: fl
     if kkt_tol is None:     # capped: smo at tol=10 was "optimal" at alpha = 0
         kkt_tol = REPORT_TOL if method in EXACT_METHODS else min(max(tol, 1e-6), 1e-3)
     kkt_tol = check_positive("kkt_tol", kkt_tol)
-    if method not in SPARSE_METHODS:
-        svm.densify(f"SVM method {method!r}")
+    linear_sparse = method in ("exact", "exact-linear") and svm.kernel.is_linear
+    if method not in SPARSE_METHODS and not linear_sparse:
+        svm.densify(_dense_purpose(method))
     if method in EXACT_METHODS:
         solution = _solve_exact(svm, method, solver, polish, kkt_tol, options)
     elif method in ITERATIVE_METHODS:

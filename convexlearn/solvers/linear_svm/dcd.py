@@ -31,6 +31,7 @@ from ...errors import NotApplicableError, ParameterError
 from ...solution import History, Solution, Timer
 from .dcd_face import face_walk
 from .dcd_kernel import dcd_epoch
+from .linear_certificate import row_sq_norms
 
 __all__ = ["solve_svm", "dcd_linear", "LOSSES"]
 
@@ -55,20 +56,18 @@ def _objectives(X, y, C, loss, alpha, w, b):
 
 def _as_rows(X):
     """(dense, Xd, indptr, indices, data) for the compiled epoch: C-contiguous float rows,
-    or the arrays of a CSR matrix (another sparse format is converted to CSR, never densified)."""
-    empty_i, empty_f = np.zeros(1, dtype=np.int64), np.zeros(1)
+    or the arrays of a CSR matrix (another sparse format is converted to CSR, never densified).
+    The CSR index arrays are passed as they are (int32 below 2^31 values: no copy, and half
+    the bytes an epoch reads, against int64 copies); the dense case passes int32 placeholders
+    so that both share one compiled specialization."""
+    empty_i, empty_f = np.zeros(1, dtype=np.int32), np.zeros(1)
     if sparse.issparse(X):
         X = sparse.csr_matrix(X, dtype=float)
         X.sort_indices()
-        return (False, np.zeros((1, 1)), X.indptr.astype(np.int64), X.indices.astype(np.int64),
-                np.asarray(X.data, dtype=float))
+        index = np.int32 if X.indptr.dtype == np.int32 else np.int64
+        return (False, np.zeros((1, 1)), X.indptr.astype(index, copy=False),
+                X.indices.astype(index, copy=False), np.asarray(X.data, dtype=float))
     return True, np.ascontiguousarray(X, dtype=float), empty_i, empty_i, empty_f
-
-
-def _row_norms(X) -> np.ndarray:
-    if sparse.issparse(X):
-        return np.asarray(X.multiply(X).sum(axis=1), dtype=float).ravel()
-    return np.einsum("ij,ij->i", X, X)
 
 
 def dcd_linear(X: ArrayLike, y: np.ndarray, C: float, loss: str = "hinge", intercept: bool = True,
@@ -160,7 +159,7 @@ def dcd_linear(X: ArrayLike, y: np.ndarray, C: float, loss: str = "hinge", inter
     else:
         Z, xm, mm = X, np.asarray(X @ mu, dtype=float).ravel(), float(mu @ mu)
         mu_r = mu
-    sq = _row_norms(Z) - 2.0 * xm + mm             # ||x_i - mu||^2
+    sq = row_sq_norms(Z) - 2.0 * xm + mm             # ||x_i - mu||^2
     if intercept:
         mean_sq = float(sq.mean()) / d if n and d else 0.0
         rho = (mean_sq if mean_sq > 0 else 1.0) if rho is None else check_positive("rho", rho)

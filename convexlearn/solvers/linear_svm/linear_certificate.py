@@ -6,6 +6,10 @@ duality P(w, b) >= P* >= D(a) for every primal point and every dual-feasible a, 
 relative gap (P - D) / max(|P|, |D|) bounds how far (w, b) is from the optimum, whatever
 produced it. Used by :mod:`convexlearn.solvers.linear_svm.linear_exact` (every stage's answer) and
 by the tests.
+
+X may be dense or scipy.sparse (CSR/CSC): every figure is computed from products X w,
+X^T (y a) and row norms, in float64 and, where the rounding bound asks for it, in extended
+precision by blocks of rows (O(nnz of a block) extra memory, never a dense copy of X).
 """
 
 from __future__ import annotations
@@ -13,8 +17,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy import sparse
 
-__all__ = ["certificate", "GAP_TOL"]
+__all__ = ["certificate", "GAP_TOL", "row_sq_norms"]
 
 #: Relative duality gap at which an answer is certified.
 GAP_TOL = 1e-9
@@ -39,20 +44,53 @@ _WIDE = np.longdouble      # 64-bit significand on x86-64 Linux (2^11 x float64'
 _ROWS = 4096               # rows per block of the wide products (no wide copy of X)
 
 
+def row_sq_norms(X) -> np.ndarray:
+    """||x_i||^2 for every row of a dense or scipy.sparse X (no dense copy)."""
+    if sparse.issparse(X):
+        X = sparse.csr_matrix(X)
+        sq = np.empty(X.shape[0])
+        step = 4 * _ROWS          # by blocks of rows: no temporary of all nnz values
+        for lo in range(0, X.shape[0], step):
+            block = X[lo:lo + step]
+            sq[lo:lo + step] = np.asarray(block.multiply(block).sum(axis=1)).ravel()
+        return sq
+    return np.einsum("ij,ij->i", X, X)
+
+
+def _wide_csr_block(Xb) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rows, columns, values in extended precision) of a CSR block."""
+    rows = np.repeat(np.arange(Xb.shape[0]), np.diff(Xb.indptr))
+    return rows, Xb.indices, np.asarray(Xb.data, dtype=_WIDE)
+
+
 def _wide_margins(X: np.ndarray, y: np.ndarray, w: np.ndarray, b: float) -> np.ndarray:
     """y_i (<x_i, w> + b) accumulated in extended precision, block of rows by block."""
     wl, out = np.asarray(w, dtype=_WIDE), np.empty(y.shape[0], dtype=_WIDE)
+    is_sparse = sparse.issparse(X)
+    X = sparse.csr_matrix(X) if is_sparse else X
     for lo in range(0, y.shape[0], _ROWS):
-        out[lo:lo + _ROWS] = np.asarray(X[lo:lo + _ROWS], dtype=_WIDE) @ wl
+        if is_sparse:
+            rows, cols, vals = _wide_csr_block(X[lo:lo + _ROWS])
+            block = np.zeros(min(_ROWS, y.shape[0] - lo), dtype=_WIDE)
+            np.add.at(block, rows, vals * wl[cols])
+            out[lo:lo + _ROWS] = block
+        else:
+            out[lo:lo + _ROWS] = np.asarray(X[lo:lo + _ROWS], dtype=_WIDE) @ wl
     return y * (out + _WIDE(b))
 
 
 def _wide_expansion(X: np.ndarray, coef: np.ndarray) -> np.ndarray:
     """X^T coef accumulated in extended precision, block of rows by block."""
     out = np.zeros(X.shape[1], dtype=_WIDE)
+    is_sparse = sparse.issparse(X)
+    X = sparse.csr_matrix(X) if is_sparse else X
     for lo in range(0, coef.shape[0], _ROWS):
-        out += np.asarray(coef[lo:lo + _ROWS], dtype=_WIDE) @ np.asarray(X[lo:lo + _ROWS],
-                                                                         dtype=_WIDE)
+        c = np.asarray(coef[lo:lo + _ROWS], dtype=_WIDE)
+        if is_sparse:
+            rows, cols, vals = _wide_csr_block(X[lo:lo + _ROWS])
+            np.add.at(out, cols, vals * c[rows])
+        else:
+            out += c @ np.asarray(X[lo:lo + _ROWS], dtype=_WIDE)
     return out
 
 
@@ -109,7 +147,7 @@ def _evaluate(X, y, C, intercept, w, b, a, wide):
         m = _wide_margins(X, y, w, b)
         ww = np.dot(np.asarray(w, dtype=_WIDE), np.asarray(w, dtype=_WIDE))
     else:
-        m = y * (X @ w + b)
+        m = y * np.asarray(X @ w + b).ravel()
         ww = float(w @ w)
     if bool(np.all(np.isinf(C))):
         primal = float(ww / 2) if float(np.min(m)) >= 1.0 else math.inf
@@ -123,7 +161,7 @@ def _evaluate(X, y, C, intercept, w, b, a, wide):
         total = np.sum(np.asarray(a, dtype=_WIDE))
         balance = abs(np.sum(np.asarray(y * a, dtype=_WIDE))) if intercept else 0.0
     else:
-        v = X.T @ (y * a)
+        v = np.asarray(X.T @ (y * a)).ravel()
         total = float(a.sum())
         balance = abs(float(y @ a)) if intercept else 0.0
     dual = float(total - np.dot(v, v) / 2)
@@ -137,15 +175,21 @@ def _rounding_bound(X, y, C, w, b, a, m) -> float:
     ||v||'s error through X^T (y a), and the sums. Cheap: row norms, no second product."""
     n, d = X.shape
     eps = np.finfo(float).eps
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-    err_m = (d + 2) * eps * (norms * float(np.linalg.norm(w)) + abs(float(b)) + 1.0)
+    norms = np.sqrt(row_sq_norms(X))
+    # terms per dot product: d, or the row's stored values for a sparse X
+    terms, col_terms = d, n
+    if sparse.issparse(X):
+        X = sparse.csr_matrix(X)
+        terms = np.diff(X.indptr)
+        col_terms = int(np.bincount(X.indices, minlength=d).max(initial=0))
+    err_m = (terms + 2) * eps * (norms * float(np.linalg.norm(w)) + abs(float(b)) + 1.0)
     if bool(np.all(np.isinf(C))):
         # feasibility m_i >= 1 decided within the error: not certifiable in float64
         return math.inf if bool(np.any((m >= 1.0) & (m - err_m < 1.0))) else 0.0
     # the samples whose hinge may be active within the error of their margin
     near = m < 1.0 + err_m
     err_P = float(np.sum(np.where(np.isfinite(C), C, 0.0)[near] * err_m[near]))
-    err_v = (n + 2) * eps * float(np.sum(a * norms))
+    err_v = (col_terms + 2) * eps * float(np.sum(a * norms))
     v_norm = float(np.linalg.norm(w))
     err_D = 2.0 * v_norm * err_v + err_v * err_v + n * eps * float(np.sum(a))
     return err_P + err_D

@@ -166,3 +166,23 @@ def test_no_false_optimal_far_from_the_origin(shift):
         # the recomputed figure is the exact one to a few percent (charged balance aside)
         rel = sol.extra["certificate"]["relative_gap"]
         assert gap is not None and rel >= float(gap) * 0.9 - 1e-15, (shift, C, rel, float(gap))
+
+
+def test_nearly_separable_hands_dcd_free_vectors_to_the_active_set():
+    # issue 24's case: classes 5 apart along the diagonal (2.5 / sqrt(d) per feature), C=1.
+    # DCD stalls with |F| slightly above p = d + 1 (it converges like 1/k there); the
+    # active set from its free vectors finishes, certified, equal to the cvxpy dual's answer
+    rng = np.random.default_rng(0)
+    n, d = 5000, 50
+    y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    X = rng.standard_normal((n, d)) + y[:, None] * (2.5 / np.sqrt(d))
+    svm = cl.SVM(X, y, C=1.0)
+    sol = svm.solve()
+    assert sol.status == "optimal" and sol.provenance["route"] == "exact-linear"
+    assert (sol.provenance["polish"], sol.provenance["warm_start"]) == (
+        "active set", "dcd free vectors")
+    assert sol.extra["certificate"]["relative_gap"] <= 1e-9
+    ref = svm.solve("exact-dual")
+    assert ref.status == "optimal"
+    assert sol.objective <= ref.objective * (1 + 1e-9)
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-9)
