@@ -201,7 +201,8 @@ def _kkt_solve(KFF: np.ndarray, rhs: np.ndarray, total: float | None, start: np.
     ``total`` None) for the solution u nearest ``start``, or find the face unbounded.
 
     The unknown is the step d = u - start: [K_FF 1; 1^T 0] [d; b] = [rhs - K_FF start;
-    total - 1^T start] =: r. A nonsingular system has one solution (LU). A singular one (a
+    total - 1^T start] =: r. A nonsingular system has one solution (Cholesky of K_FF and
+    the Schur complement of the border when K_FF is positive definite, else LU). A singular one (a
     kernel of rank below |F| + 1: a low-rank or precomputed Gram, duplicated samples,
     large C) is solved by least squares (QR with column pivoting, singular values below
     k eps of the largest dropped, k the order), for the minimum-norm step: any solution
@@ -233,12 +234,15 @@ def _kkt_solve(KFF: np.ndarray, rhs: np.ndarray, total: float | None, start: np.
         A[k, k] = 0.0
         r = np.append(rhs - KFF @ start, total - float(start.sum()))
     cut = A.shape[0] * np.finfo(float).eps
-    lu, piv, info = lapack.dgetrf(A)
-    sol = None
-    if info == 0:
-        rcond, _ = lapack.dgecon(lu, np.linalg.norm(A, 1), norm="1")
-        if rcond > cut:
-            sol, _ = lapack.dgetrs(lu, piv, r)
+    # K_FF positive definite (the usual case): Cholesky, half the flops of LU
+    sol = _spd_bordered_solve(KFF, None if total is None else np.ones((k, 1)), r, cut)
+    if sol is None:
+        lu, piv, info = lapack.dgetrf(A)
+        if info == 0:
+            # (A is symmetric: its 1-norm is the inf-norm of A^T, read in place by LAPACK)
+            rcond, _ = lapack.dgecon(lu, lapack.dlange("I", A.T), norm="1")
+            if rcond > cut:
+                sol, _ = lapack.dgetrs(lu, piv, r)
     if sol is None or not np.all(np.isfinite(sol)):
         sol = scipy.linalg.lstsq(A, r, cond=cut, lapack_driver="gelsy")[0]
         residual = r - A @ sol
@@ -246,6 +250,34 @@ def _kkt_solve(KFF: np.ndarray, rhs: np.ndarray, total: float | None, start: np.
             ray = residual[:k]
             return start, 0.0, (ray if ray @ r[:k] >= 0.0 else -ray)
     return (start + sol[:k], 0.0 if total is None else float(sol[k]), None)
+
+
+def _spd_bordered_solve(KFF: np.ndarray, E: np.ndarray | None, r: np.ndarray, cut: float
+                        ) -> np.ndarray | None:
+    """Solve [K_FF E; E^T 0] x = r (K_FF x = r without a border E) by the Cholesky factor
+    of K_FF and the Schur complement S = E^T K_FF^{-1} E; None when K_FF is not
+    numerically positive definite (reciprocal condition number, LAPACK's 1-norm estimate,
+    at most ``cut``) or S is singular: the caller's LU and least squares decide then."""
+    k = KFF.shape[0]
+    factor, info = lapack.dpotrf(KFF.T, lower=False, clean=False)    # (symmetric: F-order view)
+    if info != 0:
+        return None
+    rcond, info = lapack.dpocon(factor, lapack.dlange("1", KFF.T))
+    if info != 0 or not rcond > cut:
+        return None
+    if E is None:
+        sol, _ = lapack.dpotrs(factor, r, lower=False)
+        return sol if np.all(np.isfinite(sol)) else None
+    m = E.shape[1]
+    solved, _ = lapack.dpotrs(factor, np.column_stack([r[:k], E]), lower=False)
+    u, W = solved[:, 0], solved[:, 1:]
+    S = E.T @ W
+    try:
+        b = np.linalg.solve(S, E.T @ u - r[k:k + m])
+    except np.linalg.LinAlgError:
+        return None
+    sol = np.concatenate([u - W @ b, b])
+    return sol if np.all(np.isfinite(sol)) else None
 
 
 def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, intercept: bool,

@@ -110,6 +110,7 @@ class SMOResult:
     diverged_at: int | None = None
     gap_checks: list = None
     cache: dict | None = None
+    columns: Any = None        # the compiled loop's column cache (ColumnArrays), kept after it
 
 
 def _rebuild_v(cols: KernelColumns, y: np.ndarray, alpha: np.ndarray,
@@ -400,7 +401,7 @@ def smo_compiled(spec: KernelSpec, y: np.ndarray, C: Any, tol: float = 1e-3,
                        time=time_at.get(t + 1, math.nan))
     res = SMOResult(alpha, v, it, status, history, float(violation), n_shrink,
                     None if div_at < 0 else int(div_at), gap_checks)
-    res.cache = cache.stats()
+    res.cache, res.columns = cache.stats(), cache
     return res
 
 
