@@ -29,7 +29,8 @@ with OPENBLAS_NUM_THREADS=1 (LIBSVM is single-threaded, and OpenBLAS's second th
 spinning against the other processes made small solves 50x slower). Ratios are taken in
 the same process, so contention hits both sides.
 
-Run: python benchmarks/bench_kernel_svm.py   (with --record, writes benchmarks/results/kernel_svm.md)
+Run: python benchmarks/bench_kernel_svm.py   (with --record, writes benchmarks/results/kernel_svm.md;
+--only=LABEL runs the rows whose label contains LABEL, printed only)
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-REPEAT = {2000: 3, 4000: 3, 5000: 2, 10000: 2, 20000: 2}
+REPEAT = {2000: 3, 4000: 3, 5000: 2, 8000: 2, 10000: 2, 20000: 2}
 DIGITS_REPEAT = 5
 
 
@@ -70,6 +71,14 @@ def _data(n, kind="classification"):
     if kind == "local":             # two separated 2-D blobs under a very local kernel
         from sklearn.datasets import make_blobs
         return make_blobs(n, centers=2, random_state=1)
+    if kind == "local-defaults":    # the issue's draw: make_blobs' defaults, two centres
+        from sklearn.datasets import make_blobs
+        return make_blobs(n, centers=2, random_state=0)
+    if kind == "clf20":             # issue 24's profile: d = 20 at C = 100
+        from sklearn.datasets import make_classification
+        from sklearn.preprocessing import StandardScaler
+        X, y = make_classification(n, 20, random_state=0)
+        return StandardScaler().fit_transform(X), y
     if kind == "blobs":             # two overlapping 2-D Gaussians (the CLI's generator)
         sys.path.insert(0, ROOT)
         from convexlearn.app.generators import blobs
@@ -98,7 +107,9 @@ def _independent_gap(X, y, alpha, b, C, gamma):
 
 #: gamma other than "scale": gamma = 10 on make_blobs (near-duplicate points: 1044 free
 #: multipliers at n = 2000, cond(K_FF) ~ 2e12, ~600 ratio steps in the polish)
-_GAMMA = {"local": 10.0}
+_GAMMA = {"local": 10.0, "local-defaults": 10.0}
+#: C other than 1
+_C = {"clf20": 100.0}
 
 
 def worker(side: str, n: int, kind: str = "classification") -> dict:
@@ -117,10 +128,11 @@ def worker(side: str, n: int, kind: str = "classification") -> dict:
     for _ in range(REPEAT.get(n, 1)):
         start = time.perf_counter()
         if side == "ours":
-            svm = cl.SVM(X, y, C=1.0, kernel="rbf", gamma=_GAMMA.get(kind, "scale"))
+            svm = cl.SVM(X, y, C=_C.get(kind, 1.0), kernel="rbf",
+                         gamma=_GAMMA.get(kind, "scale"))
             sol = svm.solve()
         else:
-            svc = SVC(gamma=_GAMMA.get(kind, "scale")).fit(X, y)
+            svc = SVC(C=_C.get(kind, 1.0), gamma=_GAMMA.get(kind, "scale")).fit(X, y)
         best = min(best, time.perf_counter() - start)
     out["peak_bytes"] = _vm_hwm() - base
     out["time"] = best
@@ -128,13 +140,15 @@ def worker(side: str, n: int, kind: str = "classification") -> dict:
         out.update(route=sol.provenance["route"], status=sol.status,
                    report_gap=sol.report.relative_gap, n_sv=int(sol.report.support.size),
                    max_violation=sol.report.max_violation, n_iter=sol.n_iter,
-                   gap=_independent_gap(X, y, sol.alpha, sol.b, 1.0, svm.kernel.gamma),
+                   gap=_independent_gap(X, y, sol.alpha, sol.b, _C.get(kind, 1.0),
+                                        svm.kernel.gamma),
                    gram_formed=svm.gram_formed)
     else:
         alpha = np.zeros(n)
         alpha[svc.support_] = np.abs(svc.dual_coef_.ravel())
         out.update(n_sv=int(svc.support_.size),
-                   gap=_independent_gap(X, y, alpha, float(svc.intercept_[0]), 1.0, svc._gamma))
+                   gap=_independent_gap(X, y, alpha, float(svc.intercept_[0]),
+                                        _C.get(kind, 1.0), svc._gamma))
     return out
 
 
@@ -211,6 +225,10 @@ def main():
     cases = [(n, "classification", f"rbf n={n} d=10") for n in (2000, 4000, 20000)]
     cases += [(n, "blobs", f"rbf blobs n={n} d=2") for n in (5000, 10000)]
     cases += [(2000, "local", "rbf gamma=10, make_blobs n=2000 d=2")]
+    cases += [(2000, "local-defaults", "rbf gamma=10, make_blobs n=2000 d=2 seed 0"),
+              (8000, "clf20", "rbf n=8000 d=20 C=100")]
+    only = [a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--only=")]
+    cases = [c for c in cases if not only or any(o in c[2] for o in only)]
     for n, kind, label in cases:
         ours, svc = _run(["ours", str(n), kind]), _run(["svc", str(n), kind])
         rows.append([label, f"{ours['time']:.3f}", f"{svc['time']:.3f}",
@@ -220,6 +238,8 @@ def main():
                      f"{ours['route']}, {ours['status']}, {ours['n_sv']} SVs ({svc['n_sv']}), "
                      f"KKT {ours['max_violation']:.1e}, Gram formed: {ours['gram_formed']}"])
         print(rows[-1], flush=True)
+    if only:                        # a selection of rows: printed, never recorded
+        return
     digits = _run(["digits"])
     o, s = digits["ours"], digits["svc"]
     rows.append(["digits 10 classes (ovo)", f"{o['time']:.3f}", f"{s['time']:.3f}",

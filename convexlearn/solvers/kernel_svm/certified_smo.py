@@ -104,12 +104,13 @@ class SMOColumns:
         held = self.held[cols]
         if not held.any():
             return self.gram.block(rows, cols)
+        if held.all():                      # (a transposed view: no second copy)
+            return self.data[np.ix_(self.slot_of[cols], rows)].T
         out = np.empty((rows.size, cols.size))
         where = np.flatnonzero(held)
         out[:, where] = self.data[np.ix_(self.slot_of[cols[where]], rows)].T
-        if not held.all():
-            where = np.flatnonzero(~held)
-            out[:, where] = self.gram.block(rows, cols[where])
+        where = np.flatnonzero(~held)
+        out[:, where] = self.gram.block(rows, cols[where])
         return out
 
 
@@ -140,7 +141,9 @@ def _feasible(qp: DualQP, alpha: np.ndarray) -> bool:
 
 def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol: float = 1e-9,
                   cache_size: float = 200.0, max_iter: int | None = None,
-                  retries: int = 3, polish: bool = True) -> Solution:
+                  retries: int = 3, polish: bool = True,
+                  warm_start: np.ndarray | None = None,
+                  warm_products: np.ndarray | None = None) -> Solution:
     """Solve a (kernel) SVM exactly: SMO, active-set polish, certificate (module docstring).
 
     Parameters
@@ -167,6 +170,14 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
         SMO restarts (tolerance / 100 each) when the certificate fails.
     polish : bool
         False: certify SMO's own point (the restarts then carry the whole burden).
+    warm_start : ndarray, optional
+        Multipliers to start SMO's first run from (e.g. a neighbouring C's answer scaled
+        by C / C_prev: :func:`convexlearn.routes.svm_warm_path.svm_warm_path`); used only
+        when feasible (in the box and balanced to 1e-12 n max C_i), else SMO starts at 0.
+    warm_products : ndarray, optional
+        K (y * warm_start) when known (from a certificate's product): SMO's starting
+        gradient then costs the free multipliers' columns only. It only steers: the
+        answer's certificate is recomputed from the data.
 
     Returns
     -------
@@ -182,13 +193,19 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
     gap_tol = check_positive("gap_tol", gap_tol)
     timer = Timer()
     qp = c_svc_qp(svm)
-    alpha0, best = None, None
+    alpha0, g0, best = None, None, None
+    if warm_start is not None:
+        warm = np.asarray(warm_start, dtype=float)
+        if warm.shape == (qp.n,) and np.all(np.isfinite(warm)) and _feasible(qp, warm):
+            alpha0 = warm
+            if warm_products is not None and np.shape(warm_products) == (qp.n,):
+                g0 = np.asarray(warm_products, dtype=float)
     iterations, tols, polished_any = 0, [], False
     chunk, budget = _budgets(svm, max_iter)
     attempt = 0
     while True:
         res, cache_stats, _ = smo_qp(qp, tol=tol, max_iter=chunk, alpha0=alpha0,
-                                     cache_size=cache_size, record=False)
+                                     cache_size=cache_size, record=False, g0=g0)
         if res.status == "diverged":
             raise_diverged(svm, res)
         iterations += res.n_iter
@@ -215,7 +232,11 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
             break
         # resume from the polished point only when it is feasible (in the box and
         # balanced); SMO's own point always is
-        alpha0 = alpha if polished and _feasible(qp, alpha) else res.alpha
+        # (with K (y * alpha) from the report's product, computed from the data: f - b)
+        if not polished or _feasible(qp, alpha):
+            alpha0, g0 = alpha, qp.signs * report.margins - sol.b
+        else:
+            alpha0, g0 = res.alpha, None
         if res.status == "max_iter":
             # SMO ran out of its chunk at this tolerance (large C on a low-rank kernel
             # needs 10^5..10^6 iterations at n = 400): resume it with twice the chunk,

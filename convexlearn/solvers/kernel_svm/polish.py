@@ -225,17 +225,19 @@ def _kkt_solve(KFF: np.ndarray, rhs: np.ndarray, total: float | None, start: np.
         ``ray`` None when the system is solved; else u is ``start`` and b is 0.
     """
     k = rhs.size
-    if total is None:
-        A, r = KFF, rhs - KFF @ start
-    else:
+    r = rhs - KFF @ start
+    if total is not None:
+        r = np.append(r, total - float(start.sum()))
+    cut = r.size * np.finfo(float).eps
+    # K_FF positive definite (the usual case): Cholesky, half the flops of LU, and no
+    # bordered copy of K_FF
+    sol = _spd_bordered_solve(KFF, None if total is None else np.ones((k, 1)), r, cut)
+    A = KFF
+    if sol is None and total is not None:
         A = np.empty((k + 1, k + 1))
         A[:k, :k] = KFF
         A[:k, k] = A[k, :k] = 1.0
         A[k, k] = 0.0
-        r = np.append(rhs - KFF @ start, total - float(start.sum()))
-    cut = A.shape[0] * np.finfo(float).eps
-    # K_FF positive definite (the usual case): Cholesky, half the flops of LU
-    sol = _spd_bordered_solve(KFF, None if total is None else np.ones((k, 1)), r, cut)
     if sol is None:
         lu, piv, info = lapack.dgetrf(A)
         if info == 0:
@@ -259,10 +261,12 @@ def _spd_bordered_solve(KFF: np.ndarray, E: np.ndarray | None, r: np.ndarray, cu
     numerically positive definite (reciprocal condition number, LAPACK's 1-norm estimate,
     at most ``cut``) or S is singular: the caller's LU and least squares decide then."""
     k = KFF.shape[0]
-    factor, info = lapack.dpotrf(KFF.T, lower=False, clean=False)    # (symmetric: F-order view)
+    # K_FF is symmetric: LAPACK reads whichever of it and its transpose is in F-order
+    M = KFF if KFF.flags.f_contiguous else KFF.T
+    factor, info = lapack.dpotrf(M, lower=False, clean=False)
     if info != 0:
         return None
-    rcond, info = lapack.dpocon(factor, lapack.dlange("1", KFF.T))
+    rcond, info = lapack.dpocon(factor, lapack.dlange("1", M))
     if info != 0 or not rcond > cut:
         return None
     if E is None:

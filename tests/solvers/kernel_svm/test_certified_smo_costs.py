@@ -108,3 +108,43 @@ def test_polish_through_the_cache_certifies_and_perturbed_answers_fail():
     alpha[sol.report.free[0]] *= 1 + 1e-6            # one free multiplier off its optimum
     off = cl.Solution(w=None, b=sol.b, alpha=alpha, dual_coef=svm.y * alpha)
     assert not svm.kkt(off, tol=1e-9).passed
+
+
+def test_warm_start_with_its_products_reaches_the_cold_optimum():
+    svm = _rbf(n=300, C=1.0, seed=4)
+    first = certified_smo(svm, kkt_tol=1e-9, gap_tol=1e-9)
+    svm.C = 3.0
+    cold = certified_smo(svm, kkt_tol=1e-9, gap_tol=1e-9)
+    warm = first.alpha * 3.0
+    products = (svm.y * first.report.margins - first.b) * 3.0
+    np.testing.assert_allclose(products, svm.gram_products(svm.y * warm), rtol=0, atol=1e-12)
+    for given in (None, products):
+        sol = certified_smo(svm, kkt_tol=1e-9, gap_tol=1e-9, warm_start=warm,
+                            warm_products=given)
+        assert sol.status == "optimal"
+        assert abs(sol.objective - cold.objective) <= 1e-9 * abs(cold.objective)
+    # an infeasible start (unbalanced) is not used, nor its products
+    bad = warm.copy()
+    bad[np.flatnonzero(svm.y > 0)[0]] = 0.0
+    sol = certified_smo(svm, kkt_tol=1e-9, gap_tol=1e-9, warm_start=bad,
+                        warm_products=np.zeros(svm.n_samples))
+    assert sol.status == "optimal"
+    assert abs(sol.objective - cold.objective) <= 1e-9 * abs(cold.objective)
+
+
+def test_uncertified_point_goes_on_with_a_tighter_smo_until_it_certifies(monkeypatch):
+    # the first polish is refused (as when its set was misread): the route must not stop
+    # at SMO's 1e-3 point but resume SMO at 1e-5 from it, polish again and certify at 1e-9
+    svm = _rbf(n=300, C=10.0, seed=5)
+    from convexlearn.solvers.kernel_svm.qp import DualQP
+    polish, calls = DualQP.polish, []
+
+    def refuse_once(self, alpha, g, **options):
+        calls.append(1)
+        return None if len(calls) == 1 else polish(self, alpha, g, **options)
+
+    monkeypatch.setattr(DualQP, "polish", refuse_once)
+    sol = certified_smo(svm, kkt_tol=1e-9, gap_tol=1e-9)
+    assert len(calls) >= 2 and sol.provenance["smo_tol"][:2] == [1e-3, 1e-5]
+    assert sol.status == "optimal" and sol.report.tol == 1e-9
+    assert sol.report.relative_gap <= 1e-9 and sol.report.passed
