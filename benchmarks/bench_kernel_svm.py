@@ -11,7 +11,10 @@ ratio steps); 10-class digits
 (raw pixels, rbf gamma=0.001, C=10; KernelSVMClassifier one-vs-one vs SVC, accuracy on a
 25 % held-out split). ``cl.SVM(X, y, C=1, kernel="rbf").solve()`` runs the chain's first
 route, SMO (tol 1e-3) + active-set polish + KKT certificate; SVC runs at its default tol
-(1e-3, uncertified). Each case runs in its own subprocess: peak memory is the process's
+(1e-3, uncertified). Issue 24's rows: rbf gamma=10 on make_blobs(2000, centers=2,
+random_state=0) (the issue's draw with make_blobs' defaults); make_classification(8000, 20,
+random_state=0) standardized at C=100; ``svm.path`` over 20 C (every point certified at
+1e-9) against twenty SVC fits and twenty cold exact solves. Each case runs in its own subprocess: peak memory is the process's
 VmHWM (/proc/self/status) minus its value after data and imports were loaded. The
 certified gap is recomputed here with scikit-learn's rbf_kernel (not convexlearn's code),
 by blocks of rows: |P - D| / max(|P|, |D|). Times: best of ``REPEAT`` runs in one process
@@ -29,7 +32,8 @@ with OPENBLAS_NUM_THREADS=1 (LIBSVM is single-threaded, and OpenBLAS's second th
 spinning against the other processes made small solves 50x slower). Ratios are taken in
 the same process, so contention hits both sides.
 
-Run: python benchmarks/bench_kernel_svm.py   (with --record, writes benchmarks/results/kernel_svm.md)
+Run: python benchmarks/bench_kernel_svm.py   (with --record, writes benchmarks/results/kernel_svm.md;
+--only=LABEL runs the rows whose label contains LABEL, printed only)
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-REPEAT = {2000: 3, 4000: 3, 5000: 2, 10000: 2, 20000: 2}
+REPEAT = {2000: 3, 4000: 3, 5000: 2, 8000: 2, 10000: 2, 20000: 2}
 DIGITS_REPEAT = 5
 
 
@@ -65,6 +69,14 @@ def _data(n, kind="classification"):
     if kind == "local":             # two separated 2-D blobs under a very local kernel
         from sklearn.datasets import make_blobs
         return make_blobs(n, centers=2, random_state=1)
+    if kind == "local-defaults":    # the issue's draw: make_blobs' defaults, two centres
+        from sklearn.datasets import make_blobs
+        return make_blobs(n, centers=2, random_state=0)
+    if kind == "clf20":             # issue 24's profile: d = 20 at C = 100
+        from sklearn.datasets import make_classification
+        from sklearn.preprocessing import StandardScaler
+        X, y = make_classification(n, 20, random_state=0)
+        return StandardScaler().fit_transform(X), y
     if kind == "blobs":             # two overlapping 2-D Gaussians (the CLI's generator)
         sys.path.insert(0, ROOT)
         from convexlearn.app.generators import blobs
@@ -93,7 +105,9 @@ def _independent_gap(X, y, alpha, b, C, gamma):
 
 #: gamma other than "scale": gamma = 10 on make_blobs (near-duplicate points: 1044 free
 #: multipliers at n = 2000, cond(K_FF) ~ 2e12, ~600 ratio steps in the polish)
-_GAMMA = {"local": 10.0}
+_GAMMA = {"local": 10.0, "local-defaults": 10.0}
+#: C other than 1
+_C = {"clf20": 100.0}
 
 
 def worker(side: str, n: int, kind: str = "classification") -> dict:
@@ -112,10 +126,11 @@ def worker(side: str, n: int, kind: str = "classification") -> dict:
     for _ in range(REPEAT.get(n, 1)):
         start = time.perf_counter()
         if side == "ours":
-            svm = cl.SVM(X, y, C=1.0, kernel="rbf", gamma=_GAMMA.get(kind, "scale"))
+            svm = cl.SVM(X, y, C=_C.get(kind, 1.0), kernel="rbf",
+                         gamma=_GAMMA.get(kind, "scale"))
             sol = svm.solve()
         else:
-            svc = SVC(gamma=_GAMMA.get(kind, "scale")).fit(X, y)
+            svc = SVC(C=_C.get(kind, 1.0), gamma=_GAMMA.get(kind, "scale")).fit(X, y)
         best = min(best, time.perf_counter() - start)
     out["peak_bytes"] = _vm_hwm() - base
     out["time"] = best
@@ -123,13 +138,15 @@ def worker(side: str, n: int, kind: str = "classification") -> dict:
         out.update(route=sol.provenance["route"], status=sol.status,
                    report_gap=sol.report.relative_gap, n_sv=int(sol.report.support.size),
                    max_violation=sol.report.max_violation, n_iter=sol.n_iter,
-                   gap=_independent_gap(X, y, sol.alpha, sol.b, 1.0, svm.kernel.gamma),
+                   gap=_independent_gap(X, y, sol.alpha, sol.b, _C.get(kind, 1.0),
+                                        svm.kernel.gamma),
                    gram_formed=svm.gram_formed)
     else:
         alpha = np.zeros(n)
         alpha[svc.support_] = np.abs(svc.dual_coef_.ravel())
         out.update(n_sv=int(svc.support_.size),
-                   gap=_independent_gap(X, y, alpha, float(svc.intercept_[0]), 1.0, svc._gamma))
+                   gap=_independent_gap(X, y, alpha, float(svc.intercept_[0]),
+                                        _C.get(kind, 1.0), svc._gamma))
     return out
 
 
@@ -178,6 +195,40 @@ def worker_digits() -> dict:
     return out
 
 
+#: The C grid of the path row: 20 values, log-spaced over 1e-2 .. 1e2.
+PATH_CS = np.logspace(-2, 2, 20)
+
+
+def worker_path() -> dict:
+    """``svm.path(PATH_CS)`` (rbf, gamma "scale", n = 2000 d = 10, every point certified
+    at 1e-9), twenty cold ``solve(cert_tol=1e-9)`` and twenty SVC fits: best of two
+    rounds of each, alternating."""
+    sys.path.insert(0, ROOT)
+    import convexlearn as cl
+    from sklearn.svm import SVC
+    X, y = _data(2000)
+    small_X, small_y = _data(300)
+    cl.SVM(small_X, small_y, C=1.0, kernel="rbf").solve()
+    SVC().fit(small_X, small_y)
+    svm = cl.SVM(X, y, kernel="rbf")
+    times = {"path": float("inf"), "cold": float("inf"), "svc": float("inf")}
+    for _ in range(2):
+        start = time.perf_counter()
+        path = svm.path(PATH_CS, cert_tol=1e-9)      # (the default; explicit for old code)
+        times["path"] = min(times["path"], time.perf_counter() - start)
+        start = time.perf_counter()
+        cold = [svm.with_C(C).solve(cert_tol=1e-9) for C in PATH_CS]
+        times["cold"] = min(times["cold"], time.perf_counter() - start)
+        start = time.perf_counter()
+        for C in PATH_CS:
+            SVC(C=C).fit(X, y)
+        times["svc"] = min(times["svc"], time.perf_counter() - start)
+    return {**times, "certified": bool(path.certified and all(
+                s.report.tol == 1e-9 for s in path.solutions)),
+            "worst_gap": max(s.report.relative_gap for s in path.solutions),
+            "cold_certified": all(s.status == "optimal" for s in cold)}
+
+
 def worker_compile() -> dict:
     """First-call times with an empty numba cache (compile) and with the cache (load)."""
     sys.path.insert(0, ROOT)
@@ -206,6 +257,10 @@ def main():
     cases = [(n, "classification", f"rbf n={n} d=10") for n in (2000, 4000, 20000)]
     cases += [(n, "blobs", f"rbf blobs n={n} d=2") for n in (5000, 10000)]
     cases += [(2000, "local", "rbf gamma=10, make_blobs n=2000 d=2")]
+    cases += [(2000, "local-defaults", "rbf gamma=10, make_blobs n=2000 d=2 seed 0"),
+              (8000, "clf20", "rbf n=8000 d=20 C=100")]
+    only = [a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--only=")]
+    cases = [c for c in cases if not only or any(o in c[2] for o in only)]
     for n, kind, label in cases:
         ours, svc = _run(["ours", str(n), kind]), _run(["svc", str(n), kind])
         rows.append([label, f"{ours['time']:.3f}", f"{svc['time']:.3f}",
@@ -215,6 +270,16 @@ def main():
                      f"{ours['route']}, {ours['status']}, {ours['n_sv']} SVs ({svc['n_sv']}), "
                      f"KKT {ours['max_violation']:.1e}, Gram formed: {ours['gram_formed']}"])
         print(rows[-1], flush=True)
+    if not only or any("path" in o for o in only):
+        p = _run(["path"])
+        rows.append(["svm.path, 20 C in [0.01, 100], rbf n=2000 d=10", f"{p['path']:.3f}",
+                     f"{p['svc']:.3f} (20 fits)", f"{p['path'] / p['svc']:.2f}", "-", "-",
+                     f"every point certified at 1e-9: {p['certified']} (worst gap "
+                     f"{p['worst_gap']:.1e}); twenty cold solve(cert_tol=1e-9) "
+                     f"{p['cold']:.3f} s ({p['cold'] / p['svc']:.2f}x)"])
+        print(rows[-1], flush=True)
+    if only:                        # a selection of rows: printed, never recorded
+        return
     digits = _run(["digits"])
     o, s = digits["ours"], digits["svc"]
     rows.append(["digits 10 classes (ovo)", f"{o['time']:.3f}", f"{s['time']:.3f}",
@@ -247,7 +312,8 @@ if __name__ == "__main__":
     if len(sys.argv) > 1 and not sys.argv[1].startswith("--"):    # a worker subprocess
         kind = sys.argv[1]
         result = (worker_digits() if kind == "digits" else worker_compile()
-                  if kind == "compile" else worker(kind, int(sys.argv[2]), *sys.argv[3:]))
+                  if kind == "compile" else worker_path() if kind == "path"
+                  else worker(kind, int(sys.argv[2]), *sys.argv[3:]))
         print(json.dumps(result))
     else:
         main()

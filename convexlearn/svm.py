@@ -393,17 +393,22 @@ class SVM(KernelSamples):
         return sol
 
     # ------------------------------------------------------------------ checks
-    def path(self, Cs: Any, *, exact: bool = False, tol: float = 1e-6, cert_tol: float = 1e-6,
+    def path(self, Cs: Any, *, exact: bool = False, tol: float = 1e-3, cert_tol: float = 1e-9,
              **smo_options) -> Path:
         """Solutions along ``Cs`` (a :class:`~convexlearn.path.Path`; ``self.C`` unchanged).
 
-        ``exact=False``: each C in the order given, warm-started SMO, certified by its KKT
-        report at ``cert_tol`` (:func:`convexlearn.routes.svm_warm_path.svm_warm_path`).
+        ``exact=False``: each C in the order given, the certified kernel route (SMO to the
+        violation ``tol``, the active-set polish) warm-started from the previous C, every
+        point certified by its KKT report and relative duality gap at ``cert_tol``
+        (default 1e-9, the exact routes' tolerance; it was 1e-6, with SMO alone to
+        ``tol`` = 1e-6: pass ``cert_tol=1e-6`` for the looser check)
+        (:func:`convexlearn.routes.svm_warm_path.svm_warm_path`); ``smo_options``:
+        ``cache_size``, ``max_iter``.
         ``exact=True``: the piecewise-linear path in 1/C between min(Cs) and max(Cs)
         (:func:`convexlearn.routes.svm.exact_c_path`); ``values`` are its breakpoints,
         each certified, and ``Path.at(C)`` interpolates exactly between them."""
         kkt_tol = renamed("SVM.path", "kkt_tol", "cert_tol", smo_options.pop("kkt_tol", None),
-                          cert_tol, default=1e-6)
+                          cert_tol, default=1e-9)
         if check_bool("exact", exact):
             return routes.exact_path(self, Cs, kkt_tol=min(kkt_tol, 1e-9))
         values, sols, prov = svm_warm_path(self, Cs, tol=tol, kkt_tol=kkt_tol, **smo_options)

@@ -352,7 +352,7 @@ def test_svm_path_is_warm_started_and_certified():
     path = svm.path(Cs)
     assert svm.C == 2.0 and isinstance(path, cl.Path) and path.certified
     assert path.parameter == "C" and list(path.values) == Cs
-    assert [s.provenance["route"] for s in path][1:] == ["smo (warm-started)"] * 3
+    assert [s.provenance["route"] for s in path][1:] == ["exact-smo (warm-started)"] * 3
     for C, sol in zip(Cs, path):
         fresh = cl.SVM(X, y, C=C, kernel="rbf").solve()
         assert sol.objective == pytest.approx(fresh.objective, rel=1e-6)

@@ -165,7 +165,8 @@ def _kkt_solve(KFF: np.ndarray, rhs: np.ndarray, total: Any, start: np.ndarray,
     [rhs; total], ``total`` and the returned b of length m.
 
     The unknown is the step d = u - start: [K_FF 1; 1^T 0] [d; b] = [rhs - K_FF start;
-    total - 1^T start] =: r. A nonsingular system has one solution (LU). A singular one (a
+    total - 1^T start] =: r. A nonsingular system has one solution (Cholesky of K_FF and
+    the Schur complement of the border when K_FF is positive definite, else LU). A singular one (a
     kernel of rank below |F| + 1: a low-rank or precomputed Gram, duplicated samples,
     large C) is solved by least squares (QR with column pivoting, singular values below
     k eps of the largest dropped, k the order), for the minimum-norm step: any solution
@@ -188,19 +189,24 @@ def _kkt_solve(KFF: np.ndarray, rhs: np.ndarray, total: Any, start: np.ndarray,
         ``ray`` None when the system is solved; else u is ``start`` and b is 0.
     """
     k = rhs.size
-    if total is None:
-        A, r = KFF, rhs - KFF @ start
-    else:
-        border = np.ones((k, 1)) if E is None else E
-        A = _bordered(KFF, border)
-        r = np.append(rhs - KFF @ start, np.atleast_1d(total) - border.T @ start)
-    cut = A.shape[0] * np.finfo(float).eps
-    lu, piv, info = lapack.dgetrf(A)
-    sol = None
-    if info == 0:
-        rcond, _ = lapack.dgecon(lu, np.linalg.norm(A, 1), norm="1")
-        if rcond > cut:
-            sol, _ = lapack.dgetrs(lu, piv, r)
+    border = None if total is None else (np.ones((k, 1)) if E is None else E)
+    r = rhs - KFF @ start
+    if border is not None:
+        r = np.append(r, np.atleast_1d(total) - border.T @ start)
+    cut = r.size * np.finfo(float).eps
+    # K_FF positive definite (the usual case): Cholesky, half the flops of LU, and no
+    # bordered copy of K_FF
+    sol = _spd_bordered_solve(KFF, border, r, cut)
+    A = KFF if border is None else None
+    if sol is None:
+        if A is None:
+            A = _bordered(KFF, border)
+        lu, piv, info = lapack.dgetrf(A)
+        if info == 0:
+            # (A is symmetric: its 1-norm is the inf-norm of A^T, read in place by LAPACK)
+            rcond, _ = lapack.dgecon(lu, lapack.dlange("I", A.T), norm="1")
+            if rcond > cut:
+                sol, _ = lapack.dgetrs(lu, piv, r)
     if sol is None or not np.all(np.isfinite(sol)):
         sol = scipy.linalg.lstsq(A, r, cond=cut, lapack_driver="gelsy")[0]
         residual = r - A @ sol
@@ -220,6 +226,36 @@ def _bordered(KFF: np.ndarray, E: np.ndarray) -> np.ndarray:
     A[:k, k:] = E
     A[k:, :k] = E.T
     return A
+
+
+def _spd_bordered_solve(KFF: np.ndarray, E: np.ndarray | None, r: np.ndarray, cut: float
+                        ) -> np.ndarray | None:
+    """Solve [K_FF E; E^T 0] x = r (K_FF x = r without a border E) by the Cholesky factor
+    of K_FF and the Schur complement S = E^T K_FF^{-1} E; None when K_FF is not
+    numerically positive definite (reciprocal condition number, LAPACK's 1-norm estimate,
+    at most ``cut``) or S is singular: the caller's LU and least squares decide then."""
+    k = KFF.shape[0]
+    # K_FF is symmetric: LAPACK reads whichever of it and its transpose is in F-order
+    M = KFF if KFF.flags.f_contiguous else KFF.T
+    factor, info = lapack.dpotrf(M, lower=False, clean=False)
+    if info != 0:
+        return None
+    rcond, info = lapack.dpocon(factor, lapack.dlange("1", M))
+    if info != 0 or not rcond > cut:
+        return None
+    if E is None:
+        sol, _ = lapack.dpotrs(factor, r, lower=False)
+        return sol if np.all(np.isfinite(sol)) else None
+    m = E.shape[1]
+    solved, _ = lapack.dpotrs(factor, np.column_stack([r[:k], E]), lower=False)
+    u, W = solved[:, 0], solved[:, 1:]
+    S = E.T @ W
+    try:
+        b = np.linalg.solve(S, E.T @ u - r[k:k + m])
+    except np.linalg.LinAlgError:
+        return None
+    sol = np.concatenate([u - W @ b, b])
+    return sol if np.all(np.isfinite(sol)) else None
 
 
 def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, intercept: bool,

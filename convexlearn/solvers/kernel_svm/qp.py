@@ -196,19 +196,22 @@ class DualQP:
         return float(np.max(np.maximum(self.lower - alpha, alpha - self.upper), initial=0.0))
 
     # ------------------------------------------------------- on the active set
-    def polish(self, alpha: np.ndarray, g: np.ndarray, **options: Any
+    def polish(self, alpha: np.ndarray, g: np.ndarray, *, kernel: Any = None, **options: Any
                ) -> tuple[np.ndarray, float | None, np.ndarray] | None:
         """The active-set polish of ``alpha`` (g = K (s * alpha)) on this QP:
         :func:`~convexlearn.solvers.kernel_svm.polish.polish_expansion` with the signs, the
-        upper bounds, the target, the equality row, and the Gram operator's blocks and
-        products. Returns (alpha, b or None, g) or None."""
+        upper bounds, the target, the equality row, and the blocks and products of
+        ``kernel`` (default the Gram operator; any object with the same ``block`` and
+        ``products``, e.g. one reading SMO's column cache). Returns (alpha, b or None, g)
+        or None."""
         self.check_smo_form()
+        kernel = self.gram if kernel is None else kernel
         if self.is_nu_form:
-            return polish_expansion(self.signs, self.upper, alpha, g, True, self.gram.block,
-                                    self.gram.products, target=self.target,
+            return polish_expansion(self.signs, self.upper, alpha, g, True, kernel.block,
+                                    kernel.products, target=self.target,
                                     delta=self.deltas, by_sign=True, **options)
         return polish_expansion(self.signs, self.upper, alpha, g, self.has_equality,
-                                self.gram.block, self.gram.products, target=self.target,
+                                kernel.block, kernel.products, target=self.target,
                                 delta=self.delta, **options)
 
     def intercept(self, alpha: np.ndarray, g: np.ndarray) -> tuple[Any, str]:

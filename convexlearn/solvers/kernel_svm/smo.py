@@ -110,6 +110,7 @@ class SMOResult:
     diverged_at: int | None = None
     gap_checks: list = None
     cache: dict | None = None
+    columns: Any = None        # the compiled loop's column cache (ColumnArrays), kept after it
 
 
 def rebuild_v(cols: KernelColumns, y: np.ndarray, alpha: np.ndarray,
@@ -341,7 +342,7 @@ def smo_compiled(spec: KernelSpec, y: np.ndarray, C: Any, tol: float = 1e-3,
                  max_iter: int | None = None, shrinking: bool = True,
                  alpha0: np.ndarray | None = None, gap_tol: float | None = None,
                  cache_mb: float = 200.0, record: bool = True,
-                 target: np.ndarray | None = None) -> SMOResult:
+                 target: np.ndarray | None = None, g0: np.ndarray | None = None) -> SMOResult:
     """:func:`smo` with an intercept, in the compiled loop of
     :mod:`~convexlearn.solvers.kernel_svm.smo_kernels` (same iterates; kernel entries from X, column
     cache bounded by ``cache_mb`` megabytes; no per-iteration callback).
@@ -351,6 +352,8 @@ def smo_compiled(spec: KernelSpec, y: np.ndarray, C: Any, tol: float = 1e-3,
     ``violation`` per iteration; ``time`` only at the last iteration of each pass of the
     compiled loop (NaN elsewhere: the loop has no clock); ``record=False`` leaves the
     history empty (a caller that discards it saves a Python loop over the iterations).
+    ``g0`` = K (y * alpha0), when the caller has it (a certificate's product): the start's
+    gradient then costs only the free multipliers' columns (gbar = g0 - their part).
     """
     from .smo_kernels import CONVERGED, DIVERGED, smo_loop
     timer = Timer()
@@ -363,12 +366,16 @@ def smo_compiled(spec: KernelSpec, y: np.ndarray, C: Any, tol: float = 1e-3,
     cache = spec.column_arrays(cache_mb)
     # the gradient of the start: from the support's columns (none from alpha = 0)
     v, gbar = target.copy(), np.zeros(n)
-    if alpha.any():
-        g = spec.products(y * alpha)
-        v -= g
+    if alpha.any() and g0 is not None:
+        v -= g0
+        free = (alpha > 0.0) & (alpha < Cv)
+        gbar = np.asarray(g0, dtype=float) - spec.products(np.where(free, y * alpha, 0.0))
+    elif alpha.any():
+        # g and gbar in one pass over the support (the bounded columns are part of it)
         at_upper = alpha >= Cv
-        if at_upper.any():
-            gbar = spec.products(np.where(at_upper, y * Cv, 0.0))
+        both = spec.products(np.column_stack([y * alpha, np.where(at_upper, y * Cv, 0.0)]))
+        v -= both[:, 0]
+        gbar = np.ascontiguousarray(both[:, 1])
     dual = 0.5 * float(alpha @ (y * target + y * v))     # -F(a), with g = target - v
     k_max = float(np.max(spec.diag)) if n else 0.0
     tau = _TAU * k_max if k_max > 0 else _TAU
@@ -400,7 +407,7 @@ def smo_compiled(spec: KernelSpec, y: np.ndarray, C: Any, tol: float = 1e-3,
                        time=time_at.get(t + 1, math.nan))
     res = SMOResult(alpha, v, it, status, history, float(violation), n_shrink,
                     None if div_at < 0 else int(div_at), gap_checks)
-    res.cache = cache.stats()
+    res.cache, res.columns = cache.stats(), cache
     return res
 
 
@@ -428,9 +435,10 @@ def smo_qp(qp: DualQP, *, tol: float = 1e-3, max_iter: int | None = None,
            shrinking: bool = True, alpha0: np.ndarray | None = None,
            gap_tol: float | None = None, cache_size: float = 200.0,
            callback: Callable[..., Any] | None = None,
-           record: bool = True) -> tuple[SMOResult, dict, str]:
+           record: bool = True, g0: np.ndarray | None = None) -> tuple[SMOResult, dict, str]:
     """SMO on a dual QP (:mod:`~convexlearn.solvers.kernel_svm.qp`): the compiled loop with
-    its equality row, the numpy reference without one or with a ``callback``.
+    its equality row, the numpy reference without one or with a ``callback``. ``g0`` =
+    K (s * alpha0) when the caller knows it (read by the compiled loop only).
 
     Returns
     -------
@@ -448,7 +456,8 @@ def smo_qp(qp: DualQP, *, tol: float = 1e-3, max_iter: int | None = None,
         raise ParameterError(f"{qp.name}: s^T a = {qp.delta:g} needs a feasible alpha0")
     if qp.has_equality and callback is None:
         res = smo_compiled(qp.gram.spec(), qp.signs, qp.upper, tol, max_iter, shrinking,
-                           alpha0, gap_tol, cache_size, record, target=qp.target)
+                           alpha0, gap_tol, cache_size, record, target=qp.target,
+                           g0=None if alpha0 is None else g0)
         return res, res.cache, "compiled (numba)"
     cols = qp.gram.columns(cache_size)
     res = smo(cols, qp.signs, qp.upper, qp.has_equality, tol, max_iter, shrinking, alpha0,

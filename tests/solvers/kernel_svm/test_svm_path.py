@@ -101,3 +101,41 @@ def test_svm_path_exact_through_the_public_api():
     assert svm.C == 1.0
     warm = svm.path([0.05, 1.0, 20.0])
     assert not warm.exact and warm.certified
+
+
+def test_warm_path_certifies_every_point_at_1e9_by_default_and_equals_cold_solves():
+    X, y = _random(7)
+    svm = cl.SVM(X, y, kernel="rbf", gamma=1.0)
+    Cs = [0.1, 0.5, 2.0, 8.0, 3.0, 0.2]            # up and down: any order
+    path = svm.path(Cs)
+    assert path.certified and svm.C == 1.0
+    routes = [s.provenance["route"] for s in path.solutions]
+    assert routes[0] == "exact-smo" and set(routes[1:]) == {"exact-smo (warm-started)"}
+    for C, sol in zip(Cs, path.solutions):
+        assert sol.report.tol == 1e-9 and sol.report.passed
+        assert sol.report.relative_gap <= 1e-9
+        cold = svm.with_C(C).solve(cert_tol=1e-9)
+        assert abs(sol.objective - cold.objective) <= 1e-9 * abs(cold.objective)
+        # recomputed from the data by the problem at that C
+        assert svm.with_C(C).kkt(sol, tol=1e-9).passed
+    with pytest.raises(cl.ParameterError, match="shrinking"):
+        svm.path(Cs, shrinking=False)
+
+
+def test_warm_path_falls_back_to_the_chain_when_a_point_does_not_certify(monkeypatch):
+    from convexlearn.routes import svm_warm_path as module
+    X, y = _random(8)
+    svm = cl.SVM(X, y, kernel="rbf", gamma=1.0)
+    real = module.certified_smo
+
+    def uncertified(problem, **options):
+        sol = real(problem, **options)
+        sol.status = "inaccurate"
+        return sol
+
+    monkeypatch.setattr(module, "certified_smo", uncertified)
+    path = svm.path([0.5, 2.0])
+    assert path.certified
+    for sol in path.solutions:
+        assert "exact-smo" in sol.provenance["fallback_from"]
+        assert sol.report.tol == 1e-9 and sol.report.passed
