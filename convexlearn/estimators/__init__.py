@@ -20,8 +20,9 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
 from .erm import ERMClassifier, ERMRegressor
 from .separators import HalfspaceClassifier, NotSeparableError, PerceptronClassifier
 from .svm import KernelSVMClassifier, LinearSVMClassifier
+from .regression_svm import OneClassSVM, SVMRegressor
 from ._checks import expected_failed_checks
 
 __all__ = ["KernelSVMClassifier", "LinearSVMClassifier", "ERMClassifier", "ERMRegressor",
            "PerceptronClassifier", "HalfspaceClassifier", "NotSeparableError",
-           "expected_failed_checks"]
+           "expected_failed_checks", "SVMRegressor", "OneClassSVM"]

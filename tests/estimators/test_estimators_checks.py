@@ -30,6 +30,10 @@ ESTIMATORS = [
     E.ERMRegressor(),
     E.PerceptronClassifier(),
     E.HalfspaceClassifier(),
+    E.SVMRegressor(),
+    E.SVMRegressor(kernel="linear"),
+    E.OneClassSVM(),
+    E.OneClassSVM(kernel="linear"),
 ]
 
 
