@@ -18,6 +18,8 @@ Not taken (a TypeError, as any unknown parameter): ``shrinking``, ``verbose`` an
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, OutlierMixin, RegressorMixin
@@ -109,8 +111,9 @@ class SVMRegressor(RegressorMixin, _KernelExpansion):
         "exact" (default), "exact-smo", "exact-dual" or "smo".
     """
 
-    def __init__(self, *, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3,
-                 C=1.0, epsilon=0.1, cache_size=200.0, method="exact"):
+    def __init__(self, *, kernel: Any = "rbf", degree: int = 3, gamma: Any = "scale",
+                 coef0: float = 0.0, tol: float = 1e-3, C: float = 1.0, epsilon: float = 0.1,
+                 cache_size: float = 200.0, method: str = "exact") -> None:
         self.kernel, self.degree, self.gamma, self.coef0 = kernel, degree, gamma, coef0
         self.tol, self.C, self.epsilon = tol, C, epsilon
         self.cache_size, self.method = cache_size, method
@@ -141,8 +144,9 @@ class OneClassSVM(OutlierMixin, _KernelExpansion):
         As :class:`SVMRegressor`.
     """
 
-    def __init__(self, *, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3,
-                 nu=0.5, cache_size=200.0, method="exact"):
+    def __init__(self, *, kernel: Any = "rbf", degree: int = 3, gamma: Any = "scale",
+                 coef0: float = 0.0, tol: float = 1e-3, nu: float = 0.5,
+                 cache_size: float = 200.0, method: str = "exact") -> None:
         self.kernel, self.degree, self.gamma, self.coef0 = kernel, degree, gamma, coef0
         self.tol, self.nu, self.cache_size, self.method = tol, nu, cache_size, method
 
