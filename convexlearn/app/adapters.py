@@ -582,6 +582,10 @@ class ShatteringAdapter(Adapter):
         return RunResult(problem, rows, facts, [], tol=tol)
 
 
+# public names of the helpers that the adapters of app/qp_adapters.py share
+rel_gap, route_of, cert_tol_of, history_of = _rel_gap, _route, _cert_tol, _history
+COMMON_EXPECT = _COMMON_EXPECT
+
 ADAPTERS: dict[str, Adapter] = {a.kind: a for a in (SVMAdapter(), ERMAdapter(),
                                                     HalfspaceAdapter(), ShatteringAdapter())}
 

@@ -33,6 +33,7 @@ from numpy.typing import ArrayLike
 
 from ..errors import ConvexLearnError, ProblemFileError
 from .adapters import adapter_for
+from . import qp_adapters  # noqa: F401  (adds the kinds svr and one_class)
 from .csvfile import CsvFile, check_delimiter, read_csv
 from ..svmlight import looks_like_svmlight
 from .generators import GENERATORS

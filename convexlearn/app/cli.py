@@ -87,6 +87,7 @@ def _number_or_name(value: str):
 def _names(kind: str, distributed: bool = False) -> list[str]:
     """The method names of a model kind (on a dask array with ``distributed``)."""
     from .adapters import ADAPTERS
+    from . import qp_adapters  # noqa: F401  (adds the kinds svr and one_class)
     adapter = ADAPTERS[kind]
     return adapter.distributed_methods() if distributed else adapter.methods()
 

@@ -60,14 +60,11 @@ from typing import Any
 
 import numpy as np
 
-from .kkt import GAP_FLOOR
+from .kkt import GAP_FLOOR, KKTReport
 
 __all__ = ["QPKKTReport", "qp_kkt_report", "tube_kkt", "QP_CONDITIONS"]
 
 QP_CONDITIONS = ("bounds", "balance", "complementarity", "duality_gap")
-
-_WORST_SHOWN = 5
-
 
 @dataclass(repr=False)
 class QPKKTReport:
@@ -133,21 +130,10 @@ class QPKKTReport:
         self.max_violation = max(self.max_violation, worst)
         self.passed = bool(self.max_violation <= self.tol)
 
-    def worst(self) -> dict[str, float]:
-        """Largest scaled residual of each condition."""
-        return {name: float(np.max(r, initial=0.0)) if np.ndim(r) else float(r)
-                for name, r in self.residuals.items()}
-
-    def violations(self) -> list[tuple[str, float, list[int]]]:
-        """Conditions above ``tol``: (name, worst residual, worst variables)."""
-        out = []
-        for name, worst in self.worst().items():
-            if worst > self.tol:
-                r = self.residuals[name]
-                where = ([] if not np.ndim(r) else
-                         [int(i) for i in np.argsort(-r)[:_WORST_SHOWN] if r[i] > self.tol])
-                out.append((name, worst, where))
-        return out
+    # the largest residual of each condition, and the conditions above tol with their
+    # worst variables: as the SVM's report (residuals and tol alike)
+    worst = KKTReport.worst
+    violations = KKTReport.violations
 
     def summary(self) -> str:
         """A few lines for people: verdict, objectives, sets, worst residuals."""

@@ -22,9 +22,11 @@ from .separators import HalfspaceClassifier, NotSeparableError, PerceptronClassi
 from .svm import KernelSVMClassifier, LinearSVMClassifier
 from .nu_svm import NuSVMClassifier, NuSVMRegressor
 from .crammer_singer import CrammerSingerClassifier
+from .regression_svm import OneClassSVM, SVMRegressor
 from ._checks import expected_failed_checks
 
 __all__ = ["KernelSVMClassifier", "LinearSVMClassifier", "ERMClassifier", "ERMRegressor",
            "PerceptronClassifier", "HalfspaceClassifier", "NotSeparableError",
            "expected_failed_checks",
-           "NuSVMClassifier", "NuSVMRegressor", "CrammerSingerClassifier"]
+           "NuSVMClassifier", "NuSVMRegressor", "CrammerSingerClassifier", "SVMRegressor",
+           "OneClassSVM"]

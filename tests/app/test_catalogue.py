@@ -53,7 +53,7 @@ def test_catalogue_covers_every_formulation():
     names = [p.name for p in problems]
     assert len(set(names)) == len(names), "problem names must be unique"
     kinds = {p.kind for p in problems}
-    assert kinds == {"svm", "erm", "halfspace", "shattering"}
+    assert kinds == {"svm", "erm", "halfspace", "shattering", "svr", "one_class"}
     svm = [p for p in problems if p.kind == "svm"]
     assert any(p.model["C"] == np.inf for p in svm), "a hard-margin SVM"
     assert any(p.model["kernel"] != "linear" for p in svm), "a kernel SVM"
@@ -227,8 +227,39 @@ def _oracle_shattering(p):
 # oracle's arithmetic, not in the expectation. Everything else is checked at full rtol.
 ORACLE_RTOL = {"breast_cancer_raw": 2e-5}
 
+def _oracle_qp_family(p):
+    """scikit-learn's SVR / OneClassSVM at tol=1e-12; the objective recomputed from its
+    expansion in LIBSVM's scaling (docs/conventions.md): SVR 1/2 beta^T K beta + C sum
+    max(0, |y - f| - eps); one-class 1/2 a^T K a - nu n rho + sum max(0, rho - g)."""
+    from sklearn.metrics.pairwise import rbf_kernel
+    from sklearn.svm import SVR, OneClassSVM
+    m, X = p.model, p.data.X
+    assert m["kernel"] == "rbf"
+    K = rbf_kernel(X, gamma=m["gamma"])
+    if p.kind == "svr":
+        est = SVR(C=m["C"], epsilon=m["epsilon"], gamma=m["gamma"], tol=1e-12).fit(X, p.data.y)
+    else:
+        est = OneClassSVM(nu=m["nu"], gamma=m["gamma"], tol=1e-12).fit(X)
+    beta = np.zeros(X.shape[0])
+    beta[est.support_] = est.dual_coef_[0]
+    g, b = K @ beta, float(est.intercept_[0])
+    if p.kind == "svr":
+        objective = 0.5 * beta @ g + m["C"] * np.sum(np.maximum(0, np.abs(p.data.y - g - b)
+                                                                   - m["epsilon"]))
+        bound = m["C"]
+    else:
+        objective = 0.5 * beta @ g + b * m["nu"] * X.shape[0] + np.sum(np.maximum(0, -b - g))
+        bound = 1.0
+    # (LIBSVM's float32 kernel cache: a coefficient within 1e-6 of the bound is at it)
+    n_bounded = int(np.sum(np.abs(np.abs(beta) - bound) <= 1e-6 * bound))
+    return {"objective": float(objective), "intercept": b, "n_support": int(beta.size and
+            np.count_nonzero(beta)), "n_bounded": n_bounded,
+            "n_free": int(np.count_nonzero(beta)) - n_bounded}, 1e-6
+
+
 ORACLES = {"svm": _oracle_svm, "erm": _oracle_erm, "halfspace": _oracle_halfspace,
-           "shattering": _oracle_shattering}
+           "shattering": _oracle_shattering, "svr": _oracle_qp_family,
+           "one_class": _oracle_qp_family}
 
 
 @pytest.mark.parametrize("path", PROBLEMS, ids=[p.stem for p in PROBLEMS])

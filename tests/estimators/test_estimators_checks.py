@@ -32,6 +32,10 @@ ESTIMATORS = [
     E.ERMRegressor(loss="huber", delta=0.5),
     E.PerceptronClassifier(),
     E.HalfspaceClassifier(),
+    E.SVMRegressor(),
+    E.SVMRegressor(kernel="linear"),
+    E.OneClassSVM(),
+    E.OneClassSVM(kernel="linear"),
 ]
 
 

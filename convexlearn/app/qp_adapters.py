@@ -1,0 +1,114 @@
+"""Adapters of the problems built on the dual QP (kinds ``svr`` and ``one_class``).
+
+Kept apart from :mod:`convexlearn.app.adapters` (its size); importing this module adds
+its kinds to ``adapters.ADAPTERS`` (done by :mod:`convexlearn.app.catalogue`, which every
+problem file goes through, and by the command line).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ..errors import SolverError
+from . import model_checks
+from .adapters import (ADAPTERS, COMMON_EXPECT, Adapter, MethodRow, RunResult, SVMAdapter,
+                       cert_tol_of, history_of, rel_gap, route_of)
+from .schema import Key, Problem
+
+__all__ = ["QPAdapter", "SVRAdapter", "OneClassAdapter"]
+
+
+class QPAdapter(Adapter):
+    """A problem of the SVM family built on the dual QP (:class:`convexlearn.qp_problem.
+    QPProblem`): the certified exact chain, its routes by name, and SMO alone."""
+
+    default_methods = ("exact",)
+    kernel_keys = {k: SVMAdapter.model_keys[k] for k in ("kernel", "gamma", "degree", "coef0")}
+    expect_keys = {**COMMON_EXPECT, "n_support": Key("integer", None),
+                   "n_free": Key("integer", None), "n_bounded": Key("integer", None),
+                   "intercept": Key("number", None, "b (one-class: -rho)"),
+                   "intercept_rtol": Key("number", 1e-6, "relative tolerance on 'intercept'")}
+
+    def methods(self) -> list[str]:
+        from ..routes.qp import QP_METHODS
+        return list(QP_METHODS)
+
+    def build(self, problem: Problem) -> Any:
+        """The convexlearn problem of the file."""
+        raise NotImplementedError
+
+    def run(self, problem: Any, methods: Any, tol: float, progress: Callable[..., Any]) -> Any:
+        """Solve with each method (the first exact one, else "exact", is the reference and
+        must be certified); facts: objective, support counts (of the expansion: free and
+        at the bound C, or 1, in its terms) and the intercept."""
+        model = self.build(problem)
+        exact = [x for x in methods if x != "smo"]
+        ref_method = exact[0] if exact else "exact"
+        order = [ref_method] + [x for x in methods if x != ref_method]
+        solutions, rows = {}, []
+        for k, method in enumerate(order, start=1):
+            if progress:
+                progress(f"{problem.name}: {method} (method {k}/{len(order)})")
+            sol = (model.solve(method, tol=tol, cert_tol=max(tol, 1e-6)) if method == "smo"
+                   else model.solve(method, solver=problem.solver, **problem.solver_options))
+            solutions[method] = sol
+            rep = sol.report
+            rows.append(MethodRow(method, sol.status, sol.objective,
+                                  violation=rep.max_violation, n_free=rep.free.size,
+                                  n_bounded=rep.at_upper.size, n_iter=sol.n_iter,
+                                  time_s=sol.time_s, reference=method == ref_method,
+                                  history=history_of(sol), route=route_of(method, sol),
+                                  cert_tol=cert_tol_of(rep)))
+        ref = solutions[ref_method]
+        if ref.status != "optimal":
+            raise SolverError(f"the exact reference ({ref_method}) is not certified: status "
+                              f"{ref.status!r}\n{ref.report.summary()}")
+        for row in rows:
+            row.gap = rel_gap(row.objective, ref.objective)
+        beta = model.expansion(ref)
+        bound = np.max(model.dual_qp().upper)
+        facts = {"objective": ref.objective, "n_support": int(np.count_nonzero(beta)),
+                 "n_bounded": int(np.count_nonzero(np.abs(beta) == bound)),
+                 "intercept": float(ref.b)}
+        facts["n_free"] = facts["n_support"] - facts["n_bounded"]
+        return RunResult(problem, rows, facts, [], model=model, solutions=solutions, tol=tol)
+
+
+class SVRAdapter(QPAdapter):
+    """Epsilon-SVR (``convexlearn.svr.SVR``)."""
+
+    kind, module = "svr", "convexlearn.svr"
+    model_keys = {"C": Key("number", 1.0, "cost of a deviation beyond the tube",
+                           check=model_checks.C),
+                  "epsilon": Key("number", 0.1, "half-width of the tube (>= 0)"),
+                  **QPAdapter.kernel_keys}
+
+    def task(self, model: dict) -> str:
+        return "regression"
+
+    def build(self, problem: Problem) -> Any:
+        from ..svr import SVR
+        m = problem.model
+        return SVR(problem.data.X, problem.data.y, C=m["C"], epsilon=m["epsilon"],
+                   kernel=m["kernel"], gamma=m["gamma"], degree=m["degree"], coef0=m["coef0"])
+
+
+class OneClassAdapter(QPAdapter):
+    """The one-class SVM (``convexlearn.one_class.OneClassSVM``, LIBSVM's scaling)."""
+
+    kind, module = "one_class", "convexlearn.one_class"
+    model_keys = {"nu": Key("number", 0.5, "in (0, 1]"), **QPAdapter.kernel_keys}
+
+    def task(self, model: dict) -> str:
+        return "points"
+
+    def build(self, problem: Problem) -> Any:
+        from ..one_class import OneClassSVM
+        m = problem.model
+        return OneClassSVM(problem.data.X, nu=m["nu"], kernel=m["kernel"], gamma=m["gamma"],
+                           degree=m["degree"], coef0=m["coef0"])
+
+
+ADAPTERS.update({a.kind: a for a in (SVRAdapter(), OneClassAdapter())})
