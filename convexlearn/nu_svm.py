@@ -25,9 +25,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .certify.qp_kkt import tube_kkt
-from .data import as_binary_labels, check_positive, check_real
+from .data import as_binary_labels, check_positive
 from .errors import DataError, ParameterError
 from .kernels import DEFAULT_PSD_TOL
+from .one_class import check_nu
 from .qp_problem import QPProblem
 from .solution import Solution
 from .solvers.kernel_svm.nu import nu_svc_qp, nu_svc_read, nu_svr_qp, nu_svr_read
@@ -42,10 +43,7 @@ def check_nu_fraction(nu: Any) -> float:
     if np.ndim(nu) > 0:
         raise ParameterError(f"nu must be a number in (0, 1]; got an array of shape "
                              f"{np.shape(nu)}")
-    nu = check_real("nu", nu)
-    if not 0.0 < nu <= 1.0:
-        raise ParameterError(f"nu must be in (0, 1]; got nu={nu!r}")
-    return nu
+    return check_nu(nu, "nu-SVM")
 
 
 class _NuBase(QPProblem):

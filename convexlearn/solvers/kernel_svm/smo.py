@@ -166,6 +166,8 @@ def smo(cols: KernelColumns, y: np.ndarray, C: Any, intercept: bool = True, tol:
         (the dual objective D(a) = e^T a - 1/2 a^T Q a),
         ``violation`` (on the active set), ``time``.
     """
+    from .smo_kernels import clip_pair as compiled_clip
+    clip_pair = compiled_clip.py_func      # the compiled loop's step, in Python
     timer = Timer()
     n = y.shape[0]
     max_iter = max(100_000, 100 * n) if max_iter is None else int(max_iter)
@@ -291,17 +293,7 @@ def smo(cols: KernelColumns, y: np.ndarray, C: Any, intercept: bool = True, tol:
             KjA = Kj if full else Kj[active]
             a_ij = curv[j_loc]
             b_ij = m_val - vA[j_loc]
-            t = b_ij / a_ij
-            room_i = (C[i] - alpha[i]) if y[i] > 0 else alpha[i]
-            room_j = alpha[j] if y[j] > 0 else (C[j] - alpha[j])
-            t = min(t, room_i, room_j)
-            alpha[i] += y[i] * t
-            alpha[j] -= y[j] * t
-            # Snap to the bound that limited the step, so "at bound" is exact.
-            if t == room_i:
-                alpha[i] = C[i] if y[i] > 0 else 0.0
-            if t == room_j:
-                alpha[j] = 0.0 if y[j] > 0 else C[j]
+            t = clip_pair(i, j, b_ij / a_ij, y, C, alpha)   # (snapped onto a limiting bound)
             vA += t * (KjA - KiA)
             dual += t * b_ij - 0.5 * t * t * a_ij
             for loc, glob in ((i_loc, i), (j_loc, j)):

@@ -39,7 +39,7 @@ from numba import njit
 from ...gram import KERNEL_CODES
 
 __all__ = ["KERNEL_CODES", "smo_loop", "CONVERGED", "MAX_ITER", "DIVERGED", "column_slot",
-           "add_to_gbar", "unshrink_gradient", "set_status"]
+           "add_to_gbar", "unshrink_gradient", "set_status", "clip_pair"]
 CONVERGED, MAX_ITER, DIVERGED = 0, 1, 2
 
 
@@ -154,8 +154,9 @@ def _gathered(i, idx, m, code, X, K, gamma, coef0, degree, buf, bits):
 
 
 @njit(cache=True)
-def column_slot(i, act, m, full, code, X, K, gamma, coef0, degree,
-            cache, slot_of, owner, stamp, partial, counters, XT, bits, scratch):
+def column_slot(i: Any, act: Any, m: Any, full: Any, code: Any, X: Any, K: Any, gamma: Any,
+                coef0: Any, degree: Any, cache: Any, slot_of: Any, owner: Any, stamp: Any,
+                partial: Any, counters: Any, XT: Any, bits: Any, scratch: Any) -> Any:
     """Slot of column i in ``cache`` (computed on a miss: all entries when ``full``, else
     the active ones act[:m]). ``counters``: clock, hits, misses."""
     counters[0] += 1
@@ -200,8 +201,9 @@ def _drop_partial(slot_of, owner, stamp, partial):
 
 
 @njit(cache=True)
-def add_to_gbar(i, coef, n, code, X, K, gamma, coef0, degree, cache, slot_of, partial, gbar,
-                 counters, XT, bits, scratch):
+def add_to_gbar(i: Any, coef: Any, n: Any, code: Any, X: Any, K: Any, gamma: Any,
+                coef0: Any, degree: Any, cache: Any, slot_of: Any, partial: Any, gbar: Any,
+                counters: Any, XT: Any, bits: Any, scratch: Any) -> Any:
     """gbar += coef * K[:, i] over all samples (the cached column when it is complete)."""
     counters[3] += 1
     s = slot_of[i]
@@ -218,8 +220,10 @@ def add_to_gbar(i, coef, n, code, X, K, gamma, coef0, degree, cache, slot_of, pa
 
 
 @njit(cache=True)
-def unshrink_gradient(act, m, n, y, target, Cv, alpha, v, gbar, code, X, K, gamma, coef0,
-                      degree, cache, slot_of, owner, stamp, partial, bits, scratch):
+def unshrink_gradient(act: Any, m: Any, n: Any, y: Any, target: Any, Cv: Any, alpha: Any,
+                      v: Any, gbar: Any, code: Any, X: Any, K: Any, gamma: Any, coef0: Any,
+                      degree: Any, cache: Any, slot_of: Any, owner: Any, stamp: Any,
+                      partial: Any, bits: Any, scratch: Any) -> Any:
     """Rebuild v on the shrunk variables (v_t = target_t - gbar_t - free terms), reactivate
     every variable in index order, drop the partial columns. Returns n."""
     inactive = np.ones(n, dtype=np.bool_)
@@ -252,7 +256,28 @@ def unshrink_gradient(act, m, n, y, target, Cv, alpha, v, gbar, code, X, K, gamm
 
 
 @njit(cache=True)
-def set_status(t, y, Cv, alpha, upn, lowp):
+def clip_pair(i: Any, j: Any, step: Any, y: Any, Cv: Any, alpha: Any) -> Any:
+    """SMO's step on the pair (i, j) along a_i += y_i t, a_j -= y_j t: t = min(step, the
+    room of a_i, the room of a_j), alpha updated in place and snapped to the bound that
+    limited the step (so that "at bound" is exact); returns t. The numpy references call
+    the same source (``clip_pair.py_func``)."""
+    room_i = (Cv[i] - alpha[i]) if y[i] > 0 else alpha[i]
+    room_j = alpha[j] if y[j] > 0 else (Cv[j] - alpha[j])
+    if room_i < step:
+        step = room_i
+    if room_j < step:
+        step = room_j
+    alpha[i] += y[i] * step
+    alpha[j] -= y[j] * step
+    if step == room_i:
+        alpha[i] = Cv[i] if y[i] > 0 else 0.0
+    if step == room_j:
+        alpha[j] = 0.0 if y[j] > 0 else Cv[j]
+    return step
+
+
+@njit(cache=True)
+def set_status(t: Any, y: Any, Cv: Any, alpha: Any, upn: Any, lowp: Any) -> Any:
     """upn[t] = 0 if t in I_up else -inf; lowp[t] = 0 if t in I_low else +inf."""
     a = alpha[t]
     if y[t] > 0:
@@ -393,22 +418,9 @@ def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree
         Ki = cache[slot_of[i]]      # (column i cannot be evicted by j: it is the newest)
         Kj = cache[sj]
         b_ij = m_val - v[j]
-        step = b_ij / a_ij
-        room_i = (Cv[i] - alpha[i]) if y[i] > 0 else alpha[i]
-        room_j = alpha[j] if y[j] > 0 else (Cv[j] - alpha[j])
-        if room_i < step:
-            step = room_i
-        if room_j < step:
-            step = room_j
         upper_i = alpha[i] >= Cv[i]
         upper_j = alpha[j] >= Cv[j]
-        alpha[i] += y[i] * step
-        alpha[j] -= y[j] * step
-        # snap to the bound that limited the step, so "at bound" is exact
-        if step == room_i:
-            alpha[i] = Cv[i] if y[i] > 0 else 0.0
-        if step == room_j:
-            alpha[j] = 0.0 if y[j] > 0 else Cv[j]
+        step = clip_pair(i, j, b_ij / a_ij, y, Cv, alpha)
         dual += step * b_ij - 0.5 * step * step * a_ij
         set_status(i, y, Cv, alpha, upn, lowp)
         set_status(j, y, Cv, alpha, upn, lowp)

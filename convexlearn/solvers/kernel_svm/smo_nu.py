@@ -107,6 +107,8 @@ def smo_nu(cols: KernelColumns, y: np.ndarray, C: Any, alpha0: np.ndarray,
     SMOResult
         History columns ``objective`` (-F(a)), ``violation``, ``time``.
     """
+    from .smo_kernels import clip_pair as compiled_clip
+    clip_pair = compiled_clip.py_func
     timer = Timer()
     n = y.shape[0]
     alpha, C = _start(y, C, alpha0, deltas, n)
@@ -209,16 +211,7 @@ def smo_nu(cols: KernelColumns, y: np.ndarray, C: Any, alpha0: np.ndarray,
         Ki, Kj = columns[c], cols.column(j)
         a_ij = curv_all[j_loc]
         b_ij = m_c - vA[j_loc]
-        t = b_ij / a_ij
-        room_i = (C[i] - alpha[i]) if y[i] > 0 else alpha[i]
-        room_j = alpha[j] if y[j] > 0 else (C[j] - alpha[j])
-        t = min(t, room_i, room_j)
-        alpha[i] += y[i] * t
-        alpha[j] -= y[j] * t
-        if t == room_i:
-            alpha[i] = C[i] if y[i] > 0 else 0.0
-        if t == room_j:
-            alpha[j] = 0.0 if y[j] > 0 else C[j]
+        t = clip_pair(i, j, b_ij / a_ij, y, C, alpha)     # (the compiled loop's step)
         v[active] = vA + t * (Kj[active] - Ki[active])
         dual += t * b_ij - 0.5 * t * t * a_ij
         history.record(objective=dual, violation=violation, time=timer())

@@ -31,7 +31,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .smo_kernels import CONVERGED, MAX_ITER, column_slot, set_status
+from .smo_kernels import CONVERGED, MAX_ITER, clip_pair, column_slot, set_status
 
 __all__ = ["smo_nu_loop"]
 
@@ -245,21 +245,9 @@ def smo_nu_loop(code: Any, X: Any, K: Any, gamma: float, coef0: float, degree: i
                             owner, stamp, partial, counters, XT, bits, scratch)
         Kj = cache[slot_of[index[j]]]      # (fetching i cannot evict j: j is the newest)
         b_ij = m_val - v[j]
-        step = b_ij / a_ij
-        room_i = (Cv[i] - alpha[i]) if y[i] > 0 else alpha[i]
-        room_j = alpha[j] if y[j] > 0 else (Cv[j] - alpha[j])
-        if room_i < step:
-            step = room_i
-        if room_j < step:
-            step = room_j
         upper_i = alpha[i] >= Cv[i]
         upper_j = alpha[j] >= Cv[j]
-        alpha[i] += y[i] * step
-        alpha[j] -= y[j] * step
-        if step == room_i:
-            alpha[i] = Cv[i] if y[i] > 0 else 0.0
-        if step == room_j:
-            alpha[j] = 0.0 if y[j] > 0 else Cv[j]
+        step = clip_pair(i, j, b_ij / a_ij, y, Cv, alpha)
         dual += step * b_ij - 0.5 * step * step * a_ij
         set_status(i, y, Cv, alpha, upn, lowp)
         set_status(j, y, Cv, alpha, upn, lowp)
