@@ -298,11 +298,10 @@ class ERM:
     def certificate(self, solution: Solution, tol: float = 1e-9,
                     kink_tol: float = 1e-6, scores: Any = None, XTg: Any = None
                     ) -> OptimalityReport:
-        """The relative certificate of a point (no reference optimum; see
-        :func:`convexlearn.certify.optimality.certificate`): ``passed`` = relative distance
-        of 0 to dF <= tol and relative duality gap <= tol (where a gap is defined).
-        Remembered for the last point asked. ``scores`` and ``XTg``: see
-        :func:`~convexlearn.certify.optimality.subgradient_distance` (a path's batch)."""
+        """The relative certificate of a point (:func:`convexlearn.certify.optimality.
+        certificate`): ``passed`` = relative distance of 0 to dF <= tol and relative duality
+        gap <= tol (where defined). Remembered for the last point asked. ``scores``, ``XTg``
+        and a route's multipliers: :func:`~.certify.optimality.subgradient_distance`."""
         w = self._checked_w(solution.w)
         b = float(solution.b) if self.intercept else 0.0
         key = (self.lam, float(tol), float(kink_tol), b, w.tobytes())
@@ -317,19 +316,9 @@ class ERM:
                                                   kink_tol, self._work["units"],
                                                   self._work["col_sums"], scores, XTg,
                                                   self.sample_weight,
-                                                  self._solver_multipliers(solution)))
+                                                  _solver_multipliers(self, solution)))
         rep = self._last_report[1]
         return OptimalityReport(**{**rep.__dict__, "details": dict(rep.details)})
-
-    def _solver_multipliers(self, solution: Solution) -> Any:
-        """The loss multipliers a route attached (the SVM route's), when they belong to
-        this problem: n of them, and the solution's fingerprint (where it has one) is this
-        problem's (a point certified on other data, e.g. duplicated samples, has none)."""
-        g = solution.extra.get("loss_multipliers")
-        if g is None or np.shape(g) != (self.n_samples,):
-            return None
-        mark = solution.provenance.get("fingerprint")
-        return g if mark is None or mark == self.fingerprint() else None
 
     def optimality(self, solution: Solution, tol: float = 1e-6, kink_tol: float = 1e-6,
                    reference: Any = None, suboptimality: bool = False) -> OptimalityReport:
@@ -392,3 +381,14 @@ def _require_finite_minimizer(erm) -> None:
             f"(a direction (v, c) with y_i (<v, x_i> + c) >= 0 for all samples and > 0 for "
             f"{k} of them, found by the separability LP), so F decreases forever along "
             f"it. Use a penalty with lam > 0.")
+
+
+def _solver_multipliers(erm: ERM, solution: Solution) -> Any:
+    """The loss multipliers a route attached (the SVM route's), when they belong to this
+    problem: n of them, and the solution's fingerprint (where it has one) is this
+    problem's (a point certified on other data, e.g. duplicated samples, has none)."""
+    g = solution.extra.get("loss_multipliers")
+    if g is None or np.shape(g) != (erm.n_samples,):
+        return None
+    mark = solution.provenance.get("fingerprint")
+    return g if mark is None or mark == erm.fingerprint() else None
