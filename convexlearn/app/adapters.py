@@ -97,17 +97,17 @@ class RunResult:
         return next((row for row in self.rows if row.reference), None)
 
 
-def _rel_gap(value: float, ref: float) -> float:
+def rel_gap(value: float, ref: float) -> float:
     return (value - ref) / max(abs(ref), 2.2250738585072014e-308)
 
 
-def _route(method: str, solution) -> str | None:
+def route_of(method: str, solution) -> str | None:
     """The route the exact chain took (e.g. "exact-linear"), None when it is the method."""
     route = solution.provenance.get("route")
     return route if route and route != method else None
 
 
-def _cert_tol(report) -> str | None:
+def cert_tol_of(report) -> str | None:
     """The tolerance a status was decided at, for the table: the relative duality gap's
     ("1e-09 gap") when an exact route certified by it, else the report's own tolerance."""
     if report is None:
@@ -116,13 +116,13 @@ def _cert_tol(report) -> str | None:
     return f"{gap_tol:g} gap" if gap_tol is not None else f"{report.tol:g}"
 
 
-def _history(solution) -> dict:
+def history_of(solution) -> dict:
     h = solution.history
     return {k: h[k] for k in ("objective", "best", "iteration", "time") if k in h} \
         if len(h) else {}
 
 
-_COMMON_EXPECT = {
+COMMON_EXPECT = {
     "objective": Key("number", None, "optimal objective of the exact reference"),
     "objective_rtol": Key("number", 1e-6, "relative tolerance on 'objective'"),
     "max_gap": Key("table of numbers", {}, "method -> largest relative gap to exact"),
@@ -281,7 +281,7 @@ class SVMAdapter(Adapter):
         "intercept": Key("boolean", True, "fit an unpenalized intercept b"),
     }
     expect_keys = {
-        **_COMMON_EXPECT,
+        **COMMON_EXPECT,
         "n_support": Key("integer", None), "n_free": Key("integer", None),
         "n_bounded": Key("integer", None),
         "training_errors": Key("integer", None, "samples with sign(f(x_i)) != y_i"),
@@ -340,15 +340,15 @@ class SVMAdapter(Adapter):
                                   violation=rep.max_violation, n_free=rep.free.size,
                                   n_bounded=rep.bounded.size, n_iter=sol.n_iter,
                                   time_s=sol.time_s, reference=method == ref_method,
-                                  history=_history(sol), route=_route(method, sol),
-                                  cert_tol=_cert_tol(rep)))
+                                  history=history_of(sol), route=route_of(method, sol),
+                                  cert_tol=cert_tol_of(rep)))
         ref = solutions[ref_method]
         if ref.status != "optimal":
             raise SolverError(f"the exact reference ({ref_method}) is not certified: status "
                               f"{ref.status!r}, KKT max violation {ref.report.max_violation:.2e} "
                               f"> tol {tol:g}\n{ref.report.summary()}")
         for row in rows:
-            row.gap = _rel_gap(row.objective, ref.objective)
+            row.gap = rel_gap(row.objective, ref.objective)
         f = svm.decision_function(ref)
         facts = {"objective": ref.objective, "n_support": int(ref.report.support.size),
                  "n_free": int(ref.report.free.size), "n_bounded": int(ref.report.bounded.size),
@@ -375,8 +375,8 @@ class SVMAdapter(Adapter):
         row = MethodRow(method, ref.status, ref.objective, gap=0.0,
                         violation=rep.max_violation, n_free=rep.free.size,
                         n_bounded=rep.bounded.size, n_iter=ref.n_iter, time_s=ref.time_s,
-                        reference=True, history=_history(ref), route=_route(method, ref),
-                        cert_tol=_cert_tol(rep))
+                        reference=True, history=history_of(ref), route=route_of(method, ref),
+                        cert_tol=cert_tol_of(rep))
         f = np.asarray(svm.decision_function(ref).compute())
         y = np.asarray(svm.label_map.to_signed(problem.data.y.compute()))
         facts = {"objective": ref.objective, "n_support": int(rep.support.size),
@@ -465,7 +465,7 @@ class ERMAdapter(Adapter):
         "delta": Key("number", None, "Huber threshold", check=model_checks.delta),
     }
     expect_keys = {
-        **_COMMON_EXPECT,
+        **COMMON_EXPECT,
         "nonzeros": Key("integer", None, "|w_j| > 1e-6 max(1, ||w||_inf)"),
         "training_errors": Key("integer", None, "classification: sign(f(x_i)) != y_i"),
     }
@@ -526,14 +526,14 @@ class ERMAdapter(Adapter):
             rows.append(MethodRow(method, sol.status, sol.objective,
                                   violation=sol.report.distance, n_iter=sol.n_iter,
                                   time_s=sol.time_s, reference=method == "exact",
-                                  history=_history(sol), route=_route(method, sol),
-                                  cert_tol=_cert_tol(sol.report)))
+                                  history=history_of(sol), route=route_of(method, sol),
+                                  cert_tol=cert_tol_of(sol.report)))
         ref = solutions["exact"]
         if ref.status != "optimal":
             raise SolverError(f"the exact reference is not certified: status {ref.status!r}; "
                               f"{ref.report.summary()}")
         for row in rows:
-            row.gap = _rel_gap(row.objective, ref.objective)
+            row.gap = rel_gap(row.objective, ref.objective)
         w = np.asarray(ref.w, float)
         facts = {"objective": ref.objective,
                  "nonzeros": int(np.sum(np.abs(w) > 1e-6 * max(1.0, np.abs(w).max())))}
@@ -581,10 +581,6 @@ class ShatteringAdapter(Adapter):
         facts = {"shattered": answers[methods[0]]}
         return RunResult(problem, rows, facts, [], tol=tol)
 
-
-# public names of the helpers that the adapters of app/qp_adapters.py share
-rel_gap, route_of, cert_tol_of, history_of = _rel_gap, _route, _cert_tol, _history
-COMMON_EXPECT = _COMMON_EXPECT
 
 ADAPTERS: dict[str, Adapter] = {a.kind: a for a in (SVMAdapter(), ERMAdapter(),
                                                     HalfspaceAdapter(), ShatteringAdapter())}
