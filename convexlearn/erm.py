@@ -283,12 +283,6 @@ class ERM:
         return SVM(self.X, self.y, C=1.0 / (N * self.lam), kernel="linear",
                    intercept=self.intercept, sample_weight=self.sample_weight)
 
-    def seed_certificate_units(self, stats: Any) -> None:
-        """The certificate's column RMS and X^T 1 (``stats``, unweighted, or None) when a
-        solver's own pass over X computed them first."""
-        if stats is not None and "col_sums" not in self._work:
-            self._work.update(units=np.where(stats[0] > 0, stats[0], 1.0), col_sums=stats[1])
-
     def work_cache(self, name: str) -> dict:
         """A dict a route may keep data-only work in (X, y and intercept never change;
         lam does): e.g. coordinate descent's Gram matrix, reused along a path."""
@@ -306,11 +300,11 @@ class ERM:
         b = float(solution.b) if self.intercept else 0.0
         key = (self.lam, float(tol), float(kink_tol), b, w.tobytes())
         if self._last_report is None or self._last_report[0] != key:
-            if "col_sums" not in self._work:     # the certificate's units, X^T 1
-                self._work.update(units=column_rms(self.X),
-                                  col_sums=np.asarray(self.X.sum(axis=0)).ravel())
-            if self.sample_weight is not None:      # the batch shortcuts are unweighted
-                scores = XTg = None
+            if "col_sums" not in self._work:     # units, X^T 1 (from CD's pass over X, or here)
+                rms, sums = self._work.get("cd", {}).get("column_stats") or (
+                    column_rms(self.X), np.asarray(self.X.sum(axis=0)).ravel())
+                self._work.update(units=np.where(rms > 0, rms, 1.0), col_sums=sums)
+            scores, XTg = (scores, XTg) if self.sample_weight is None else (None, None)
             self._last_report = (key, certificate(self.X, self.y, self.loss, self.penalty,
                                                   self.lam, self.intercept, w, b, tol,
                                                   kink_tol, self._work["units"],

@@ -336,10 +336,8 @@ class SVM(KernelSamples):
             Log this call on stderr through the ``convexlearn`` logger: True/1 at INFO (method,
             route, status, objective, time), 2 at DEBUG (with the optimality report).
         **options
-            Passed to the solver (cvxpy options, or the iterative method's options). The
-            exact chain's SMO route also reads ``cache_size`` (its kernel column cache, MB,
-            LIBSVM's ``-m``, default 200) and ``shrinking`` (LIBSVM's ``-h``, default
-            True); the other routes ignore these two.
+            Passed to the solver (cvxpy options, or the iterative method's options); the
+            exact SMO route reads ``cache_size`` (MB, 200) and ``shrinking`` (LIBSVM's -m, -h).
 
         Returns
         -------
@@ -396,17 +394,11 @@ class SVM(KernelSamples):
     def path(self, Cs: Any, *, exact: bool = False, tol: float = 1e-3, cert_tol: float = 1e-9,
              **smo_options) -> Path:
         """Solutions along ``Cs`` (a :class:`~convexlearn.path.Path`; ``self.C`` unchanged).
-
-        ``exact=False``: each C in the order given, the certified kernel route (SMO to the
-        violation ``tol``, the active-set polish) warm-started from the previous C, every
-        point certified by its KKT report and relative duality gap at ``cert_tol``
-        (default 1e-9, the exact routes' tolerance; it was 1e-6, with SMO alone to
-        ``tol`` = 1e-6: pass ``cert_tol=1e-6`` for the looser check)
-        (:func:`convexlearn.routes.svm_warm_path.svm_warm_path`); ``smo_options``:
-        ``cache_size``, ``max_iter``.
-        ``exact=True``: the piecewise-linear path in 1/C between min(Cs) and max(Cs)
-        (:func:`convexlearn.routes.svm.exact_c_path`); ``values`` are its breakpoints,
-        each certified, and ``Path.at(C)`` interpolates exactly between them."""
+        ``exact=False``: each C in the order given, the certified kernel route warm-started
+        from the previous C, each point certified at ``cert_tol`` (1e-9; 1e-6 before)
+        (:func:`convexlearn.routes.svm_warm_path.svm_warm_path`; options cache_size, max_iter).
+        ``exact=True``: the piecewise-linear path in 1/C (:func:`~convexlearn.routes.svm.
+        exact_c_path`): its breakpoints, each certified; ``Path.at(C)`` is exact between them."""
         kkt_tol = renamed("SVM.path", "kkt_tol", "cert_tol", smo_options.pop("kkt_tol", None),
                           cert_tol, default=1e-9)
         if check_bool("exact", exact):

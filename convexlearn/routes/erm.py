@@ -211,8 +211,6 @@ def _cd_route(erm, warm_start=None, screen=None, **_):
                    provenance={"solver": "convexlearn.cd", "polished": info["polished"],
                                "screened": info["screened"], "gram": info["gram"]})
     sol.extra["loss_grad"] = info["grad"]
-    stats = erm.work_cache("cd").get("column_stats")
-    erm.seed_certificate_units(stats)
     if info.get("cert") is not None:     # scores and X^T g at (w, b), from CD's last pass
         sol.extra["certificate_inputs"] = (w.tobytes(), b, *info["cert"])
     return sol

@@ -310,5 +310,5 @@ def cd(oracle: Any, x0: np.ndarray | None = None, *, tol: float = 1e-10, max_ite
     sol = oracle.solution(oracle.join(w, b), "cd", status, info["sweeps"], history, timer(),
                           tol=tol, max_iter=max_iter, polished=info["polished"],
                           screened=info["screened"])
-    sol.extra["cd"] = {k: v for k, v in info.items() if k != "grad"}
+    sol.extra["cd"] = {k: v for k, v in info.items() if k not in ("grad", "cert")}
     return sol
