@@ -222,8 +222,8 @@ def main():
     big_n = 200_000 if quick else 2_000_000
     big, c3 = lasso_scale_rows(big_n, 100, 16, 2)
     body = [
-        "Machine shared by ~9 agents on 2 cores (load average ~8 while this ran): times "
-        "are single runs under contention, the ratios to scikit-learn (same run, same "
+        "Machine shared with other agents on 2 cores (check the load average when "
+        "reading the seconds): times are single runs, the ratios to scikit-learn (same run, same "
         "data, in memory) are the figures to read. LocalCluster, 1 or 2 worker processes "
         "with 1 thread; data persisted on the workers.",
         "",
