@@ -35,10 +35,9 @@ import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))   # this checkout's package
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import record_text  # noqa: E402
+from _common import write_result  # noqa: E402
 
 REPEATS = 3
-RESULTS = Path(__file__).parent / "results" / "sparse_erm.md"
 LAM = 1e-3
 
 
@@ -137,7 +136,7 @@ def main():
              f"in its docstring).", "",
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in rows]
-    print(record_text(RESULTS, "\n".join(lines) + "\n"))
+    print(write_result("sparse_erm", lines[0][2:], "\n".join(lines[2:])))
 
 
 if __name__ == "__main__":

@@ -101,13 +101,13 @@ def rel_gap(value: float, ref: float) -> float:
     return (value - ref) / max(abs(ref), 2.2250738585072014e-308)
 
 
-def route_of(method: str, solution) -> str | None:
+def route_of(method: str, solution: Any) -> str | None:
     """The route the exact chain took (e.g. "exact-linear"), None when it is the method."""
     route = solution.provenance.get("route")
     return route if route and route != method else None
 
 
-def cert_tol_of(report) -> str | None:
+def cert_tol_of(report: Any) -> str | None:
     """The tolerance a status was decided at, for the table: the relative duality gap's
     ("1e-09 gap") when an exact route certified by it, else the report's own tolerance."""
     if report is None:
@@ -116,7 +116,7 @@ def cert_tol_of(report) -> str | None:
     return f"{gap_tol:g} gap" if gap_tol is not None else f"{report.tol:g}"
 
 
-def history_of(solution) -> dict:
+def history_of(solution: Any) -> dict:
     h = solution.history
     return {k: h[k] for k in ("objective", "best", "iteration", "time") if k in h} \
         if len(h) else {}

@@ -91,7 +91,9 @@ def penalty_split(penalty: Any, lam: float) -> tuple[float, float]:
 
 # ------------------------------------------------------------------ kernels
 @njit(cache=True)
-def csc_epoch(data, indices, indptr, h, q, w, coords, hdiag, lam1, lam2, inv_n):
+def csc_epoch(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, h: np.ndarray,
+              q: np.ndarray, w: np.ndarray, coords: np.ndarray, hdiag: np.ndarray,
+              lam1: float, lam2: float, inv_n: float) -> float:
     """:func:`residual_epoch` for X in CSC form."""
     worst = 0.0
     for j in coords:

@@ -64,7 +64,7 @@ WORKING_SET_START = 32
 
 # ------------------------------------------------------------------ kernels
 @njit(cache=True)
-def soft_threshold(z, t):
+def soft_threshold(z: float, t: float) -> float:
     """S(z, t) = sign(z) max(|z| - t, 0)."""
     if z > t:
         return z - t
@@ -74,13 +74,15 @@ def soft_threshold(z, t):
 
 
 @njit(cache=True)
-def coordinate_step(hj, wj, gj, lam1, lam2):
+def coordinate_step(hj: float, wj: float, gj: float, lam1: float, lam2: float) -> float:
     """The exact minimizer's move along coordinate j: S(hj wj - gj, lam1) / (hj + lam2) - wj."""
     return soft_threshold(hj * wj - gj, lam1) / (hj + lam2) - wj
 
 
 @njit(cache=True)
-def residual_epoch(X, h, q, w, coords, hdiag, lam1, lam2, inv_n):
+def residual_epoch(X: np.ndarray, h: np.ndarray, q: np.ndarray, w: np.ndarray,
+                   coords: np.ndarray, hdiag: np.ndarray, lam1: float, lam2: float,
+                   inv_n: float) -> float:
     """One sweep over ``coords`` of the residual form (dense X, Fortran order); returns the
     largest decrease hdiag_j delta_j^2 / 2."""
     n = X.shape[0]
@@ -124,7 +126,8 @@ def epoch_reference(X: ArrayLike, h: Any, q: Any, w: Any, coords: Any, hdiag: An
 
 
 @njit(cache=True)
-def gram_epoch(G, grad, w, coords, lam1, lam2):
+def gram_epoch(G: np.ndarray, grad: np.ndarray, w: np.ndarray, coords: np.ndarray,
+               lam1: float, lam2: float) -> float:
     """Covariance updates over ``coords`` (indices into G's rows); grad = G w - c kept
     up to date; returns the largest decrease (G_jj + lam2) delta_j^2 / 2."""
     d = G.shape[0]

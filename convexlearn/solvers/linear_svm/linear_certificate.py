@@ -15,6 +15,7 @@ precision by blocks of rows (O(nnz of a block) extra memory, never a dense copy 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from scipy import sparse
@@ -44,7 +45,7 @@ _WIDE = np.longdouble      # 64-bit significand on x86-64 Linux (2^11 x float64'
 _ROWS = 4096               # rows per block of the wide products (no wide copy of X)
 
 
-def row_sq_norms(X) -> np.ndarray:
+def row_sq_norms(X: Any) -> np.ndarray:
     """||x_i||^2 for every row of a dense or scipy.sparse X (no dense copy)."""
     if sparse.issparse(X):
         X = sparse.csr_matrix(X)
