@@ -7,7 +7,8 @@ A problem file has five tables::
     [data]      # path = "data/iris.csv" (relative to the file), label, classes, features,
                 # standardize, feature_map = {kind = "poly", degree, gamma, coef0}
                 # - or [data.generator] with kind = "xor" | "blobs" | "regression" | ...
-    [model]     # kind = "svm" | "erm" | "halfspace" | "shattering" and its parameters
+    [model]     # kind = "svm" | "erm" | "halfspace" | "shattering" | "svr" | "one_class" |
+                #        "nu_svc" | "nu_svr" | "svm_l2" | "crammer_singer" and its parameters
     [run]       # methods, tol, solver, solver_options, [run.options.<method>]
     [expect]    # facts established by the exact solver (see each model's adapter)
 
@@ -33,7 +34,8 @@ from numpy.typing import ArrayLike
 
 from ..errors import ConvexLearnError, ProblemFileError
 from .adapters import adapter_for
-from . import qp_adapters  # noqa: F401  (adds the kinds svr and one_class)
+from . import qp_adapters  # noqa: F401  (adds the kinds svr, one_class, nu_svc, nu_svr)
+from . import linear_family_adapters  # noqa: F401  (adds svm_l2 and crammer_singer)
 from .csvfile import CsvFile, check_delimiter, read_csv
 from ..svmlight import looks_like_svmlight
 from .generators import GENERATORS
@@ -118,14 +120,14 @@ def _load_data(spec: dict, task: str, ctx: FileContext, classes_hint: str) -> Da
         data.X, data.y = data.X[keep], data.y[keep]
         data.classes = list(spec["classes"])
         data.transforms.append(f"classes {data.classes}")
-    if task == "classification":
+    if task in ("classification", "multiclass"):     # multiclass: two classes or more
         if data.y is None:
             raise ctx.error(None, "this model needs labels: give the generator 'labels'")
         found = sorted(set(data.y.tolist()), key=str)
         if len(found) == 1:
             raise ctx.error(None, f"the label column {data.label!r} has one class only "
-                            f"({found[0]!r}); a binary model needs two")
-        if len(found) > 2:
+                            f"({found[0]!r}); a classifier needs two")
+        if len(found) > 2 and task == "classification":
             raise ctx.error(None, f"the label column {data.label!r} has {len(found)} classes "
                             f"{found[:8]}; this model is binary: choose two with {classes_hint}")
     data.columns = list(data.feature_names)

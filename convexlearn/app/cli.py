@@ -87,7 +87,8 @@ def _number_or_name(value: str):
 def _names(kind: str, distributed: bool = False) -> list[str]:
     """The method names of a model kind (on a dask array with ``distributed``)."""
     from .adapters import ADAPTERS
-    from . import qp_adapters  # noqa: F401  (adds the kinds svr and one_class)
+    from . import qp_adapters  # noqa: F401  (adds the kinds svr, one_class, nu_svc, nu_svr)
+    from . import linear_family_adapters  # noqa: F401  (adds svm_l2 and crammer_singer)
     adapter = ADAPTERS[kind]
     return adapter.distributed_methods() if distributed else adapter.methods()
 

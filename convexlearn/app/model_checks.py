@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import NotApplicableError, ParameterError
 
-__all__ = ["C", "kernel", "gamma", "degree", "loss", "penalty", "lam", "p", "l1_ratio",
+__all__ = ["C", "finite_C", "nu", "intercept_mode", "kernel", "gamma", "degree", "loss", "penalty", "lam", "p", "l1_ratio",
            "svm_unsuitable", "erm_unsuitable", "ERM_NEEDS"]
 
 
@@ -27,6 +27,25 @@ def C(value: Any) -> None:
     """C > 0, or inf for the hard margin."""
     from ..data import check_C
     check_C(value)
+
+
+def finite_C(value: Any) -> None:
+    """C > 0 and finite (the problems that have no hard-margin limit)."""
+    from ..data import check_positive
+    check_positive("C", value)
+
+
+def nu(value: Any) -> None:
+    """nu in (0, 1] (the nu-problems; nu-SVC's bound by the class balance is checked when
+    the data are read)."""
+    from ..nu_svm import check_nu_fraction
+    check_nu_fraction(value)
+
+
+def intercept_mode(value: Any) -> None:
+    """True (unpenalized b), False (b = 0) or "penalized" (the L2-loss SVM)."""
+    from ..svm_l2 import intercept_mode as mode
+    mode(value)
 
 
 def kernel(value: Any) -> None:

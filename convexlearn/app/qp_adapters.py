@@ -1,4 +1,5 @@
-"""Adapters of the problems built on the dual QP (kinds ``svr`` and ``one_class``).
+"""Adapters of the problems built on the dual QP (kinds ``svr``, ``one_class``, ``nu_svc``
+and ``nu_svr``).
 
 Kept apart from :mod:`convexlearn.app.adapters` (its size); importing this module adds
 its kinds to ``adapters.ADAPTERS`` (done by :mod:`convexlearn.app.catalogue`, which every
@@ -17,7 +18,7 @@ from .adapters import (ADAPTERS, COMMON_EXPECT, Adapter, MethodRow, RunResult, S
                        cert_tol_of, history_of, rel_gap, route_of)
 from .schema import Key, Problem
 
-__all__ = ["QPAdapter", "SVRAdapter", "OneClassAdapter"]
+__all__ = ["QPAdapter", "SVRAdapter", "OneClassAdapter", "NuSVCAdapter", "NuSVRAdapter"]
 
 
 class QPAdapter(Adapter):
@@ -67,13 +68,22 @@ class QPAdapter(Adapter):
                               f"{ref.status!r}\n{ref.report.summary()}")
         for row in rows:
             row.gap = rel_gap(row.objective, ref.objective)
-        beta = model.expansion(ref)
-        bound = np.max(model.dual_qp().upper)
-        facts = {"objective": ref.objective, "n_support": int(np.count_nonzero(beta)),
-                 "n_bounded": int(np.count_nonzero(np.abs(beta) == bound)),
+        facts = {"objective": ref.objective, **self.support_facts(model, ref),
                  "intercept": float(ref.b)}
         facts["n_free"] = facts["n_support"] - facts["n_bounded"]
+        facts.update(self.more_facts(model, ref))
         return RunResult(problem, rows, facts, [], model=model, solutions=solutions, tol=tol)
+
+    def support_facts(self, model: Any, ref: Any) -> dict:
+        """n_support (beta_i != 0) and n_bounded (|beta_i| at the QP's bound)."""
+        beta = model.expansion(ref)
+        bound = np.max(model.dual_qp().upper)
+        return {"n_support": int(np.count_nonzero(beta)),
+                "n_bounded": int(np.count_nonzero(np.abs(beta) == bound))}
+
+    def more_facts(self, model: Any, ref: Any) -> dict:
+        """The kind's own facts of the exact reference (none here)."""
+        return {}
 
 
 class SVRAdapter(QPAdapter):
@@ -111,4 +121,62 @@ class OneClassAdapter(QPAdapter):
                            degree=m["degree"], coef0=m["coef0"])
 
 
-ADAPTERS.update({a.kind: a for a in (SVRAdapter(), OneClassAdapter())})
+class NuSVCAdapter(QPAdapter):
+    """nu-SVC (``convexlearn.nu_svm.NuSVM``), answers in scikit-learn's 1/r scale
+    (docs/conventions.md): ``intercept`` is NuSVC's ``intercept_``, ``r`` LIBSVM's r."""
+
+    kind, module = "nu_svc", "convexlearn.nu_svm"
+    model_keys = {"nu": Key("number", 0.5, "in (0, 1], at most 2 min(n+, n-) / n",
+                            check=model_checks.nu), **QPAdapter.kernel_keys}
+    expect_keys = {**QPAdapter.expect_keys,
+                   "r": Key("number", None, "LIBSVM's r (1 / r: the C of the C-SVC with "
+                            "the same answer)"),
+                   "r_rtol": Key("number", 1e-6, "relative tolerance on 'r'"),
+                   "training_errors": Key("integer", None, "samples with sign(f(x_i)) != y_i")}
+
+    def build(self, problem: Problem) -> Any:
+        from ..nu_svm import NuSVM
+        m = problem.model
+        return NuSVM(problem.data.X, problem.data.y, nu=m["nu"], kernel=m["kernel"],
+                     gamma=m["gamma"], degree=m["degree"], coef0=m["coef0"])
+
+    def support_facts(self, model: Any, ref: Any) -> dict:
+        """Counted on the QP's a (0 <= a_i <= 1): dual_coef = y a / r is in the 1/r scale."""
+        a = model.multipliers(ref)
+        return {"n_support": int(np.count_nonzero(a)),
+                "n_bounded": int(np.count_nonzero(a >= model.dual_qp().upper))}
+
+    def more_facts(self, model: Any, ref: Any) -> dict:
+        f = model.decision_function(ref)
+        return {"r": model.r_of(ref),
+                "training_errors": int(np.sum(np.where(f >= 0, 1.0, -1.0) != model.y))}
+
+
+class NuSVRAdapter(QPAdapter):
+    """nu-SVR (``convexlearn.nu_svm.NuSVR``, scikit-learn's C): the tube's half-width
+    ``epsilon`` is a fact of the answer."""
+
+    kind, module = "nu_svr", "convexlearn.nu_svm"
+    model_keys = {"C": Key("number", 1.0, "cost of a deviation beyond the tube (finite)",
+                           check=model_checks.finite_C),
+                  "nu": Key("number", 0.5, "in (0, 1]", check=model_checks.nu),
+                  **QPAdapter.kernel_keys}
+    expect_keys = {**QPAdapter.expect_keys,
+                   "epsilon": Key("number", None, "the tube's half-width found"),
+                   "epsilon_rtol": Key("number", 1e-6, "relative tolerance on 'epsilon'")}
+
+    def task(self, model: dict) -> str:
+        return "regression"
+
+    def build(self, problem: Problem) -> Any:
+        from ..nu_svm import NuSVR
+        m = problem.model
+        return NuSVR(problem.data.X, problem.data.y, C=m["C"], nu=m["nu"], kernel=m["kernel"],
+                     gamma=m["gamma"], degree=m["degree"], coef0=m["coef0"])
+
+    def more_facts(self, model: Any, ref: Any) -> dict:
+        return {"epsilon": model.epsilon(ref)}
+
+
+ADAPTERS.update({a.kind: a for a in (SVRAdapter(), OneClassAdapter(), NuSVCAdapter(),
+                                     NuSVRAdapter())})

@@ -59,6 +59,7 @@ _TYPES = {
     "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
     "string": lambda v: isinstance(v, str),
     "boolean": lambda v: isinstance(v, bool),
+    "boolean or string": lambda v: isinstance(v, (bool, str)),
     "number or string": lambda v: is_number(v) or isinstance(v, str),
     "list of strings": lambda v: isinstance(v, list) and all(isinstance(s, str) for s in v),
     "list of numbers": lambda v: isinstance(v, list) and all(map(is_number, v)),

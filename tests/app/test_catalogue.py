@@ -53,7 +53,8 @@ def test_catalogue_covers_every_formulation():
     names = [p.name for p in problems]
     assert len(set(names)) == len(names), "problem names must be unique"
     kinds = {p.kind for p in problems}
-    assert kinds == {"svm", "erm", "halfspace", "shattering", "svr", "one_class"}
+    assert kinds == {"svm", "erm", "halfspace", "shattering", "svr", "one_class", "nu_svc",
+                     "nu_svr", "svm_l2", "crammer_singer"}
     svm = [p for p in problems if p.kind == "svm"]
     assert any(p.model["C"] == np.inf for p in svm), "a hard-margin SVM"
     assert any(p.model["kernel"] != "linear" for p in svm), "a kernel SVM"
@@ -257,9 +258,105 @@ def _oracle_qp_family(p):
             "n_free": int(np.count_nonzero(beta)) - n_bounded}, 1e-6
 
 
+def _kernel_matrix(p):
+    from sklearn.metrics.pairwise import pairwise_kernels
+    m = p.model
+    assert not isinstance(m["gamma"], str), "the oracle takes a numeric gamma"
+    return pairwise_kernels(p.data.X, metric=m["kernel"], filter_params=True, gamma=m["gamma"],
+                            degree=m["degree"], coef0=m["coef0"])
+
+
+def _oracle_nu_family(p):
+    """scikit-learn's NuSVC / NuSVR at tol=1e-12, in their own scale (docs/conventions.md),
+    the objective recomputed from the expansion (beta = dual_coef_, b = intercept_):
+
+    * nu-SVC: NuSVC's answer is the LIBSVM one divided by r, so the primal 1/2 ||w||^2 -
+      nu n rho + sum xi along its ray (w, b, rho) = r (K beta, b, 1) is P(r) = r^2 A - r B,
+      A = 1/2 beta^T K beta, B = nu n - sum max(0, 1 - y f): r = B / (2 A), P = -B^2 / (4 A);
+    * nu-SVR: P(eps) = 1/2 beta^T K beta + C (nu n eps + sum max(0, |y - f| - eps)),
+      piecewise linear in eps: its minimum over the breakpoints {0} u {|y_i - f_i|}.
+
+    Bounded: |beta_i| within 1e-6 of the box (1 / r, C): LIBSVM's float32 kernel cache."""
+    from sklearn.svm import NuSVC, NuSVR
+    m, X, n = p.model, p.data.X, p.data.X.shape[0]
+    params = dict(nu=m["nu"], kernel=m["kernel"], gamma=m["gamma"], degree=m["degree"],
+                  coef0=m["coef0"], tol=1e-12)
+    K = _kernel_matrix(p)
+    if p.kind == "nu_svc":
+        y = _signed(p)
+        est = NuSVC(**params).fit(X, y)
+        f = est.decision_function(X)
+    else:
+        y = p.data.y
+        est = NuSVR(C=m["C"], **params).fit(X, y)
+        f = est.predict(X)
+    beta = np.zeros(n)
+    beta[est.support_] = est.dual_coef_[0]
+    quad = 0.5 * float(beta @ K @ beta)
+    facts = {"intercept": float(est.intercept_[0]), "decision": f,
+             "n_support": int(np.count_nonzero(beta))}
+    if p.kind == "nu_svc":
+        B = m["nu"] * n - float(np.sum(np.maximum(0.0, 1.0 - y * f)))
+        r = B / (2.0 * quad)
+        facts.update(objective=-B * B / (4.0 * quad), r=r,
+                     training_errors=int(np.sum(np.where(f >= 0, 1.0, -1.0) != y)))
+        bound = 1.0 / r
+    else:
+        dev = np.abs(y - f)
+        eps = np.r_[0.0, dev]
+        values = quad + m["C"] * (m["nu"] * n * eps + np.maximum(0.0, dev[None, :]
+                                                                  - eps[:, None]).sum(axis=1))
+        facts.update(objective=float(values.min()), epsilon=float(eps[np.argmin(values)]))
+        bound = m["C"]
+    facts["n_bounded"] = int(np.sum(np.abs(np.abs(beta) - bound) <= 1e-6 * bound))
+    facts["n_free"] = facts["n_support"] - facts["n_bounded"]
+    return facts, 1e-6
+
+
+def _oracle_svm_l2(p):
+    """scikit-learn's LinearSVC (squared hinge, primal Newton, tol=1e-12): intercept =
+    "penalized" is its problem with intercept_scaling = 1 (b a weight of a constant
+    feature 1), intercept = false its fit_intercept=False (docs/conventions.md); P = 1/2
+    ||w||^2 [+ 1/2 b^2] + C sum max(0, 1 - y f)^2."""
+    from sklearn.svm import LinearSVC
+    m, X, y = p.model, p.data.X, _signed(p)
+    assert m["kernel"] == "linear" and m["intercept"] in ("penalized", False), \
+        "LinearSVC's problem: linear kernel, penalized intercept or none"
+    penalized = m["intercept"] == "penalized"
+    est = LinearSVC(C=m["C"], loss="squared_hinge", dual=False, tol=1e-12,
+                    max_iter=1_000_000, fit_intercept=penalized, intercept_scaling=1.0).fit(X, y)
+    w, b = est.coef_.ravel(), float(est.intercept_[0]) if penalized else 0.0
+    f = X @ w + b
+    xi = np.maximum(0.0, 1.0 - y * f)
+    return {"objective": float(0.5 * w @ w + 0.5 * b * b + m["C"] * xi @ xi), "intercept": b,
+            "n_support": int(np.sum(y * f < 1.0 - 1e-9)), "decision": f,
+            "training_errors": int(np.sum(np.where(f >= 0, 1.0, -1.0) != y))}, 1e-6
+
+
+def _oracle_crammer_singer(p):
+    """scikit-learn's LinearSVC(multi_class="crammer_singer", fit_intercept=False,
+    tol=1e-12) (LIBLINEAR -s 4); P = 1/2 ||W||^2 + C sum_i max_m (e_im + f_im - f_{i y_i})
+    with e_im = 1 - [m = y_i], recomputed from its coef_ (docs/conventions.md)."""
+    from sklearn.svm import LinearSVC
+    X, y, C = p.data.X, p.data.y, p.model["C"]
+    est = LinearSVC(C=C, multi_class="crammer_singer", fit_intercept=False, tol=1e-12,
+                    max_iter=1_000_000).fit(X, y)
+    W = est.coef_
+    F = X @ W.T
+    codes = np.searchsorted(est.classes_, y)
+    rows = np.arange(X.shape[0])
+    E = np.ones_like(F)
+    E[rows, codes] = 0.0
+    hinge = np.max(E + F - F[rows, codes][:, None], axis=1)
+    return {"objective": float(0.5 * np.sum(W * W) + C * hinge.sum()), "decision": F,
+            "training_errors": int(np.sum(est.predict(X) != y))}, 1e-6
+
+
 ORACLES = {"svm": _oracle_svm, "erm": _oracle_erm, "halfspace": _oracle_halfspace,
            "shattering": _oracle_shattering, "svr": _oracle_qp_family,
-           "one_class": _oracle_qp_family}
+           "one_class": _oracle_qp_family, "nu_svc": _oracle_nu_family,
+           "nu_svr": _oracle_nu_family, "svm_l2": _oracle_svm_l2,
+           "crammer_singer": _oracle_crammer_singer}
 
 
 @pytest.mark.parametrize("path", PROBLEMS, ids=[p.stem for p in PROBLEMS])
@@ -280,6 +377,28 @@ def test_expectations_agree_with_outside_oracle(path):
             assert actual == expected, \
                 f"{path.name}: {key} = {expected!r} in the file, oracle says {actual!r}"
     assert checked >= 1, f"{path.name}: no expectation the oracle could check"
+
+
+#: The kinds whose oracle returns scikit-learn's decision values ("decision").
+DECISION_KINDS = ("nu_svc", "nu_svr", "svm_l2", "crammer_singer")
+
+
+@pytest.mark.parametrize("path", [p for p in PROBLEMS if load_problem(p).kind in DECISION_KINDS],
+                         ids=lambda p: p.stem)
+def test_exact_decision_values_agree_with_scikit_learn(path):
+    """The exact reference's decision values (nu-SVC in NuSVC's 1/r scale, nu-SVR's f,
+    LinearSVC's f, Crammer-Singer's X W^T of shape (n, K)) equal scikit-learn's to 1e-6
+    relative to their largest magnitude."""
+    from convexlearn.app.runner import run_problem
+    p = load_problem(path)
+    result = run_problem(p, methods=["exact"])
+    ours = result.model.decision_function(result.solutions["exact"])
+    theirs = ORACLES[p.kind](p)[0]["decision"]
+    assert ours.shape == theirs.shape
+    scale = np.max(np.abs(theirs))
+    assert np.max(np.abs(ours - theirs)) <= 1e-6 * scale, \
+        f"{path.name}: max |f - f_sklearn| / max |f_sklearn| = " \
+        f"{np.max(np.abs(ours - theirs)) / scale:.2e}"
 
 
 # ---------------------------------------------------------------- file validation
@@ -318,7 +437,8 @@ def test_missing_required_and_both_sources(tiny):
 
 
 def test_unknown_model_kind_and_generator(tiny):
-    with pytest.raises(Exception, match="unknown model kind 'svn'; valid: erm, halfspace"):
+    with pytest.raises(Exception, match="unknown model kind 'svn'; valid: crammer_singer, "
+                                        "erm, halfspace"):
         load_problem(write(tiny, "p.toml", TINY.replace('"svm"', '"svn"')))
     text = 'name = "g"\n[data.generator]\nkind = "spiral"\n[model]\nkind = "svm"\n'
     with pytest.raises(ProblemFileError, match="unknown generator 'spiral'; valid: blobs"):
