@@ -14,45 +14,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import SolverError
 from . import model_checks
-from .adapters import (ADAPTERS, COMMON_EXPECT, Adapter, MethodRow, RunResult, SVMAdapter,
-                       cert_tol_of, history_of, rel_gap, route_of)
+from .adapters import ADAPTERS, COMMON_EXPECT, Adapter, RunResult, SVMAdapter
+from .qp_adapters import solve_methods
 from .schema import Key, Problem
 
-__all__ = ["SquaredHingeAdapter", "CrammerSingerAdapter", "solve_methods"]
-
-
-def solve_methods(problem: Problem, methods: list[str], exact_methods: Any,
-                  solve: Callable[[str], Any], progress: Callable[..., Any] | None,
-                  counts: Callable[[Any], tuple]) -> tuple[dict, list[MethodRow], Any]:
-    """Solve with each method, the reference (the first of ``exact_methods`` asked for,
-    else "exact") first; ``solve(method)`` returns a certified Solution and ``counts(sol)``
-    its (free, bounded) support counts for the table. Returns (solutions by method, the
-    rows with their gap to the reference, the reference). Raises SolverError when the
-    reference is not certified optimal."""
-    exact = [x for x in methods if x in exact_methods]
-    ref_method = exact[0] if exact else "exact"
-    order = [ref_method] + [x for x in methods if x != ref_method]
-    solutions, rows = {}, []
-    for k, method in enumerate(order, start=1):
-        if progress:
-            progress(f"{problem.name}: {method} (method {k}/{len(order)})")
-        sol = solve(method)
-        solutions[method] = sol
-        n_free, n_bounded = counts(sol)
-        rows.append(MethodRow(method, sol.status, sol.objective,
-                              violation=sol.report.max_violation, n_free=n_free,
-                              n_bounded=n_bounded, n_iter=sol.n_iter, time_s=sol.time_s,
-                              reference=method == ref_method, history=history_of(sol),
-                              route=route_of(method, sol), cert_tol=cert_tol_of(sol.report)))
-    ref = solutions[ref_method]
-    if ref.status != "optimal":
-        raise SolverError(f"the exact reference ({ref_method}) is not certified: status "
-                          f"{ref.status!r}\n{ref.report.summary()}")
-    for row in rows:
-        row.gap = rel_gap(row.objective, ref.objective)
-    return solutions, rows, ref
+__all__ = ["SquaredHingeAdapter", "CrammerSingerAdapter"]
 
 
 class SquaredHingeAdapter(Adapter):

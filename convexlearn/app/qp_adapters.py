@@ -18,7 +18,40 @@ from .adapters import (ADAPTERS, COMMON_EXPECT, Adapter, MethodRow, RunResult, S
                        cert_tol_of, history_of, rel_gap, route_of)
 from .schema import Key, Problem
 
-__all__ = ["QPAdapter", "SVRAdapter", "OneClassAdapter", "NuSVCAdapter", "NuSVRAdapter"]
+__all__ = ["solve_methods", "QPAdapter", "SVRAdapter", "OneClassAdapter", "NuSVCAdapter",
+           "NuSVRAdapter"]
+
+
+def solve_methods(problem: Problem, methods: list[str], exact_methods: Any,
+                  solve: Callable[[str], Any], progress: Callable[..., Any] | None,
+                  counts: Callable[[Any], tuple]) -> tuple[dict, list[MethodRow], Any]:
+    """Solve with each method, the reference (the first of ``exact_methods`` asked for,
+    else "exact") first; ``solve(method)`` returns a certified Solution and ``counts(sol)``
+    its (free, bounded) support counts for the table. Returns (solutions by method, the
+    rows with their gap to the reference, the reference). Raises SolverError when the
+    reference is not certified optimal."""
+    exact = [x for x in methods if x in exact_methods]
+    ref_method = exact[0] if exact else "exact"
+    order = [ref_method] + [x for x in methods if x != ref_method]
+    solutions, rows = {}, []
+    for k, method in enumerate(order, start=1):
+        if progress:
+            progress(f"{problem.name}: {method} (method {k}/{len(order)})")
+        sol = solve(method)
+        solutions[method] = sol
+        n_free, n_bounded = counts(sol)
+        rows.append(MethodRow(method, sol.status, sol.objective,
+                              violation=sol.report.max_violation, n_free=n_free,
+                              n_bounded=n_bounded, n_iter=sol.n_iter, time_s=sol.time_s,
+                              reference=method == ref_method, history=history_of(sol),
+                              route=route_of(method, sol), cert_tol=cert_tol_of(sol.report)))
+    ref = solutions[ref_method]
+    if ref.status != "optimal":
+        raise SolverError(f"the exact reference ({ref_method}) is not certified: status "
+                          f"{ref.status!r}\n{ref.report.summary()}")
+    for row in rows:
+        row.gap = rel_gap(row.objective, ref.objective)
+    return solutions, rows, ref
 
 
 class QPAdapter(Adapter):
@@ -45,29 +78,15 @@ class QPAdapter(Adapter):
         must be certified); facts: objective, support counts (of the expansion: free and
         at the bound C, or 1, in its terms) and the intercept."""
         model = self.build(problem)
-        exact = [x for x in methods if x != "smo"]
-        ref_method = exact[0] if exact else "exact"
-        order = [ref_method] + [x for x in methods if x != ref_method]
-        solutions, rows = {}, []
-        for k, method in enumerate(order, start=1):
-            if progress:
-                progress(f"{problem.name}: {method} (method {k}/{len(order)})")
-            sol = (model.solve(method, tol=tol, cert_tol=max(tol, 1e-6)) if method == "smo"
-                   else model.solve(method, solver=problem.solver, **problem.solver_options))
-            solutions[method] = sol
-            rep = sol.report
-            rows.append(MethodRow(method, sol.status, sol.objective,
-                                  violation=rep.max_violation, n_free=rep.free.size,
-                                  n_bounded=rep.at_upper.size, n_iter=sol.n_iter,
-                                  time_s=sol.time_s, reference=method == ref_method,
-                                  history=history_of(sol), route=route_of(method, sol),
-                                  cert_tol=cert_tol_of(rep)))
-        ref = solutions[ref_method]
-        if ref.status != "optimal":
-            raise SolverError(f"the exact reference ({ref_method}) is not certified: status "
-                              f"{ref.status!r}\n{ref.report.summary()}")
-        for row in rows:
-            row.gap = rel_gap(row.objective, ref.objective)
+
+        def solve(method):
+            if method == "smo":
+                return model.solve(method, tol=tol, cert_tol=max(tol, 1e-6))
+            return model.solve(method, solver=problem.solver, **problem.solver_options)
+
+        solutions, rows, ref = solve_methods(
+            problem, methods, [m for m in self.methods() if m != "smo"], solve, progress,
+            lambda sol: (sol.report.free.size, sol.report.at_upper.size))
         facts = {"objective": ref.objective, **self.support_facts(model, ref),
                  "intercept": float(ref.b)}
         facts["n_free"] = facts["n_support"] - facts["n_bounded"]
