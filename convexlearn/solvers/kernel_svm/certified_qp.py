@@ -8,7 +8,8 @@ the data). As the C-SVC's :func:`~convexlearn.solvers.kernel_svm.certified_smo.c
 
 1. SMO (:func:`~convexlearn.solvers.kernel_svm.smo.smo_qp`) to the maximal violation
    ``tol`` identifies the active set;
-2. the polish (:meth:`DualQP.polish`) solves the KKT system of that set exactly;
+2. the polish (:meth:`DualQP.polish`) solves the KKT system of that set exactly (K read
+   from the column cache SMO leaves where it holds the columns: ``SMOColumns``);
 3. the certificate decides; when it fails SMO resumes from its own point at a tolerance
    100 times smaller (at most ``retries`` times), and a run that ends at its budget is
    resumed with twice the budget, up to max(10^7, 100 l) iterations in all (l variables).
@@ -20,9 +21,22 @@ from typing import Any
 
 from ...data import check_positive
 from ...solution import Solution, Timer
+from .certified_smo import SMOColumns
 from .smo_nu import smo_any_qp as smo_qp
 
 __all__ = ["certified_qp"]
+
+
+def _cached_kernel(qp: Any, res: Any) -> Any:
+    """The polish's kernel read from the column cache SMO leaves (the compiled loop's;
+    entries from X otherwise), as the C-SVC's: the free set's block and the products
+    g + K delta are then matrix reads. None: the QP's Gram operator."""
+    if getattr(res, "columns", None) is None:
+        return None
+    base = getattr(qp.gram, "base", None)
+    if base is not None and qp.index is not None:
+        return SMOColumns(base, res.columns, qp.index) if base.from_samples else None
+    return SMOColumns(qp.gram, res.columns) if qp.gram.from_samples else None
 
 
 def certified_qp(problem: Any, *, tol: float = 1e-3, cert_tol: float = 1e-9,
@@ -67,7 +81,8 @@ def certified_qp(problem: Any, *, tol: float = 1e-3, cert_tol: float = 1e-9,
         iterations += res.n_iter
         tols.append(tol)
         g = qp.target - res.v
-        refined = qp.polish(res.alpha, g, max_rounds=100) if polish else None
+        refined = (qp.polish(res.alpha, g, kernel=_cached_kernel(qp, res), max_rounds=100)
+                   if polish else None)
         polished_any |= refined is not None
         alpha, b, g = refined if refined is not None else (res.alpha, None, g)
         sol = problem.solution_from_qp(alpha, g, b)
