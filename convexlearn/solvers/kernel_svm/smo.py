@@ -346,9 +346,8 @@ def smo_compiled(spec: KernelSpec, y: np.ndarray, C: Any, tol: float = 1e-3,
     compiled loop (NaN elsewhere: the loop has no clock); ``record=False`` leaves the
     history empty (a caller that discards it saves a Python loop over the iterations).
     ``g0`` = K (y * alpha0), when the caller has it (a certificate's product): the start's
-    gradient then costs only the free multipliers' columns (gbar = g0 - their part).
-    ``index``: the sample of each variable, ``spec`` the samples' kernel (None: variable t
-    is sample t): the cache holds the samples' columns, each computed once (LIBSVM's SVR_Q).
+    gradient costs the columns of the free or the bounded multipliers, the fewer (gbar).
+    ``index``: the sample of each variable, ``spec`` then the samples' kernel (SVR_Q).
     """
     from .smo_kernels import CONVERGED, DIVERGED, smo_loop
     timer = Timer()
@@ -364,8 +363,9 @@ def smo_compiled(spec: KernelSpec, y: np.ndarray, C: Any, tol: float = 1e-3,
     v, gbar = target.copy(), np.zeros(n)
     if alpha.any() and g0 is not None:
         v -= g0
-        free = (alpha > 0.0) & (alpha < Cv)
-        gbar = np.asarray(g0, dtype=float) - products(np.where(free, y * alpha, 0.0))
+        free, upper = (alpha > 0.0) & (alpha < Cv), alpha >= Cv     # (the fewer columns)
+        gbar = (products(np.where(upper, y * Cv, 0.0)) if upper.sum() < free.sum() else
+                np.asarray(g0, dtype=float) - products(np.where(free, y * alpha, 0.0)))
     elif alpha.any():
         # g and gbar in one pass over the support (the bounded columns are part of it)
         at_upper = alpha >= Cv
