@@ -9,7 +9,9 @@ the data). As the C-SVC's :func:`~convexlearn.solvers.kernel_svm.certified_smo.c
 1. SMO (:func:`~convexlearn.solvers.kernel_svm.smo.smo_qp`) to the maximal violation
    ``tol`` identifies the active set;
 2. the polish (:meth:`DualQP.polish`) solves the KKT system of that set exactly (K read
-   from the column cache SMO leaves where it holds the columns: ``SMOColumns``);
+   from the column cache SMO leaves where it holds the columns: ``SMOColumns``); where
+   factorizing the free set would cost more than SMO's run, SMO first goes on to the
+   certificate's level and its own point is certified (:func:`smo_before_polish`);
 3. the certificate decides; when it fails SMO resumes from its own point at a tolerance
    100 times smaller (at most ``retries`` times), and a run that ends at its budget is
    resumed with twice the budget, up to max(10^7, 100 l) iterations in all (l variables).
@@ -28,7 +30,7 @@ from ...solution import Solution, Timer
 from .certified_smo import SMOColumns
 from .smo_nu import smo_any_qp as smo_qp
 
-__all__ = ["certified_qp"]
+__all__ = ["certified_qp", "smo_before_polish"]
 
 #: Flop rate assumed for the polish's factorization of the free set's block (|F|^3 / 3
 #: flops): about what one core reaches here (the polish measured at |F| = 3185: 1.4 s).
@@ -55,18 +57,18 @@ def smo_before_polish(qp: Any, res: Any, seconds: float, cert_tol: float,
     cost more than SMO's run so far (``seconds`` of CPU): a nearly interpolating fit
     (large gamma or C: thousands of free multipliers, few bounded ones to identify), which
     SMO finishes at its own pace. Its budget is the iterations that pace buys in the
-    factorization's estimated time. Returns (the resumed result, its tol), or None where
+    factorization's estimated time, at most a run's (max(10^5, 100 l)). Returns (the resumed result, its tol), or None where
     the polish is the cheaper (or SMO is not the compiled loop, or did not converge)."""
     if getattr(res, "columns", None) is None or res.status != "converged" or res.n_iter == 0:
         return None
     free = np.count_nonzero((res.alpha > 0.0) & (res.alpha < qp.upper))
-    factor_s = free ** 3 / 3.0 / _FACTOR_RATE
+    factor_s, seconds = free ** 3 / 3.0 / _FACTOR_RATE, max(seconds, 1e-6)
     if factor_s <= seconds:
         return None
     tol = 1e-3 * cert_tol * max(1.0, float(np.max(np.abs(qp.target))))
-    more, _, _ = smo_qp(qp, tol=tol, max_iter=max(1, int(res.n_iter * factor_s / seconds)),
-                        alpha0=res.alpha, cache_size=cache_size, record=False,
-                        g0=qp.target - res.v)
+    budget = min(res.n_iter * factor_s / seconds, max(100_000, 100 * qp.n))   # (a run's)
+    more, _, _ = smo_qp(qp, tol=tol, max_iter=max(1, int(budget)), alpha0=res.alpha,
+                        cache_size=cache_size, record=False, g0=qp.target - res.v)
     return more, tol
 
 
