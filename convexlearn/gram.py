@@ -31,7 +31,8 @@ from .errors import ParameterError
 from .kernels import DEFAULT_PSD_TOL, Kernel, PSDCheck, check_psd
 
 __all__ = ["Gram", "KernelColumns", "KernelSpec", "ColumnArrays", "SharedGram",
-           "KERNEL_CODES", "PRODUCT_BLOCK_BYTES", "kernel_diagonal", "kernel_products"]
+           "KERNEL_CODES", "PRODUCT_BLOCK_BYTES", "kernel_diagonal", "kernel_products",
+           "indexed_products"]
 
 #: Memory of one block of kernel rows in :func:`kernel_products` (8 MiB: blocks this size
 #: are reused by the allocator instead of page-faulted afresh).
@@ -39,6 +40,17 @@ PRODUCT_BLOCK_BYTES = 2**23
 
 #: Kernel codes of the compiled SMO loop (solvers/kernel_svm/smo_kernels.py).
 KERNEL_CODES = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3, "precomputed": 4}
+
+
+def indexed_products(products: Callable[[np.ndarray], np.ndarray], n: int,
+                     index: np.ndarray, B: Any) -> np.ndarray:
+    """``K[index][:, index] @ B`` from ``products(C) = K @ C`` of the n samples: the rows
+    of B of the same sample are added first, so that one product of n rows serves all
+    |index| variables (epsilon-SVR's 2n variables read n samples' kernel)."""
+    B = np.asarray(B, dtype=float)
+    merged = np.zeros((n,) + B.shape[1:])
+    np.add.at(merged, index, B)
+    return np.asarray(products(merged))[index]
 
 
 def kernel_products(kernel: Kernel, X: np.ndarray, B: np.ndarray,
@@ -264,10 +276,10 @@ class IndexedGram(Gram):
 
     Blocks and the diagonal are read through the base; ``products`` adds B's rows of the
     same sample before one product of the base (n samples' kernel, not |index|). SMO's
-    columns come from X[index] (the compiled loop computes a column of |index| entries:
-    for epsilon-SVR the kernel of each sample twice, where LIBSVM computes n entries and
-    expands them); a base with K in memory (precomputed, or not PSD by construction)
-    gives the view K[index][:, index] as a matrix."""
+    compiled loops read the base's spec and the index map (columns of the n samples,
+    each computed once, as LIBSVM's SVR_Q: ``DualQP.sample_spec``); a base with K in memory
+    (precomputed, or not PSD by construction) gives the view K[index][:, index] as a
+    matrix."""
 
     def __init__(self, base: Gram, index: np.ndarray):
         super().__init__(base.kernel, None if base.X is None else base.X[index],
@@ -290,10 +302,7 @@ class IndexedGram(Gram):
         return self.base.block(self.index[rows], self.index[cols])
 
     def products(self, B: Any) -> np.ndarray:
-        B = np.asarray(B, dtype=float)
-        merged = np.zeros((self.base.n,) + B.shape[1:])
-        np.add.at(merged, self.index, B)
-        return self.base.products(merged)[self.index]
+        return indexed_products(self.base.products, self.base.n, self.index, B)
 
 
 @dataclass
@@ -319,6 +328,16 @@ class KernelSpec:
     @property
     def n(self) -> int:
         return self.diag.shape[0]
+
+    def on_variables(self, index: Any) -> tuple[np.ndarray | None, np.ndarray, Callable]:
+        """(index as contiguous int64, K_tt per variable, ``B -> K[index][:, index] @ B``)
+        for variables on the samples ``index`` (None: one variable per sample, this spec's
+        own diagonal and products)."""
+        if index is None:
+            return None, self.diag, self.products
+        index = np.ascontiguousarray(index, dtype=np.int64)
+        return (index, np.ascontiguousarray(self.diag[index]),
+                lambda B: indexed_products(self.products, self.n, index, B))
 
     def column_arrays(self, cache_size: float) -> "ColumnArrays":
         """The column-cache arrays of the compiled loop for this spec's samples."""

@@ -134,3 +134,31 @@ def test_class_labels_are_refused_but_numeric_labels_are_targets():
     assert cl.SVR(X, np.arange(10) % 2, kernel="linear").solve().status == "optimal"
     with pytest.raises(DataError, match="X has 10 samples"):
         cl.SVR(X, np.zeros(9))
+
+
+@pytest.mark.parametrize("C, gamma", [(100.0, 5.0), (1.0, 0.5)])
+def test_a_free_set_too_large_to_factorize_is_finished_by_smo(monkeypatch, C, gamma):
+    # The route resumes SMO to cert_tol / 1000 instead of polishing when the factorization
+    # of the free set is estimated to cost more than SMO's run (here: any free set, at a
+    # flop rate of 1); the nearly interpolating fit (C=100, gamma=5: every support vector
+    # free) then certifies on SMO's own point, the other one after the polish; both equal
+    # the polished answer and LIBSVM's.
+    import convexlearn.solvers.kernel_svm.certified_qp as route
+    X, y = _data()
+    monkeypatch.setattr(route, "_FACTOR_RATE", 1.0)
+    problem = cl.SVR(X, y, C=C, epsilon=0.1, kernel="rbf", gamma=gamma)
+    sol = problem.solve()
+    assert sol.status == "optimal" and len(sol.provenance["smo_tol"]) >= 2
+    assert sol.provenance["smo_tol"][1] <= 1e-11 * max(1.0, np.max(np.abs(y)) + 0.1)
+    monkeypatch.setattr(route, "_FACTOR_RATE", np.inf)       # never: the polish as before
+    polished = cl.SVR(X, y, C=C, epsilon=0.1, kernel="rbf", gamma=gamma).solve()
+    assert polished.status == "optimal" and polished.provenance["polished"]
+    assert len(polished.provenance["smo_tol"]) == 1
+    f = problem.decision_function(sol)
+    np.testing.assert_allclose(problem.decision_function(polished), f, rtol=0,
+                               atol=1e-8 * np.max(np.abs(f)))
+    ref = SkSVR(kernel="rbf", C=C, epsilon=0.1, gamma=gamma, tol=1e-12).fit(X, y)
+    assert_matches_libsvm(problem, sol, ref, _data(seed=5)[0][:20])
+    if C == 100.0:
+        alpha = sol.alpha
+        assert not sol.provenance["polished"] and np.all(alpha[alpha > 0] < C)

@@ -8,7 +8,10 @@ the data). As the C-SVC's :func:`~convexlearn.solvers.kernel_svm.certified_smo.c
 
 1. SMO (:func:`~convexlearn.solvers.kernel_svm.smo.smo_qp`) to the maximal violation
    ``tol`` identifies the active set;
-2. the polish (:meth:`DualQP.polish`) solves the KKT system of that set exactly;
+2. the polish (:meth:`DualQP.polish`) solves the KKT system of that set exactly (K read
+   from the column cache SMO leaves where it holds the columns: ``SMOColumns``); where
+   factorizing the free set would cost more than SMO's run, SMO first goes on to the
+   certificate's level and its own point is certified (:func:`smo_before_polish`);
 3. the certificate decides; when it fails SMO resumes from its own point at a tolerance
    100 times smaller (at most ``retries`` times), and a run that ends at its budget is
    resumed with twice the budget, up to max(10^7, 100 l) iterations in all (l variables).
@@ -18,11 +21,55 @@ from __future__ import annotations
 
 from typing import Any
 
+import time
+
+import numpy as np
+
 from ...data import check_positive
 from ...solution import Solution, Timer
+from .certified_smo import SMOColumns
 from .smo_nu import smo_any_qp as smo_qp
 
-__all__ = ["certified_qp"]
+__all__ = ["certified_qp", "smo_before_polish"]
+
+#: Flop rate assumed for the polish's factorization of the free set's block (|F|^3 / 3
+#: flops): about what one core reaches here (the polish measured at |F| = 3185: 1.4 s).
+_FACTOR_RATE = 5e9
+
+
+def _cached_kernel(qp: Any, res: Any) -> Any:
+    """The polish's kernel read from the column cache SMO leaves (the compiled loop's;
+    entries from X otherwise), as the C-SVC's: the free set's block and the products
+    g + K delta are then matrix reads. None: the QP's Gram operator."""
+    if getattr(res, "columns", None) is None:
+        return None
+    base = getattr(qp.gram, "base", None)
+    if base is not None and qp.index is not None:
+        return SMOColumns(base, res.columns, qp.index) if base.from_samples else None
+    return SMOColumns(qp.gram, res.columns) if qp.gram.from_samples else None
+
+
+def smo_before_polish(qp: Any, res: Any, seconds: float, cert_tol: float,
+                      cache_size: float) -> tuple[Any, float] | None:
+    """SMO resumed from ``res`` to the violation ``tol = cert_tol / 1000`` times the
+    target's scale (max(1, max |target|)), where its own point should certify, when the
+    polish's factorization of the free set (|F|^3 / 3 flops at :data:`_FACTOR_RATE`) would
+    cost more than SMO's run so far (``seconds`` of CPU): a nearly interpolating fit
+    (large gamma or C: thousands of free multipliers, few bounded ones to identify), which
+    SMO finishes at its own pace. Its budget is the iterations that pace buys in the
+    factorization's estimated time, at most a run's (max(10^5, 100 l)). Returns (the resumed result, its tol), or None where
+    the polish is the cheaper (or SMO is not the compiled loop, or did not converge)."""
+    if getattr(res, "columns", None) is None or res.status != "converged" or res.n_iter == 0:
+        return None
+    free = np.count_nonzero((res.alpha > 0.0) & (res.alpha < qp.upper))
+    factor_s, seconds = free ** 3 / 3.0 / _FACTOR_RATE, max(seconds, 1e-6)
+    if factor_s <= seconds:
+        return None
+    tol = 1e-3 * cert_tol * max(1.0, float(np.max(np.abs(qp.target))))
+    budget = min(res.n_iter * factor_s / seconds, max(100_000, 100 * qp.n))   # (a run's)
+    more, _, _ = smo_qp(qp, tol=tol, max_iter=max(1, int(budget)), alpha0=res.alpha,
+                        cache_size=cache_size, record=False, g0=qp.target - res.v)
+    return more, tol
 
 
 def certified_qp(problem: Any, *, tol: float = 1e-3, cert_tol: float = 1e-9,
@@ -62,16 +109,30 @@ def certified_qp(problem: Any, *, tol: float = 1e-3, cert_tol: float = 1e-9,
                                                            0, [], False, None)
     attempt = 0
     while True:
+        start = time.process_time()
         res, cache, loop = smo_qp(qp, tol=tol, max_iter=chunk, alpha0=alpha0,
                                   cache_size=cache_size, record=False)
         iterations += res.n_iter
         tols.append(tol)
-        g = qp.target - res.v
-        refined = qp.polish(res.alpha, g, max_rounds=100) if polish else None
-        polished_any |= refined is not None
-        alpha, b, g = refined if refined is not None else (res.alpha, None, g)
-        sol = problem.solution_from_qp(alpha, g, b)
-        sol.report = problem.certificate(sol, tol=cert_tol)
+        sol = None
+        # a large free set: SMO to the certificate's level first, when that looks cheaper
+        more = (smo_before_polish(qp, res, time.process_time() - start, cert_tol,
+                                  cache_size) if polish and len(tols) == 1 else None)
+        if more is not None:
+            res, cache, _ = more[0], more[0].cache, tols.append(more[1])
+            iterations += res.n_iter
+            if res.status == "converged":
+                sol = problem.solution_from_qp(res.alpha, qp.target - res.v, None)
+                sol.report = problem.certificate(sol, tol=cert_tol)
+                sol = sol if sol.report.passed else None      # (else the polish)
+        if sol is None:
+            g = qp.target - res.v
+            refined = (qp.polish(res.alpha, g, kernel=_cached_kernel(qp, res),
+                                 max_rounds=100) if polish else None)
+            polished_any |= refined is not None
+            alpha, b, g = refined if refined is not None else (res.alpha, None, g)
+            sol = problem.solution_from_qp(alpha, g, b)
+            sol.report = problem.certificate(sol, tol=cert_tol)
         if best is None or sol.report.passed or (
                 sol.report.max_violation < best.report.max_violation):
             best = sol

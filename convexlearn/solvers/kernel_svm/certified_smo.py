@@ -36,6 +36,7 @@ import time
 import numpy as np
 
 from ...data import check_positive
+from ...gram import indexed_products
 from ...solution import History, Solution, Timer
 from .c_svc import c_svc_qp, c_svc_solution
 from .polish import is_balanced
@@ -119,13 +120,15 @@ class SMOColumns:
     with numpy's to a few ulps): the polish only steers, and the certificate recomputes
     every residual from the data (:func:`~convexlearn.certify.kkt.kkt_report`).
     Partial columns (computed on the active entries of a shrunk run) are not read.
+    With ``index`` (the sample of each variable; ``gram`` and the cache are then the
+    samples'), blocks and products are those of K[index][:, index] (epsilon-SVR).
     """
 
     #: Cached columns read per block of a product (block x n doubles gathered at once).
     BLOCK = 256
 
-    def __init__(self, gram: Any, columns: Any):
-        self.gram = gram
+    def __init__(self, gram: Any, columns: Any, index: np.ndarray | None = None):
+        self.gram, self.index = gram, index
         slot_of = np.asarray(columns.slot_of)
         held = slot_of >= 0
         held[held] &= ~np.asarray(columns.partial)[slot_of[held]]
@@ -133,6 +136,11 @@ class SMOColumns:
 
     def products(self, B: Any) -> np.ndarray:
         """K @ B (B of shape (n,) or (n, k)), from cached columns where held."""
+        if self.index is not None:
+            return indexed_products(self._sample_products, self.gram.n, self.index, B)
+        return self._sample_products(B)
+
+    def _sample_products(self, B: Any) -> np.ndarray:
         B = np.asarray(B, dtype=float)
         B2 = B[:, None] if B.ndim == 1 else B
         support = np.any(B2 != 0.0, axis=1)
@@ -151,6 +159,8 @@ class SMOColumns:
     def block(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
         """K[rows][:, cols], from cached columns where held (K[r, c] = column c's entry r)."""
         rows, cols = np.asarray(rows, dtype=np.intp), np.asarray(cols, dtype=np.intp)
+        if self.index is not None:
+            rows, cols = self.index[rows], self.index[cols]
         held = self.held[cols]
         if not held.any():
             return self.gram.block(rows, cols)

@@ -181,6 +181,16 @@ class DualQP:
         return DualQP(self.gram, self.signs, p, self.upper - l, None, rows, self.index,
                       self.name)
 
+    def sample_spec(self) -> tuple[Any, np.ndarray | None]:
+        """(the compiled loops' kernel spec of the QP's samples, the sample of each
+        variable): the base of an indexed Gram operator (epsilon- and nu-SVR's 2n
+        variables on n samples: columns of n entries, each sample's computed once, as
+        LIBSVM's SVR_Q), else the QP's own spec and None."""
+        base = getattr(self.gram, "base", None)
+        if base is not None and self.index is not None:
+            return base.spec(), self.index
+        return self.gram.spec(), None
+
     # ---------------------------------------------------------------- values
     def expansion_products(self, alpha: np.ndarray) -> np.ndarray:
         """g = K (s * alpha), by blocks (the Gram operator's products)."""

@@ -334,7 +334,8 @@ def smo_compiled(spec: KernelSpec, y: np.ndarray, C: Any, tol: float = 1e-3,
                  max_iter: int | None = None, shrinking: bool = True,
                  alpha0: np.ndarray | None = None, gap_tol: float | None = None,
                  cache_mb: float = 200.0, record: bool = True,
-                 target: np.ndarray | None = None, g0: np.ndarray | None = None) -> SMOResult:
+                 target: np.ndarray | None = None, g0: np.ndarray | None = None,
+                 index: np.ndarray | None = None) -> SMOResult:
     """:func:`smo` with an intercept, in the compiled loop of
     :mod:`~convexlearn.solvers.kernel_svm.smo_kernels` (same iterates; kernel entries from X, column
     cache bounded by ``cache_mb`` megabytes; no per-iteration callback).
@@ -345,7 +346,8 @@ def smo_compiled(spec: KernelSpec, y: np.ndarray, C: Any, tol: float = 1e-3,
     compiled loop (NaN elsewhere: the loop has no clock); ``record=False`` leaves the
     history empty (a caller that discards it saves a Python loop over the iterations).
     ``g0`` = K (y * alpha0), when the caller has it (a certificate's product): the start's
-    gradient then costs only the free multipliers' columns (gbar = g0 - their part).
+    gradient costs the columns of the free or the bounded multipliers, the fewer (gbar).
+    ``index``: the sample of each variable, ``spec`` then the samples' kernel (SVR_Q).
     """
     from .smo_kernels import CONVERGED, DIVERGED, smo_loop
     timer = Timer()
@@ -356,20 +358,22 @@ def smo_compiled(spec: KernelSpec, y: np.ndarray, C: Any, tol: float = 1e-3,
     alpha = np.zeros(n) if alpha0 is None else np.array(alpha0, dtype=float)
     target = np.ascontiguousarray(y if target is None else target, dtype=float)
     cache = spec.column_arrays(cache_mb)
+    index, diag, products = spec.on_variables(index)
     # the gradient of the start: from the support's columns (none from alpha = 0)
     v, gbar = target.copy(), np.zeros(n)
     if alpha.any() and g0 is not None:
         v -= g0
-        free = (alpha > 0.0) & (alpha < Cv)
-        gbar = np.asarray(g0, dtype=float) - spec.products(np.where(free, y * alpha, 0.0))
+        free, upper = (alpha > 0.0) & (alpha < Cv), alpha >= Cv     # (the fewer columns)
+        gbar = (products(np.where(upper, y * Cv, 0.0)) if upper.sum() < free.sum() else
+                np.asarray(g0, dtype=float) - products(np.where(free, y * alpha, 0.0)))
     elif alpha.any():
         # g and gbar in one pass over the support (the bounded columns are part of it)
         at_upper = alpha >= Cv
-        both = spec.products(np.column_stack([y * alpha, np.where(at_upper, y * Cv, 0.0)]))
+        both = products(np.column_stack([y * alpha, np.where(at_upper, y * Cv, 0.0)]))
         v -= both[:, 0]
         gbar = np.ascontiguousarray(both[:, 1])
     dual = 0.5 * float(alpha @ (y * target + y * v))     # -F(a), with g = target - v
-    k_max = float(np.max(spec.diag)) if n else 0.0
+    k_max = float(np.max(diag)) if n else 0.0
     tau = _TAU * k_max if k_max > 0 else _TAU
     floor = 1e-15 * max(1.0, float(np.max(np.abs(v)))) if n else 0.0
     hist_obj, hist_viol = np.empty(max_iter), np.empty(max_iter)
@@ -377,9 +381,10 @@ def smo_compiled(spec: KernelSpec, y: np.ndarray, C: Any, tol: float = 1e-3,
     time_at = {}
     while True:
         (code, it, violation, dual, spread, shrunk, unshrunk_once, div_at) = smo_loop(
-            spec.code, spec.X, spec.K, spec.gamma, spec.coef0, spec.degree, spec.diag, y,
+            spec.code, spec.X, spec.K, spec.gamma, spec.coef0, spec.degree, diag, y,
             target, Cv, alpha, v, gbar, float(tol), it, max_iter, bool(shrinking), tau, hard,
-            _DIVERGENCE, spread, dual, unshrunk_once, *cache.arrays(), hist_obj, hist_viol)
+            _DIVERGENCE, spread, dual, unshrunk_once, *cache.arrays(), hist_obj, hist_viol,
+            index)
         n_shrink += shrunk
         time_at[it] = timer()
         status = {CONVERGED: "converged", DIVERGED: "diverged"}.get(code, "max_iter")
@@ -447,9 +452,10 @@ def smo_qp(qp: DualQP, *, tol: float = 1e-3, max_iter: int | None = None,
     if alpha0 is None and qp.delta != 0.0:
         raise ParameterError(f"{qp.name}: s^T a = {qp.delta:g} needs a feasible alpha0")
     if qp.has_equality and callback is None:
-        res = smo_compiled(qp.gram.spec(), qp.signs, qp.upper, tol, max_iter, shrinking,
+        spec, index = qp.sample_spec()
+        res = smo_compiled(spec, qp.signs, qp.upper, tol, max_iter, shrinking,
                            alpha0, gap_tol, cache_size, record, target=qp.target,
-                           g0=None if alpha0 is None else g0)
+                           g0=None if alpha0 is None else g0, index=index)
         return res, res.cache, "compiled (numba)"
     cols = qp.gram.columns(cache_size)
     res = smo(cols, qp.signs, qp.upper, qp.has_equality, tol, max_iter, shrinking, alpha0,

@@ -21,6 +21,11 @@ speed (Chang and Lin 2011, section 5):
 The loop solves the dual QP of :mod:`~convexlearn.solvers.kernel_svm.qp` with one equality
 row: ``y`` are the signs s of Q_ij = s_i s_j K_ij, ``target = -s * p`` carries the linear
 term p (the C-SVC's p = -1 gives target = y), ``Cv`` the upper bounds (lower bounds 0).
+With an ``index`` map (the sample of each variable: epsilon-SVR's 2n variables on n
+samples) the cache holds the samples' whole columns, as LIBSVM's SVR_Q: each sample's
+kernel computed once, the bound counted in samples, the 2n-entry gradient updated from
+n-entry columns (entry index[t] for variable t); without one (None) numba compiles the
+loop with no indirection.
 
 State lives in arrays the caller owns (alpha, v, gbar, the cache), so the loop can be
 re-entered with a smaller tolerance (the duality-gap stop of :func:`smo`).
@@ -203,29 +208,36 @@ def _drop_partial(slot_of, owner, stamp, partial):
 @njit(cache=True)
 def add_to_gbar(i: Any, coef: Any, n: Any, code: Any, X: Any, K: Any, gamma: Any,
                 coef0: Any, degree: Any, cache: Any, slot_of: Any, partial: Any, gbar: Any,
-                counters: Any, XT: Any, bits: Any, scratch: Any) -> Any:
-    """gbar += coef * K[:, i] over all samples (the cached column when it is complete)."""
+                counters: Any, XT: Any, bits: Any, scratch: Any, index: Any = None) -> Any:
+    """gbar += coef * K[:, i] over all n variables (the cached column when it is
+    complete); with ``index`` (the sample of each variable) i is a sample and variable t
+    reads entry index[t] of its column."""
     counters[3] += 1
     s = slot_of[i]
     if s >= 0 and not partial[s]:
         row = cache[s]
-        for t in range(n):
-            gbar[t] += coef * row[t]
     else:
         row = scratch[0]
         _full_column(i, code, X, XT, K, gamma, coef0, degree, row, bits)
+        counters[4] += 1
+    if index is None:
         for t in range(n):
             gbar[t] += coef * row[t]
-        counters[4] += 1
+    else:
+        for t in range(n):
+            gbar[t] += coef * row[index[t]]
 
 
 @njit(cache=True)
 def unshrink_gradient(act: Any, m: Any, n: Any, y: Any, target: Any, Cv: Any, alpha: Any,
                       v: Any, gbar: Any, code: Any, X: Any, K: Any, gamma: Any, coef0: Any,
                       degree: Any, cache: Any, slot_of: Any, owner: Any, stamp: Any,
-                      partial: Any, bits: Any, scratch: Any) -> Any:
+                      partial: Any, bits: Any, scratch: Any, index: Any = None,
+                      counters: Any = None, XT: Any = None) -> Any:
     """Rebuild v on the shrunk variables (v_t = target_t - gbar_t - free terms), reactivate
-    every variable in index order, drop the partial columns. Returns n."""
+    every variable in index order, drop the partial columns. Returns n. With ``index``
+    (the sample of each variable) the free variables' sample columns come whole through
+    the cache (LIBSVM's reconstruct_gradient through SVR_Q)."""
     inactive = np.ones(n, dtype=np.bool_)
     for k in range(m):
         inactive[act[k]] = False
@@ -239,6 +251,13 @@ def unshrink_gradient(act: Any, m: Any, n: Any, y: Any, target: Any, Cv: Any, al
             if a <= 0.0 or a >= Cv[j]:
                 continue
             coef = a * y[j]
+            if index is not None:
+                row = cache[column_slot(index[j], act, n, True, code, X, K, gamma, coef0,
+                                        degree, cache, slot_of, owner, stamp, partial,
+                                        counters, XT, bits, scratch)]
+                for r in range(rest.size):
+                    v[rest[r]] -= coef * row[index[rest[r]]]
+                continue
             s = slot_of[j]
             if s >= 0 and not partial[s]:
                 row = cache[s]
@@ -316,10 +335,16 @@ def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree
              dual: Any, unshrunk_once: Any,
              cache: Any, slot_of: Any, owner: Any, stamp: Any, partial: Any, counters: Any,
              XT: Any, bits: Any, scratch: Any, hist_obj: Any,
-             hist_viol: Any) -> Any:
+             hist_viol: Any, index: Any = None) -> Any:
     """SMO iterations from the state given (the whole active set) until the maximal
     violation m - M <= tol on all variables, ``max_iter`` iterations in total, or (hard
     margin) alpha_i * spread > divergence.
+
+    ``index`` (None: variable t is sample t) is the sample of each variable (epsilon-SVR's
+    2n variables on n samples, LIBSVM's SVR_Q): the cache then holds the samples' whole
+    columns (each sample's kernel computed once, the bound counted in samples) and
+    variable t reads entry index[t]; ``diag`` is K_tt per variable. None compiles the loop
+    without the indirection (numba prunes the branches on it).
 
     Returns
     -------
@@ -359,7 +384,7 @@ def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree
             if not full:
                 m = unshrink_gradient(act, m, n, y, target, Cv, alpha, v, gbar, code, X, K,
                                       gamma, coef0, degree, cache, slot_of, owner, stamp,
-                                      partial, bits, scratch)
+                                      partial, bits, scratch, index, counters, XT)
                 full = True
                 continue
             status = CONVERGED
@@ -372,7 +397,8 @@ def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree
                     unshrunk_once = True       # LIBSVM: one full re-check near the end
                     m = unshrink_gradient(act, m, n, y, target, Cv, alpha, v, gbar, code, X,
                                           K, gamma, coef0, degree, cache, slot_of, owner,
-                                          stamp, partial, bits, scratch)
+                                          stamp, partial, bits, scratch, index, counters,
+                                          XT)
                     full = True
                     continue
                 # stable compaction in place: with nothing kept act is untouched, with
@@ -394,8 +420,11 @@ def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree
         it += 1
         # ----------------------------------------- second-order selection of j (WSS 2)
         i = act[i_loc]
-        si = column_slot(i, act, m, full, code, X, K, gamma, coef0, degree,
-                     cache, slot_of, owner, stamp, partial, counters, XT, bits, scratch)
+        # (with an index map: the sample's whole column, as LIBSVM's SVR_Q)
+        ci = i if index is None else index[i]
+        si = column_slot(ci, act, m, full or index is not None, code, X, K, gamma, coef0,
+                         degree, cache, slot_of, owner, stamp, partial, counters, XT, bits,
+                         scratch)
         Ki = cache[si]
         di = diag[i]
         best = 0.0
@@ -403,7 +432,8 @@ def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree
         a_ij = tau
         for k in range(m):
             t = act[k]
-            curv = di + diag[t] - 2.0 * Ki[t]
+            kt = Ki[t] if index is None else Ki[index[t]]
+            curv = di + diag[t] - 2.0 * kt
             if hard:
                 spread = max(spread, curv)
             curv = max(curv, tau)
@@ -413,9 +443,11 @@ def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree
                 best = score
                 j = t
                 a_ij = curv
-        sj = column_slot(j, act, m, full, code, X, K, gamma, coef0, degree,
-                     cache, slot_of, owner, stamp, partial, counters, XT, bits, scratch)
-        Ki = cache[slot_of[i]]      # (column i cannot be evicted by j: it is the newest)
+        cj = j if index is None else index[j]
+        sj = column_slot(cj, act, m, full or index is not None, code, X, K, gamma, coef0,
+                         degree, cache, slot_of, owner, stamp, partial, counters, XT, bits,
+                         scratch)
+        Ki = cache[slot_of[ci]]     # (column i cannot be evicted by j: it is the newest)
         Kj = cache[sj]
         b_ij = m_val - v[j]
         upper_i = alpha[i] >= Cv[i]
@@ -431,7 +463,8 @@ def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree
         M_val = math.inf
         for k in range(m):
             t = act[k]
-            vt = v[t] + step * (Kj[t] - Ki[t])
+            s = t if index is None else index[t]
+            vt = v[t] + step * (Kj[s] - Ki[s])
             v[t] = vt
             x = vt + upn[t]
             if x > m_val:
@@ -444,13 +477,13 @@ def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree
         # gbar follows the multipliers at their upper bound (never, for the hard margin)
         if not hard:
             if upper_i != (alpha[i] >= Cv[i]):
-                add_to_gbar(i, (Cv[i] if not upper_i else -Cv[i]) * y[i], n, code, X, K,
+                add_to_gbar(ci, (Cv[i] if not upper_i else -Cv[i]) * y[i], n, code, X, K,
                              gamma, coef0, degree, cache, slot_of, partial, gbar, counters, XT, bits,
-                             scratch)
+                             scratch, index)
             if upper_j != (alpha[j] >= Cv[j]):
-                add_to_gbar(j, (Cv[j] if not upper_j else -Cv[j]) * y[j], n, code, X, K,
+                add_to_gbar(cj, (Cv[j] if not upper_j else -Cv[j]) * y[j], n, code, X, K,
                              gamma, coef0, degree, cache, slot_of, partial, gbar, counters, XT, bits,
-                             scratch)
+                             scratch, index)
         hist_obj[it - 1] = dual
         hist_viol[it - 1] = violation
         if hard:
@@ -461,5 +494,6 @@ def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree
                 break
     if not full:
         unshrink_gradient(act, m, n, y, target, Cv, alpha, v, gbar, code, X, K, gamma, coef0,
-                          degree, cache, slot_of, owner, stamp, partial, bits, scratch)
+                          degree, cache, slot_of, owner, stamp, partial, bits, scratch, index,
+                          counters, XT)
     return status, it, violation, dual, spread, n_shrink, unshrunk_once, diverged_at

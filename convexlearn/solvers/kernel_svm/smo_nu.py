@@ -319,10 +319,7 @@ def smo_nu_qp(qp: DualQP, *, tol: float = 1e-3, max_iter: int | None = None,
 def sample_spec(qp: DualQP) -> tuple[KernelSpec, np.ndarray | None]:
     """(the kernel spec of the QP's samples, the sample of each variable): the base of an
     indexed Gram operator (nu-SVR's 2n variables on n samples), else the QP's own."""
-    base = getattr(qp.gram, "base", None)
-    if base is not None and qp.index is not None:
-        return base.spec(), qp.index
-    return qp.gram.spec(), None
+    return qp.sample_spec()
 
 
 def smo_any_qp(qp: DualQP, **options: Any) -> tuple[SMOResult, dict, str]:

@@ -54,15 +54,22 @@ def test_epsilon_svr_through_the_core_matches_libsvm():
     assert abs(primal - dual) <= 1e-12 * abs(dual)
 
 
+@pytest.mark.parametrize("samples", [False, True])
 @pytest.mark.parametrize("budget", [1, 9, 30])
-def test_the_compiled_loop_takes_the_reference_iterates_on_another_linear_term(budget):
+def test_the_compiled_loop_takes_the_reference_iterates_on_another_linear_term(budget,
+                                                                                samples):
     # (up to iteration 34: there two variables of I_up have v equal up to round-off, a
     # tie each loop breaks by its own roundings; the optimum is compared above)
+    # samples: the loop reads the n samples' columns through the index map (LIBSVM's
+    # SVR_Q), else the 2n-entry columns of the view X[index]
     _, _, qp = _svr_qp(n=40)
     ref = smo(qp.gram.columns(), qp.signs, qp.upper, True, 1e-10, budget, shrinking=False,
               target=qp.target)
-    fast = smo_compiled(qp.gram.spec(), qp.signs, qp.upper, 1e-10, budget, shrinking=False,
-                        target=qp.target)
+    spec, index = qp.sample_spec() if samples else (qp.gram.spec(), None)
+    assert (spec.n, None if index is None else index.size) == ((40, 80) if samples
+                                                              else (80, None))
+    fast = smo_compiled(spec, qp.signs, qp.upper, 1e-10, budget, shrinking=False,
+                        target=qp.target, index=index)
     assert fast.n_iter == ref.n_iter and fast.status == ref.status
     np.testing.assert_allclose(fast.alpha, ref.alpha, rtol=0, atol=1e-10)
     np.testing.assert_allclose(fast.v, ref.v, rtol=0, atol=1e-10)
@@ -70,6 +77,39 @@ def test_the_compiled_loop_takes_the_reference_iterates_on_another_linear_term(b
                                rtol=1e-12, atol=1e-12)
     # the objective SMO tracks is -F(a) of this QP
     assert abs(fast.history["objective"][-1] + qp.objective(fast.alpha)) <= 1e-9
+
+
+@pytest.mark.parametrize("cache_mb", [200.0, 2 * 8 * 50 / 2**20])
+def test_the_samples_columns_with_shrinking_and_a_tiny_cache_reach_the_reference(cache_mb):
+    # shrinking, unshrinking (columns of free variables fetched whole through the cache)
+    # and gbar on the samples' columns; a cache of 2 columns evicts all the time
+    _, _, qp = _svr_qp(n=50, C=5.0, seed=3)
+    ref = smo(qp.gram.columns(), qp.signs, qp.upper, True, 1e-11, shrinking=False,
+              target=qp.target)
+    res, stats, loop = smo_qp(qp, tol=1e-11, cache_size=cache_mb)
+    assert loop == "compiled (numba)" and res.status == "converged" and res.n_shrink > 0
+    assert stats["capacity_columns"] == (50 if cache_mb > 1 else 2)   # counted in samples
+    np.testing.assert_allclose(res.alpha, ref.alpha, rtol=0, atol=1e-8)
+    # v is exact on every variable at the end (rebuilt after shrinking)
+    np.testing.assert_allclose(res.v, qp.target - qp.expansion_products(res.alpha),
+                               rtol=0, atol=1e-10)
+
+
+def test_the_polish_reads_the_samples_columns_through_the_index_map():
+    from convexlearn.solvers.kernel_svm.certified_smo import SMOColumns
+    _, _, qp = _svr_qp(n=30)
+    res, _, _ = smo_qp(qp, tol=1e-3, cache_size=8 * 30 * 10 / 2**20)   # 10 of 30 columns
+    reader = SMOColumns(qp.gram.base, res.columns, qp.index)
+    assert 0 < reader.held.sum() < 30
+    rows, cols = np.arange(60), np.r_[0:60:7, 31, 1]
+    np.testing.assert_allclose(reader.block(rows, cols), qp.gram.block(rows, cols),
+                               rtol=1e-14, atol=1e-15)
+    B = np.random.default_rng(7).normal(size=(60, 2))
+    B[::3] = 0.0
+    np.testing.assert_allclose(reader.products(B), qp.gram.products(B), rtol=1e-12,
+                               atol=1e-12)
+    np.testing.assert_allclose(reader.products(B[:, 0]), qp.gram.products(B[:, 0]),
+                               rtol=1e-12, atol=1e-12)
 
 
 def test_the_c_svc_cases_are_fields_of_its_qp():
