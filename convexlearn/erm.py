@@ -35,7 +35,7 @@ from .data import (as_binary_labels, as_features, as_sample_weight, as_targets, 
                    check_bool, check_nonnegative, check_solve_options, check_solver,
                    check_tol, dense_or_refuse, is_sparse)
 from .errors import NotApplicableError, ParameterError, SolverError, UnboundedError
-from .fingerprints import data_digest, problem_fingerprint
+from .fingerprints import DataDigest, Deferred, problem_fingerprint
 from .formulations.erm import erm_problem
 from .losses import loss_parameters, make_loss
 from .path import Path
@@ -248,14 +248,36 @@ class ERM:
                             solver=solver, warm_start=warm_start, options=options)
 
     def fingerprint(self) -> str:
-        """sha256 of the data (X, y) and the parameters (loss, penalty, lam, intercept),
-        recorded in ``provenance["fingerprint"]`` by :meth:`solve`; :func:`~convexlearn.compare`
-        refuses solutions of different problems."""
-        if getattr(self, "_digest", None) is None:      # reads every byte once
-            self._digest = data_digest(self.X, self.y)
-        return problem_fingerprint(self._digest, {
-            "problem": "erm", "loss": self.loss.describe(), "penalty": self.penalty.describe(),
-            "lam": self.lam, "intercept": self.intercept})
+        """sha256 of the data (X, y, sample weights) and the parameters (loss, penalty, lam,
+        intercept), recorded in ``provenance["fingerprint"]`` by :meth:`solve` (computed when
+        first read there: :meth:`deferred_fingerprint`); :func:`~convexlearn.compare` refuses
+        solutions of different problems."""
+        return problem_fingerprint(self._data_digest(), self._fingerprint_params())
+
+    def deferred_fingerprint(self) -> Deferred:
+        """:meth:`fingerprint` at the current parameters, hashed when first read (a
+        :class:`~convexlearn.fingerprints.Provenance` entry): a solve does not pay a pass
+        over the data that nothing may ask for."""
+        # the digest box, not the problem: a solution keeps the arrays alive until hashed
+        digest, params = self._digest_box(), self._fingerprint_params()
+        return Deferred(lambda: problem_fingerprint(digest(), params))
+
+    def _fingerprint_params(self) -> dict:
+        return {"problem": "erm", "loss": self.loss.describe(),
+                "penalty": self.penalty.describe(), "lam": self.lam,
+                "intercept": self.intercept}
+
+    def _digest_box(self) -> DataDigest:
+        """The data digest, hashed once (reads every byte) for the problem and its solutions;
+        the weights count only when given (an unweighted fingerprint is unchanged)."""
+        if self.__dict__.get("_digest") is None:
+            arrays = (self.X, self.y) + (() if self.sample_weight is None
+                                         else (self.sample_weight,))
+            self._digest = DataDigest(*arrays)
+        return self._digest
+
+    def _data_digest(self) -> str:
+        return self._digest_box()()
 
     def reference(self) -> Solution:
         """The exact solution at the current lam (the fastest certified route; cached)."""

@@ -46,6 +46,7 @@ import numpy as np
 
 from ..data import check_method_options, is_sparse
 from ..errors import ConvexLearnError, NotApplicableError, ParameterError, SolverError
+from ..fingerprints import Provenance
 from ..formulations.base import solve_formulation
 from ..solution import Solution, Timer
 from ..solvers.erm import cd as cd_module
@@ -58,7 +59,7 @@ from ..solvers.erm.prox import fista, ista
 from .chain import Route, walk
 
 __all__ = ["EXACT_TOL", "HOMOTOPY_MAX_DIM", "ITERATIVE_METHODS", "ITERATIVE_TOL", "METHODS",
-           "ROUTES", "closed_form_applies", "exact_chain", "solve", "solve_closed_form", "solve_exact",
+           "ROUTES", "closed_form_applies", "exact_chain", "record_fingerprint", "solve", "solve_closed_form", "solve_exact",
            "solve_iterative"]
 
 #: Iterative methods: name -> function. Each takes an ERMOracle and the starting point,
@@ -565,8 +566,7 @@ def solve(erm: Any, method: str, *, tol: float, certify: bool, cert_tol: float |
         if method == "exact":
             erm._references[erm.lam] = sol
         sol.extra["lam"] = erm.lam
-        sol.provenance["fingerprint"] = erm.fingerprint()
-        return sol
+        return record_fingerprint(erm, sol)
     if method == "closed-form":
         sol = solve_closed_form(erm)
     else:
@@ -579,5 +579,13 @@ def solve(erm: Any, method: str, *, tol: float, certify: bool, cert_tol: float |
             sol.status = "optimal" if sol.report.passed else "inaccurate"
     elif sol.status == "optimal":
         sol.status = "converged"        # the solver's word only: "optimal" needs the check
-    sol.provenance["fingerprint"] = erm.fingerprint()
+    return record_fingerprint(erm, sol)
+
+
+def record_fingerprint(erm: Any, sol: Solution) -> Solution:
+    """``provenance["fingerprint"]``: the problem's fingerprint, hashed when first read
+    (``ERM.deferred_fingerprint``; a :class:`~convexlearn.fingerprints.Provenance` entry)."""
+    if not isinstance(sol.provenance, Provenance):
+        sol.provenance = Provenance(sol.provenance)
+    sol.provenance["fingerprint"] = erm.deferred_fingerprint()
     return sol
