@@ -56,6 +56,7 @@ from ..solvers.erm.gd import gradient_descent
 from ..solvers.erm.lp import margin_lp, piecewise_dual_lp
 from ..solvers.erm.newton import newton
 from ..solvers.erm.prox import fista, ista
+from ..threads import small_problem_threads
 from .chain import Route, walk
 
 __all__ = ["EXACT_TOL", "HOMOTOPY_MAX_DIM", "ITERATIVE_METHODS", "ITERATIVE_TOL", "METHODS",
@@ -558,6 +559,11 @@ def solve(erm: Any, method: str, *, tol: float, certify: bool, cert_tol: float |
                              f"{', '.join(map(repr, METHODS))}")
     erm._require_convex(method)
     erm._require_finite_minimizer()
+    with small_problem_threads(erm.X.shape[0] * erm.X.shape[1]):
+        return _solve(erm, method, tol, certify, cert_tol, solver, warm_start, options)
+
+
+def _solve(erm, method, tol, certify, cert_tol, solver, warm_start, options):
     if method in ("exact", "exact-primal"):
         sol = solve_exact(
             erm, tol=EXACT_TOL if cert_tol is None else cert_tol, solver=solver,

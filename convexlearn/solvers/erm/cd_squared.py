@@ -150,36 +150,27 @@ def gram_cycles(G: np.ndarray, grad: np.ndarray, w: np.ndarray, every: np.ndarra
                 c: np.ndarray, F0: float, lam1: float, lam2: float, stop_rel: float,
                 max_sweeps: int) -> int:
     """:func:`~convexlearn.solvers.erm.cd_polish.active_cycles` of :func:`gram_epoch`, compiled
-    (a small working set runs hundreds of sweeps of microseconds each): a sweep over
-    ``every``, then sweeps over w's nonzeros until the largest decrease is <= stop_rel |F|,
-    F = 1/2 w^T (grad - c) + F0 + lam1 ||w||_1 + lam2/2 ||w||^2 (grad = G w - c), until a
-    sweep over ``every`` is below it; returns the number of sweeps."""
-    sweeps = 0
-    active = np.empty(w.shape[0], dtype=np.int64)
+    (a small working set runs hundreds of sweeps of microseconds each), stopping when the
+    largest decrease is <= stop_rel |F|, F = 1/2 w^T (grad - c) + F0 + lam1 ||w||_1 +
+    lam2/2 ||w||^2 (grad = G w - c); returns the number of sweeps."""
+    sweeps, first, active, m = 0, True, np.empty(w.shape[0], dtype=np.int64), 0
     while sweeps < max_sweeps:
-        worst = gram_epoch(G, grad, w, every, lam1, lam2)
+        worst = gram_epoch(G, grad, w, every if first else active[:m], lam1, lam2)
         sweeps += 1
-        if worst <= stop_rel * abs(_gram_objective(grad, w, c, F0, lam1, lam2)):
-            break
-        m = 0
+        F = F0
         for j in range(w.shape[0]):
-            if w[j] != 0.0:
-                active[m] = j
-                m += 1
-        while sweeps < max_sweeps:
-            sweeps += 1
-            worst = gram_epoch(G, grad, w, active[:m], lam1, lam2)
-            if worst <= stop_rel * abs(_gram_objective(grad, w, c, F0, lam1, lam2)):
+            F += 0.5 * w[j] * (grad[j] - c[j]) + lam1 * abs(w[j]) + 0.5 * lam2 * w[j] * w[j]
+        if worst <= stop_rel * abs(F):
+            if first:
                 break
+            first = True            # the active set settled: a sweep over every coordinate
+        elif first:
+            first, m = False, 0     # sweeps over w's nonzeros until they settle
+            for j in range(w.shape[0]):
+                if w[j] != 0.0:
+                    active[m] = j
+                    m += 1
     return sweeps
-
-
-@njit(cache=True)
-def _gram_objective(grad, w, c, F0, lam1, lam2):
-    F = F0
-    for j in range(w.shape[0]):
-        F += 0.5 * w[j] * (grad[j] - c[j]) + lam1 * abs(w[j]) + 0.5 * lam2 * w[j] * w[j]
-    return F
 
 
 @njit(cache=True)
