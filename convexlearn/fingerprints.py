@@ -80,6 +80,13 @@ class Provenance(dict):
     repr, pickling, ``dict(p)``, ``{**p}``) computes them all first, so no Deferred ever
     leaves it. Testing a key (``in``, ``keys()``) computes nothing."""
 
+    @classmethod
+    def of(cls, provenance: dict, **entries) -> "Provenance":
+        """``provenance`` (itself when a Provenance, else a copy) with ``entries`` set."""
+        out = provenance if isinstance(provenance, cls) else cls(provenance)
+        dict.update(out, entries)
+        return out
+
     def _value(self, key):
         value = dict.__getitem__(self, key)
         if isinstance(value, Deferred):

@@ -29,12 +29,13 @@ import numpy as np
 
 from ..certify.optimality import fixed_multipliers
 from ..data import check_nonnegative, is_sparse
+from ..fingerprints import Provenance
 from ..errors import ConvexLearnError, NotApplicableError, ParameterError
 from ..path import Path
 from ..solution import Solution, Timer
 from ..solvers.erm.homotopy import lasso_homotopy
 from .erm import (HOMOTOPY_MAX_DIM, EXACT_TOL, ROUTES, finish_exact, snap_zeros, exact_chain,
-                  record_fingerprint, solve_exact)
+                  solve_exact)
 
 __all__ = ["HOMOTOPY_MAX_DIM", "path", "solve_path"]
 
@@ -262,9 +263,9 @@ def _exact_lasso_path(erm, lam_min: float, options: dict, timer: Timer) -> Path:
 
     def solution_at(lam: float, w: np.ndarray, b: float, event: str) -> Solution:
         erm.lam = lam
-        sol = record_fingerprint(erm, Solution(
-            w=w, b=b, objective=erm.objective(w, b), method="exact-path",
-            provenance={"route": "lasso-homotopy", "event": event}))
+        sol = Solution(w=w, b=b, objective=erm.objective(w, b), method="exact-path",
+                       provenance=Provenance(route="lasso-homotopy", event=event,
+                                             fingerprint=erm.deferred_fingerprint()))
         sol.report = erm.certificate(sol, tol=EXACT_TOL)
         sol.status = "optimal" if sol.report.passed else "inaccurate"
         sol.extra["lam"] = lam
