@@ -14,6 +14,8 @@ then; the problem's data do not change after construction).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, ItemsView, ValuesView
+from typing import Any
 import json
 
 import numpy as np
@@ -69,7 +71,7 @@ class Deferred:
 
     __slots__ = ("make",)
 
-    def __init__(self, make):
+    def __init__(self, make: Callable[[], Any]):
         self.make = make
 
 
@@ -103,15 +105,15 @@ class Provenance(dict):
     def __getitem__(self, key):
         return self._value(key)
 
-    def get(self, key, default=None):
+    def get(self, key: Any, default: Any = None) -> Any:
         return self._value(key) if key in self else default
 
-    def pop(self, key, *default):
+    def pop(self, key: Any, *default: Any) -> Any:
         if key in self:
             self._value(key)
         return dict.pop(self, key, *default)
 
-    def setdefault(self, key, default=None):
+    def setdefault(self, key: Any, default: Any = None) -> Any:
         return self._value(key) if key in self else dict.setdefault(self, key, default)
 
     # whole-dict views: every value computed first ({**p} and dict(p) go through
@@ -119,13 +121,13 @@ class Provenance(dict):
     def __iter__(self):
         return dict.__iter__(self._resolve())
 
-    def items(self):
+    def items(self) -> ItemsView:
         return dict.items(self._resolve())
 
-    def values(self):
+    def values(self) -> ValuesView:
         return dict.values(self._resolve())
 
-    def popitem(self):
+    def popitem(self) -> tuple[Any, Any]:
         return dict.popitem(self._resolve())
 
     def copy(self) -> "Provenance":
