@@ -29,13 +29,13 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .certify.optimality import (OptimalityReport, column_rms, certificate,
+from .certify.optimality import (OptimalityReport, column_rms, certificate, null_scale,
                                  recession_direction)
 from .data import (as_binary_labels, as_features, as_sample_weight, as_targets, backend_class,
                    check_bool, check_nonnegative, check_solve_options, check_solver,
                    check_tol, dense_or_refuse, is_sparse)
 from .errors import NotApplicableError, ParameterError, SolverError, UnboundedError
-from .fingerprints import data_digest, problem_fingerprint
+from .fingerprints import DataDigest, Deferred, problem_fingerprint
 from .formulations.erm import erm_problem
 from .losses import loss_parameters, make_loss
 from .path import Path
@@ -248,14 +248,16 @@ class ERM:
                             solver=solver, warm_start=warm_start, options=options)
 
     def fingerprint(self) -> str:
-        """sha256 of the data (X, y) and the parameters (loss, penalty, lam, intercept),
-        recorded in ``provenance["fingerprint"]`` by :meth:`solve`; :func:`~convexlearn.compare`
+        """sha256 of the data (X, y, sample weights) and the parameters (loss, penalty, lam,
+        intercept), recorded in ``provenance["fingerprint"]`` by :meth:`solve`; compare
         refuses solutions of different problems."""
-        if getattr(self, "_digest", None) is None:      # reads every byte once
-            self._digest = data_digest(self.X, self.y)
-        return problem_fingerprint(self._digest, {
-            "problem": "erm", "loss": self.loss.describe(), "penalty": self.penalty.describe(),
-            "lam": self.lam, "intercept": self.intercept})
+        return problem_fingerprint(_digest_box(self)(), _fingerprint_params(self))
+
+    def deferred_fingerprint(self) -> Deferred:
+        """:meth:`fingerprint` at the current parameters, hashed when first read (what
+        :meth:`solve` records: a solve does not pay a pass over the data for it)."""
+        digest, params = _digest_box(self), _fingerprint_params(self)
+        return Deferred(lambda: problem_fingerprint(digest(), params))
 
     def reference(self) -> Solution:
         """The exact solution at the current lam (the fastest certified route; cached)."""
@@ -303,14 +305,16 @@ class ERM:
             if "col_sums" not in self._work:     # units, X^T 1 (from CD's pass over X, or here)
                 rms, sums = self._work.get("cd", {}).get("column_stats") or (
                     column_rms(self.X), np.asarray(self.X.sum(axis=0)).ravel())
-                self._work.update(units=np.where(rms > 0, rms, 1.0), col_sums=sums)
+                self._work.update(units=np.where(rms > 0, rms, 1.0), col_sums=sums,
+                                  null_scale=null_scale(self.loss, self.y, self.intercept))
             scores, XTg = (scores, XTg) if self.sample_weight is None else (None, None)
             self._last_report = (key, certificate(self.X, self.y, self.loss, self.penalty,
                                                   self.lam, self.intercept, w, b, tol,
                                                   kink_tol, self._work["units"],
                                                   self._work["col_sums"], scores, XTg,
                                                   self.sample_weight,
-                                                  _solver_multipliers(self, solution)))
+                                                  _solver_multipliers(self, solution),
+                                                  self._work["null_scale"]))
         rep = self._last_report[1]
         return OptimalityReport(**{**rep.__dict__, "details": dict(rep.details)})
 
@@ -375,6 +379,21 @@ def _require_finite_minimizer(erm) -> None:
             f"(a direction (v, c) with y_i (<v, x_i> + c) >= 0 for all samples and > 0 for "
             f"{k} of them, found by the separability LP), so F decreases forever along "
             f"it. Use a penalty with lam > 0.")
+
+
+def _fingerprint_params(erm: ERM) -> dict:
+    return {"problem": "erm", "loss": erm.loss.describe(), "penalty": erm.penalty.describe(),
+            "lam": erm.lam, "intercept": erm.intercept}
+
+
+def _digest_box(erm: ERM) -> DataDigest:
+    """The data digest, hashed once (every byte) for the problem and its solutions (not the
+    problem itself: a solution keeps only the arrays alive until hashed); the weights
+    count only when given (an unweighted fingerprint is unchanged)."""
+    if erm.__dict__.get("_digest") is None:
+        arrays = (erm.X, erm.y) + (() if erm.sample_weight is None else (erm.sample_weight,))
+        erm._digest = DataDigest(*arrays)
+    return erm._digest
 
 
 def _solver_multipliers(erm: ERM, solution: Solution) -> Any:

@@ -96,10 +96,18 @@ class DualShrink:
     def apply(self, g: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
         """The shrunk multipliers (a new array)."""
         g = np.asarray(g, dtype=float)
-        out = np.where(g > 0, g * self.pos, g * self.neg)
-        if self.shift:
-            out = out - self.shift * (1.0 if weights is None else weights)
-        return out * self.factor if self.factor != 1.0 else out
+        # few n-vector temporaries: at n = 50000 each costs about as much as its arithmetic
+        if self.pos != 1.0 or self.neg != 1.0:
+            out = np.where(g > 0, g * self.pos, g * self.neg)
+        elif self.shift:
+            out = g - self.shift * (1.0 if weights is None else weights)
+        else:
+            out = g.copy()
+        if self.shift and (self.pos != 1.0 or self.neg != 1.0):
+            out -= self.shift * (1.0 if weights is None else weights)
+        if self.factor != 1.0:
+            out *= self.factor
+        return out
 
 
 def dual_shrink(loss: Any, penalty: Any, lam: float, intercept: bool, n: int,
@@ -158,10 +166,15 @@ def dual_shrink(loss: Any, penalty: Any, lam: float, intercept: bool, n: int,
 
 
 def _in_domain(loss, g: np.ndarray, weights: np.ndarray | None) -> bool:
-    """Every g_i / v_i (v = 1 without weights) in the domain of the loss's conjugate."""
+    """Every g_i / v_i (v = 1 without weights) in the domain of the conjugate of a regression
+    loss, u y_i + psi^*(u): the domain of psi^*, an interval (a convex function of one
+    variable) whatever y_i, so its two ends decide."""
     u = g if weights is None else np.divide(g, weights, out=np.zeros_like(g),
                                             where=weights > 0)
-    return bool(np.all(np.isfinite(loss.conjugate(np.zeros_like(u), u))))
+    if u.size == 0:
+        return True
+    ends = np.array([u.min(), u.max()])
+    return bool(np.all(np.isfinite(loss.conjugate(np.zeros(2), ends))))
 
 
 def feasible_dual_point(X: ArrayLike, loss: Any, penalty: Any, lam: float, intercept: bool,
@@ -175,7 +188,7 @@ def feasible_dual_point(X: ArrayLike, loss: Any, penalty: Any, lam: float, inter
     With ``weights`` v (see :func:`dual_objective`) a regression loss's g is shifted by
     a multiple of v instead of a constant, so that g_i / v_i moves uniformly and a sample
     of weight 0 keeps g_i = 0."""
-    g = np.array(g, dtype=float)
+    g = np.asarray(g, dtype=float)      # not changed here: every map returns a new array
     if XTg is None:
         XTg = np.asarray(X.T @ g).ravel()
 
@@ -199,8 +212,12 @@ def feasible_dual_point(X: ArrayLike, loss: Any, penalty: Any, lam: float, inter
             sums.update(shift_columns=np.asarray(X.T @ weights).ravel(),
                         weight_sum=float(weights.sum()))
     shrink, XTg_s = dual_shrink(loss, penalty, lam, intercept, n, XTg, **sums)
-    if intercept and loss.has("conjugate") and not _in_domain(
-            loss, replace(shrink, factor=1.0).apply(g, weights), weights):
+    if intercept and loss.has("conjugate"):
+        shifted = replace(shrink, factor=1.0).apply(g, weights)
+        if _in_domain(loss, shifted, weights):
+            if shrink.factor != 1.0:
+                shifted *= shrink.factor            # = shrink.apply(g, weights)
+            return shifted, XTg_s
         # a conjugate with a bounded domain (absolute, quantile, epsilon-insensitive,
         # Huber): the shift can leave it; shrinking one sign's side toward 0 cannot
         shrink, XTg_s = dual_shrink(loss, penalty, lam, intercept, n, XTg, balance=True,

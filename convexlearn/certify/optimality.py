@@ -172,16 +172,34 @@ def subgradient_distance(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Pena
     """
     n, d = X.shape
     f = X @ w + b if scores is None else scores                # pass 1 over X
-    lo, hi = loss.subdifferential(y, f, kink_tol)
-    if sample_weight is not None:
-        v = np.asarray(sample_weight, float) * (n / np.sum(sample_weight))
-        lo, hi = lo * v, hi * v
-    free = lo < hi
     # Coordinate j of a subgradient is in units of F times units of x_j: measured in units
     # of F, it is divided by the RMS of feature j (1 for the intercept and zero columns),
     # so the distance does not change with the units of X (found in review: at features
     # x 1e-8 a wrong point passed at 1e-6, at x 1e8 exact optima failed).
     units = np.append(column_rms(X) if units is None else units, [1.0] * int(intercept))
+    if not loss.kinks() and sample_weight is None:
+        # a differentiable loss: the multipliers are its derivative, none free (the general
+        # branch below with every interval a point, without its n-vector temporaries)
+        g = loss.derivative(y, f)
+        if XTg is None:
+            XTg = np.asarray(X.T @ g).ravel()                  # pass 2 over X
+        base = XTg / n
+        if intercept:
+            base = np.append(base, g.sum() / n)
+        empty = np.zeros(0)
+        distance, details, _, r_pen = _project(base, np.zeros((base.shape[0], 0)), empty,
+                                               empty, units, penalty, lam, w, kink_tol,
+                                               scaled_columns)
+        details.update(on_kink=np.zeros(0, dtype=np.int64), multipliers=g, XTg=XTg,
+                       scores=f)
+        details["scale"] = stationarity_scale(float(np.linalg.norm(g)), n, lam, penalty,
+                                              r_pen, units)
+        return distance, details
+    lo, hi = loss.subdifferential(y, f, kink_tol)
+    if sample_weight is not None:
+        v = np.asarray(sample_weight, float) * (n / np.sum(sample_weight))
+        lo, hi = lo * v, hi * v
+    free = lo < hi
     hinted = multipliers is not None
     g_fixed = np.where(free, np.clip(multipliers, lo, hi) if hinted else 0.0, lo)
     if hinted:
@@ -256,7 +274,8 @@ def certificate(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Penalty, lam:
                 col_sums: np.ndarray | None = None, scores: np.ndarray | None = None,
                 XTg: np.ndarray | None = None,
                 sample_weight: np.ndarray | None = None,
-                multipliers: np.ndarray | None = None) -> OptimalityReport:
+                multipliers: np.ndarray | None = None,
+                s0: float | None = None) -> OptimalityReport:
     """The relative certificate of (w, b): stationarity distance and duality gap.
 
     Two passes over X (the scores X w + b, then X^T g; a third, X^T g+, only for a margin
@@ -271,9 +290,10 @@ def certificate(X: np.ndarray, y: np.ndarray, loss: Loss, penalty: Penalty, lam:
     (:func:`convexlearn.certify.duality.dual_objective`). ``multipliers``: the solver's
     loss multipliers, tried first on the kink samples (see :func:`subgradient_distance`);
     when they do not pass, the box least squares decides (where its dense block of the
-    kink samples fits below data.DENSIFY_LIMIT_BYTES).
+    kink samples fits below data.DENSIFY_LIMIT_BYTES). ``s0``: :func:`null_scale`, when the
+    caller keeps it.
     """
-    s0 = null_scale(loss, y, intercept)
+    s0 = null_scale(loss, y, intercept) if s0 is None else s0
     n = X.shape[0]
 
     def report(scaled_columns: bool, hint=None) -> OptimalityReport:

@@ -29,6 +29,7 @@ import numpy as np
 
 from ..certify.optimality import fixed_multipliers
 from ..data import check_nonnegative, is_sparse
+from ..fingerprints import Provenance
 from ..errors import ConvexLearnError, NotApplicableError, ParameterError
 from ..path import Path
 from ..solution import Solution, Timer
@@ -263,8 +264,8 @@ def _exact_lasso_path(erm, lam_min: float, options: dict, timer: Timer) -> Path:
     def solution_at(lam: float, w: np.ndarray, b: float, event: str) -> Solution:
         erm.lam = lam
         sol = Solution(w=w, b=b, objective=erm.objective(w, b), method="exact-path",
-                       provenance={"route": "lasso-homotopy", "event": event,
-                                   "fingerprint": erm.fingerprint()})
+                       provenance=Provenance(route="lasso-homotopy", event=event,
+                                             fingerprint=erm.deferred_fingerprint()))
         sol.report = erm.certificate(sol, tol=EXACT_TOL)
         sol.status = "optimal" if sol.report.passed else "inaccurate"
         sol.extra["lam"] = lam

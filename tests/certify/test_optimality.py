@@ -222,3 +222,26 @@ def test_weighted_duality_gap_closes_at_the_optimum_and_equals_duplication(
     bad = cl.Solution(w=sol.w * 1.05 + 1e-2, b=sol.b + 1e-2)
     rep_bad = erm.certificate(bad)
     assert not rep_bad.passed and rep_bad.relative_gap > 1e-6, rep_bad.summary()
+
+
+@pytest.mark.parametrize("loss,penalty", [("squared", "l1"), ("squared", "elastic_net"),
+                                          ("logistic", "l2"), ("squared", "l2")])
+def test_differentiable_loss_shortcut_equals_the_general_branch(loss, penalty):
+    """A loss without kinks takes the derivative as its multipliers without the interval
+    bookkeeping; unit weights take the general branch: the same figures, and a perturbed
+    point fails both."""
+    from convexlearn.certify.optimality import certificate
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((150, 6)) + 1.0
+    t = X @ rng.standard_normal(6) + rng.standard_normal(150)
+    y = t if loss == "squared" else np.where(t > np.median(t), 1, -1)
+    erm = cl.ERM(X, y, loss=loss, penalty=penalty, lam=0.05)
+    sol = erm.solve()
+    for w, b, ok in ((sol.w, sol.b, True), (sol.w + 1e-5, sol.b, False)):
+        args = (X, erm.y, erm.loss, erm.penalty, erm.lam, True, w, b, 1e-9)
+        fast, general = certificate(*args), certificate(*args, sample_weight=np.ones(150))
+        assert fast.passed == general.passed == ok
+        assert np.isclose(fast.relative_distance, general.relative_distance, rtol=1e-6,
+                          atol=1e-15)
+        assert np.isclose(fast.objective, general.objective, rtol=1e-14)
+        assert np.isclose(fast.relative_gap, general.relative_gap, rtol=1e-6, atol=1e-15)

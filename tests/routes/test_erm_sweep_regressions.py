@@ -161,3 +161,20 @@ def test_column_hashes_equal_the_numpy_reference_and_find_copies(order):
     assert [tuple(g) for g in duplicate_groups(X)] == [(1, 4), (7, 8)]
     X[3, 4] += 1e-15                  # one ulp-size change: no longer a copy
     assert [tuple(g) for g in duplicate_groups(X)] == [(7, 8)]
+
+
+def test_wide_lasso_far_from_interpolation_goes_to_cd_first():
+    """d > n: the homotopy first only below HOMOTOPY_FIRST_FRACTION lam_max; above, the
+    support is small and CD's working sets answer (measured 3x faster at lam_max / 2)."""
+    from sklearn.datasets import make_regression
+    from convexlearn.routes.erm import HOMOTOPY_FIRST_FRACTION, exact_chain
+    X, y = make_regression(200, 300, n_informative=60, effective_rank=75, noise=1.0,
+                           random_state=0)
+    lam_max = float(np.max(np.abs(2.0 / 200 * (X - X.mean(0)).T @ (y - y.mean()))))
+    for frac, first in ((0.5, "cd"), (0.3 * HOMOTOPY_FIRST_FRACTION, "homotopy")):
+        erm = cl.ERM(X, y, loss="squared", penalty="l1", lam=frac * lam_max)
+        assert exact_chain(erm)[0] == first
+        sol = erm.solve()
+        assert sol.ok and sol.provenance["route"] == first
+    below = cl.ERM(X, y, loss="squared", penalty="l1", lam=1.001 * lam_max).solve()
+    assert below.ok and not np.any(below.w)

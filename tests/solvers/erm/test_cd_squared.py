@@ -166,3 +166,35 @@ def test_sparse_ridge_and_elastic_net_certify_and_match_dense():
         assert a.ok and b.ok
         assert b.provenance["route"] == "cd"      # ridge on sparse X too: O(nnz) sweeps
         assert np.max(np.abs(a.w - b.w)) <= 1e-8 * max(1.0, np.abs(a.w).max())
+
+
+@pytest.mark.parametrize("lam1,lam2", [(0.05, 0.0), (0.02, 0.1), (0.3, 0.0)])
+def test_compiled_cycles_equal_the_python_loop(lam1, lam2):
+    """gram_cycles (compiled) takes the same sweeps to the same point as active_cycles of
+    gram_epoch_reference, its stopping rule on the same F."""
+    from convexlearn.solvers.erm.cd_polish import active_cycles
+    X, y, rng = _problem(seed=4, density=1.0)
+    Xc, yc = X - X.mean(axis=0), y - y.mean()
+    n = X.shape[0]
+    G, c = (2.0 / n) * Xc.T @ Xc, (2.0 / n) * Xc.T @ yc
+    F0 = float(yc @ yc) / n
+    keep = np.ones(X.shape[1], dtype=bool)
+    keep[::7] = False
+    out = []
+    for compiled in (True, False):
+        w = np.zeros(X.shape[1])
+        g = G @ w - c
+        if compiled:
+            sweeps = cds.gram_cycles(G, g, w, np.flatnonzero(keep).astype(np.int64), c, F0,
+                                     lam1, lam2, 1e-10, 500)
+        else:
+            def F():
+                return (0.5 * float(w @ (g - c)) + F0 + lam1 * np.abs(w).sum()
+                        + 0.5 * lam2 * float(w @ w))
+            sweeps = active_cycles(lambda K: cds.gram_epoch_reference(G, g, w, K, lam1, lam2),
+                                   w, keep, lambda: 1e-10 * abs(F()), 500)
+        out.append((sweeps, w, g))
+    assert out[0][0] == out[1][0] and 2 < out[0][0] < 500
+    assert np.allclose(out[0][1], out[1][1], rtol=0, atol=1e-12)
+    assert np.allclose(out[0][2], G @ out[0][1] - c, rtol=0, atol=1e-12)
+    assert np.all(out[0][1][~keep] == 0)

@@ -1,0 +1,46 @@
+"""convexlearn.threads: one BLAS thread for small problems on a busy machine."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import convexlearn as cl
+from convexlearn import threads
+
+
+def _blas_threads():
+    from threadpoolctl import threadpool_info
+    return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+
+def test_one_blas_thread_limits_and_restores():
+    pytest.importorskip("threadpoolctl")
+    before = _blas_threads()
+    with threads.one_blas_thread():
+        assert set(_blas_threads()) == {1}
+    assert _blas_threads() == before
+
+
+@pytest.mark.parametrize("loaded", [True, False])
+def test_small_problems_on_a_busy_machine_only(monkeypatch, loaded):
+    pytest.importorskip("threadpoolctl")
+    monkeypatch.setattr(threads, "busy", lambda: loaded)
+    seen = []
+    real = threads.one_blas_thread
+
+    def spy():
+        seen.append(1)
+        return real()
+
+    monkeypatch.setattr(threads, "one_blas_thread", spy)
+    threads.small_problem_threads(threads.SMALL_PROBLEM_ENTRIES + 1).__enter__()
+    assert not seen
+    with threads.small_problem_threads(1000):
+        pass
+    assert len(seen) == int(loaded)
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 4))
+    sol = cl.ERM(X, X[:, 0] + rng.standard_normal(60), loss="squared", penalty="l1",
+                 lam=0.05).solve()
+    assert sol.ok and len(seen) == 2 * int(loaded)
