@@ -8,7 +8,8 @@ the data). As the C-SVC's :func:`~convexlearn.solvers.kernel_svm.certified_smo.c
 
 1. SMO (:func:`~convexlearn.solvers.kernel_svm.smo.smo_qp`) to the maximal violation
    ``tol`` identifies the active set;
-2. the polish (:meth:`DualQP.polish`) solves the KKT system of that set exactly;
+2. the polish (:meth:`DualQP.polish`) solves the KKT system of that set exactly, reading
+   K from the column cache SMO leaves where it holds the columns (:func:`cached_kernel`);
 3. the certificate decides; when it fails SMO resumes from its own point at a tolerance
    100 times smaller (at most ``retries`` times), and a run that ends at its budget is
    resumed with twice the budget, up to max(10^7, 100 l) iterations in all (l variables).
@@ -18,11 +19,50 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ...data import check_positive
 from ...solution import Solution, Timer
+from .certified_smo import SMOColumns
 from .smo_nu import smo_any_qp as smo_qp
 
-__all__ = ["certified_qp"]
+__all__ = ["certified_qp", "cached_kernel"]
+
+
+class _SampleColumns:
+    """The blocks and products of a QP on samples indexed by ``index`` (nu-SVR's 2n
+    variables on n samples) from a reader of the samples' kernel (:class:`SMOColumns`):
+    K_var[r, c] = K[index_r, index_c], and K_var B = (K merged)[index] with merged_s the
+    sum of B over the variables of sample s."""
+
+    def __init__(self, samples: SMOColumns, index: np.ndarray, n_samples: int):
+        self.samples, self.index, self.n_samples = samples, index, n_samples
+
+    def block(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        return self.samples.block(self.index[rows], self.index[cols])
+
+    def products(self, B: Any) -> np.ndarray:
+        B = np.asarray(B, dtype=float)
+        merged = np.zeros((self.n_samples,) + B.shape[1:])
+        np.add.at(merged, self.index, B)
+        return self.samples.products(merged)[self.index]
+
+
+def cached_kernel(qp: Any, columns: Any) -> Any:
+    """What the polish reads K through after an SMO run: SMO's column cache ``columns``
+    (a :class:`~convexlearn.gram.ColumnArrays`) over the QP's variables, or over its
+    samples when the variables index them (Solver_NU's cache of nu-SVR: n-entry columns,
+    each sample's once); None (the Gram operator) when there is no cache, the entries do
+    not come from X, or the cache's order matches neither."""
+    gram = qp.gram
+    if columns is None or not gram.from_samples:
+        return None
+    if columns.n == qp.n:
+        return SMOColumns(gram, columns)
+    base = getattr(gram, "base", None)
+    if qp.index is not None and base is not None and columns.n == base.n:
+        return _SampleColumns(SMOColumns(base, columns), qp.index, base.n)
+    return None
 
 
 def certified_qp(problem: Any, *, tol: float = 1e-3, cert_tol: float = 1e-9,
@@ -67,7 +107,9 @@ def certified_qp(problem: Any, *, tol: float = 1e-3, cert_tol: float = 1e-9,
         iterations += res.n_iter
         tols.append(tol)
         g = qp.target - res.v
-        refined = qp.polish(res.alpha, g, max_rounds=100) if polish else None
+        kernel = cached_kernel(qp, getattr(res, "columns", None))
+        refined = qp.polish(res.alpha, g, kernel=kernel, max_rounds=100) if polish else None
+        res.columns = kernel = None     # the cache's memory goes before SMO's next run
         polished_any |= refined is not None
         alpha, b, g = refined if refined is not None else (res.alpha, None, g)
         sol = problem.solution_from_qp(alpha, g, b)
