@@ -376,9 +376,11 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
         u, b, ray = face.solve(rhs, total, beta[F], margin_tol, fresh=False)
         if (ray is None and not face.last_fresh
                 and _ratio_step(y[F] * beta[F], y[F] * (u - beta[F]), C[F]) is None):
-            # in the box by the steering: confirm by a fresh factorization
-            costly += 1
-            u, b, ray = face.solve(rhs, total, beta[F], margin_tol, fresh=True)
+            # in the box by the steering: kept when it solves the face's system to the
+            # round-off of a fresh solve, else confirmed by a fresh factorization
+            if not face.accurate():
+                costly += 1
+                u, b, ray = face.solve(rhs, total, beta[F], margin_tol, fresh=True)
         direction = u - beta[F] if ray is None else ray
         step = _ratio_step(y[F] * beta[F], y[F] * direction, C[F],
                            1.0 if ray is None else math.inf)
@@ -460,9 +462,11 @@ class _Face:
     this replaced (LU and its inversion, 2 |F|^3 flops) took 1.1 .. 2.8 s per rebuild;
     the Cholesky factor (|F|^3 / 3) ~0.07 s. When K_0 is not numerically positive
     definite (a singular kernel block) the steering is the explicit inverse of A,
-    downdated in place by M' = M - M e_j e_j^T M / M_jj. Either only steers: a point
-    it puts inside the box is solved again from a fresh factorization before it is
-    accepted, and the steering is rebuilt every ``REFRESH`` removals.
+    downdated in place by M' = M - M e_j e_j^T M / M_jj. Either steers: a point it puts
+    inside the box is solved again from a fresh factorization before it is accepted,
+    unless (Cholesky steering only) its residual in the smaller system is within a
+    backward-stable solve's bound (:meth:`accurate`); the steering is rebuilt every
+    ``REFRESH`` removals.
 
     With one row per sign (``signs`` given: the nu-problems) the border has one column
     per sign present in F (:func:`_border`); a set whose signs differ from the block's is
@@ -486,6 +490,8 @@ class _Face:
         self.downdates = 0
         self.last_fresh = False             # was the last solution from a factorization?
         self.fresh_factor: np.ndarray | None = None   # its Cholesky factor of the block
+        self.step: tuple | None = None          # the last steered step system and solution
+        self.norm: float | None = None          # max row sum of |K0|, once per block
 
     @property
     def steering(self) -> bool:
@@ -494,7 +500,7 @@ class _Face:
 
     def _drop_steering(self) -> None:
         self.factor, self.inverse, self.removed, self.downdates = None, None, [], 0
-        self.fresh_factor = None
+        self.fresh_factor, self.step = None, None
 
     def focus(self, F: np.ndarray, kernel_block) -> None:
         """Make the face's data those of the free set ``F``."""
@@ -512,6 +518,7 @@ class _Face:
         self.F0, self.K0 = F, kernel_block(F, F)
         self.E0 = self._border(F)
         self.position = np.arange(F.size)
+        self.norm = None
         self._drop_steering()
 
     def _remove(self, j: int) -> bool:
@@ -594,6 +601,7 @@ class _Face:
                 self.F0, self.K0 = self.F0[self.position], KFF
                 self.E0 = self._border(self.F0)
                 self.position = np.arange(KFF.shape[0])
+                self.norm = None
             self._drop_steering()
             self.fresh_factor = factors[0] if factors else None
             return u, b, ray
@@ -613,6 +621,7 @@ class _Face:
             step = self.inverse @ rr
             x, z = step[:k0], step[k0:]
         d = x[self.position]
+        self.step = (r[self.position], t, d, z) if self.factor is not None else None
         if total is None:
             return start + d, 0.0, None
         # each row's balance exactly, whatever the steering's error
@@ -621,6 +630,25 @@ class _Face:
             on = border[:, c] > 0
             d[on] -= (float(d[on].sum()) - t[c]) / np.count_nonzero(on)
         return start + d, (float(z[0]) if E is None else z[:border.shape[1]]), None
+
+    def accurate(self) -> bool:
+        """True when the last steered solution (by the Cholesky factor; the inverse's are
+        never kept) solves the face's system [K_FF E; E^T 0] [d; b] = [r; t] with the
+        residual a backward-stable solve guarantees: max |residual| <= k eps (||A|| max |x|
+        + max |[r; t]|), k the order, ||A|| <= max row sum of |K_0| + 1."""
+        if self.step is None:
+            return False
+        r, t, d, z = self.step
+        E = self._border_columns()[self.position]
+        b = z[:E.shape[1]]
+        residual = np.concatenate([self.product(d) + E @ b - r, E.T @ d - t])
+        if self.norm is None:
+            self.norm = float(np.max(np.abs(self.K0).sum(axis=1))) + 1.0
+        size = max(float(np.max(np.abs(d), initial=0.0)), float(np.max(np.abs(b), initial=0.0)))
+        scale = self.norm * size + max(float(np.max(np.abs(r), initial=0.0)),
+                                       float(np.max(np.abs(t), initial=0.0)))
+        bound = residual.size * np.finfo(float).eps * scale
+        return bool(np.all(np.isfinite(residual)) and np.max(np.abs(residual)) <= bound)
 
     def _schur_solve(self, r: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """x (on the block, 0 at the removed positions) and z (the border's multipliers,

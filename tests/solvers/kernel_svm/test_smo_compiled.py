@@ -318,6 +318,11 @@ def test_cholesky_steering_solves_the_smaller_bordered_system(border):
     u_ref, b_ref, _ = _kkt_solve(K[np.ix_(keep, keep)], r[keep], total, start[keep], 1e-9, E)
     np.testing.assert_allclose(u, u_ref, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(b, b_ref, rtol=1e-10, atol=1e-10)
+    # its residual is a backward-stable solve's: the polish keeps it without refactoring;
+    # a step off by 1e-9 is not kept
+    assert face.accurate()
+    face.step[2][0] += 1e-9
+    assert not face.accurate()
 
 
 def test_steering_falls_back_to_the_inverse_on_a_singular_block():
