@@ -118,7 +118,8 @@ def sweep_cases() -> list[dict]:
     import numpy as np
     rng = np.random.default_rng(SWEEP_SEED)
     return [{"case": k, "n": int(rng.integers(10, 51)) * 100,
-             "nu": float(rng.choice([0.1, 0.3, 0.5, 0.8])), "C": float(rng.choice([0.1, 1.0, 10.0])),
+             "nu": float(rng.choice([0.1, 0.3, 0.5, 0.8])),
+             "C": float(rng.choice([0.1, 1.0, 10.0])),
              "gamma_factor": float(rng.choice([1.0, 10.0]))} for k in range(SWEEP_CASES)]
 
 
@@ -148,7 +149,8 @@ def sweep() -> None:
         ratios.append(ours / theirs)
         rows.append([case["case"], case["n"], case["nu"], case["C"],
                      f"{case['gamma_factor']:g} x scale", theirs, ours, f"{ours / theirs:.2f}x",
-                     sol.status, f"{sol.report.relative_gap:.1e}", sol.n_iter, ref.n_iter_[0],
+                     sol.status, f"{sol.report.relative_gap:.1e}", sol.n_iter,
+                     int(np.ravel(ref.n_iter_)[0]),
                      f"{agreement:.1e}"])
         print(rows[-1], flush=True)
     table = markdown_table(["case", "n", "nu", "C", "gamma", "NuSVR s", "certified s",

@@ -633,9 +633,10 @@ class _Face:
 
     def accurate(self) -> bool:
         """True when the last steered solution (by the Cholesky factor; the inverse's are
-        never kept) solves the face's system [K_FF E; E^T 0] [d; b] = [r; t] with the
-        residual a backward-stable solve guarantees: max |residual| <= k eps (||A|| max |x|
-        + max |[r; t]|), k the order, ||A|| <= max row sum of |K_0| + 1."""
+        never kept) solves the face's system A [d; b] = [r; t], A = [K_FF E; E^T 0], with
+        the residual a backward-stable solve guarantees: max |residual| <= k eps (N max
+        |[d; b]| + max |[r; t]|), k the order and N = ||K_0||_inf + 1 <= ||A||_inf (a
+        bound no looser than the one with ||A||_inf itself)."""
         if self.step is None:
             return False
         r, t, d, z = self.step
