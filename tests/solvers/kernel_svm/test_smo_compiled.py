@@ -241,7 +241,7 @@ def test_smo_that_runs_out_of_its_budget_is_resumed_and_certifies():
     """rbf with a tenth of gamma="scale", C = 1e4, two overlapping 2-D blobs: SMO needs
     ~2e5 iterations at tol 1e-3. certified_smo stopped at the first budget (1e5)
     ("inaccurate", solve() fell back to cvxpy); it now resumes SMO with twice the budget.
-    Since the polish's ratio steps are cheap (a downdated inverse) it certifies SMO's
+    Since the polish's ratio steps are cheap (a kept factorization) it certifies SMO's
     point at the first budget; without the polish, SMO alone must get there, resumed."""
     from convexlearn.app.generators import blobs
     X, y = blobs(400, 0, d=2, separation=0.5)[:2]
@@ -341,7 +341,7 @@ def test_ratio_steps_of_a_large_ill_conditioned_face_do_not_spend_the_rounds():
     """rbf gamma = 10 on two 2-D blobs (near-duplicate points, cond(K_FF) ~ 1e10): from
     SMO's point at tol 1e-3 the polish needs ~30 ratio steps at n = 600 (~600 at n =
     2000, where solve() took 33 s against SVC's 0.14 s). Each used to count as a round
-    with a fresh LU and n |F| kernel evaluations; steered by a downdated inverse they
+    with a fresh LU and n |F| kernel evaluations; steered by a kept factorization they
     cost O(|F|^2) and count apart, so 20 costly rounds suffice here."""
     from sklearn.datasets import make_blobs
 
