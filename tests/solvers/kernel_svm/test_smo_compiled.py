@@ -270,7 +270,7 @@ def test_polish_after_the_last_smo_run_gets_more_rounds():
 
 
 def test_downdated_inverse_is_the_inverse_of_the_smaller_bordered_matrix():
-    from convexlearn.solvers.kernel_svm.polish import _bordered_inverse, _downdate_in_place
+    from convexlearn.solvers.kernel_svm.polish_face import _bordered_inverse, _downdate_in_place
 
     rng = np.random.default_rng(0)
     B = rng.normal(size=(9, 9))
@@ -297,11 +297,11 @@ def _face_case(k, seed=0, rank=None):
 def test_cholesky_steering_solves_the_smaller_bordered_system(border):
     """The face keeps the Cholesky factor of its block and steers a ratio step's smaller
     set by the Schur complement of the border and the removed positions: its solution is
-    the one of the smaller system solved afresh (by :func:`_kkt_solve`), intercepts too."""
-    from convexlearn.solvers.kernel_svm.polish import _border, _Face, _kkt_solve
+    the one of the smaller system solved afresh (by :func:`kkt_solve`), intercepts too."""
+    from convexlearn.solvers.kernel_svm.polish_face import Face, _border, kkt_solve
 
     K, s, r = _face_case(12)
-    face = _Face(border != "none", s if border == "by sign" else None)
+    face = Face(border != "none", s if border == "by sign" else None)
     F0 = np.arange(12)
     start = np.full(12, 0.1)
     total = {"none": None, "ones": 0.7, "by sign": np.array([0.5, -0.3])}[border]
@@ -315,7 +315,7 @@ def test_cholesky_steering_solves_the_smaller_bordered_system(border):
     u, b, ray = face.solve(r[keep], total, start[keep], 1e-9, fresh=False)
     assert ray is None and not face.last_fresh
     E = _border(s[keep], True) if border == "by sign" else None
-    u_ref, b_ref, _ = _kkt_solve(K[np.ix_(keep, keep)], r[keep], total, start[keep], 1e-9, E)
+    u_ref, b_ref, _ = kkt_solve(K[np.ix_(keep, keep)], r[keep], total, start[keep], 1e-9, E)
     np.testing.assert_allclose(u, u_ref, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(b, b_ref, rtol=1e-10, atol=1e-10)
     # its residual is a backward-stable solve's: the polish keeps it without refactoring;
@@ -328,10 +328,10 @@ def test_cholesky_steering_solves_the_smaller_bordered_system(border):
 def test_steering_falls_back_to_the_inverse_on_a_singular_block():
     """A block that is not positive definite (rank 4 of 8) has no Cholesky factor: the
     face steers by the bordered matrix's inverse (LU), downdated in place."""
-    from convexlearn.solvers.kernel_svm.polish import _Face
+    from convexlearn.solvers.kernel_svm.polish_face import Face
 
     K, _, r = _face_case(8, rank=4)
-    face = _Face(True)
+    face = Face(True)
     face.focus(np.arange(8), lambda a, b: K[np.ix_(a, b)])
     face.prepare_downdates()
     assert face.factor is None and face.inverse is not None
