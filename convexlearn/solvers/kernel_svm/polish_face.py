@@ -11,7 +11,7 @@ factorization that steers the ratio steps while the set shrinks.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import scipy.linalg
@@ -203,7 +203,7 @@ class Face:
         self.factor, self.inverse, self.removed, self.downdates = None, None, [], 0
         self.fresh_factor, self.step = None, None
 
-    def focus(self, F: np.ndarray, kernel_block) -> None:
+    def focus(self, F: np.ndarray, kernel_block: Callable) -> None:
         """Make the face's data those of the free set ``F``."""
         if self.F0 is not None and F.size <= self.position.size and (
                 self.signs is None or self._border(F).shape[1] == self.E0.shape[1]):
