@@ -9,9 +9,9 @@ the data). As the C-SVC's :func:`~convexlearn.solvers.kernel_svm.certified_smo.c
 1. SMO (:func:`~convexlearn.solvers.kernel_svm.smo.smo_qp`) to the maximal violation
    ``tol`` identifies the active set;
 2. the polish (:meth:`DualQP.polish`) solves the KKT system of that set exactly (K read
-   from the column cache SMO leaves where it holds the columns: ``SMOColumns``); where
-   factorizing the free set would cost more than SMO's run, SMO first goes on to the
-   certificate's level and its own point is certified (:func:`smo_before_polish`);
+   from the column cache SMO leaves where it holds the columns: :func:`cached_kernel`);
+   where factorizing the free set would cost more than SMO's run, SMO first goes on to
+   the certificate's level and its own point is certified (:func:`smo_before_polish`);
 3. the certificate decides; when it fails SMO resumes from its own point at a tolerance
    100 times smaller (at most ``retries`` times), and a run that ends at its budget is
    resumed with twice the budget, up to max(10^7, 100 l) iterations in all (l variables).
@@ -30,23 +30,30 @@ from ...solution import Solution, Timer
 from .certified_smo import SMOColumns
 from .smo_nu import smo_any_qp as smo_qp
 
-__all__ = ["certified_qp", "smo_before_polish"]
+__all__ = ["certified_qp", "cached_kernel", "smo_before_polish"]
 
 #: Flop rate assumed for the polish's factorization of the free set's block (|F|^3 / 3
 #: flops): about what one core reaches here (the polish measured at |F| = 3185: 1.4 s).
 _FACTOR_RATE = 5e9
 
 
-def _cached_kernel(qp: Any, res: Any) -> Any:
-    """The polish's kernel read from the column cache SMO leaves (the compiled loop's;
-    entries from X otherwise), as the C-SVC's: the free set's block and the products
-    g + K delta are then matrix reads. None: the QP's Gram operator."""
-    if getattr(res, "columns", None) is None:
+def cached_kernel(qp: Any, columns: Any) -> Any:
+    """What the polish reads K through after an SMO run: SMO's column cache ``columns``
+    (a :class:`~convexlearn.gram.ColumnArrays`) over the QP's variables, or over its
+    samples when the variables index them (epsilon-SVR's and nu-SVR's 2n variables on n
+    samples, LIBSVM's SVR_Q: n-entry columns, each sample's once, read through
+    ``qp.index``); None (the Gram operator) when there is no cache, the entries do not
+    come from X, or the cache's order matches neither."""
+    if columns is None:
         return None
     base = getattr(qp.gram, "base", None)
-    if base is not None and qp.index is not None:
-        return SMOColumns(base, res.columns, qp.index) if base.from_samples else None
-    return SMOColumns(qp.gram, res.columns) if qp.gram.from_samples else None
+    if qp.index is not None and base is not None and columns.n == base.n:
+        return SMOColumns(base, columns, qp.index) if base.from_samples else None
+    if columns.n == qp.n and qp.gram.from_samples:
+        return SMOColumns(qp.gram, columns)
+    return None
+
+
 
 
 def smo_before_polish(qp: Any, res: Any, seconds: float, cert_tol: float,
@@ -127,8 +134,10 @@ def certified_qp(problem: Any, *, tol: float = 1e-3, cert_tol: float = 1e-9,
                 sol = sol if sol.report.passed else None      # (else the polish)
         if sol is None:
             g = qp.target - res.v
-            refined = (qp.polish(res.alpha, g, kernel=_cached_kernel(qp, res),
-                                 max_rounds=100) if polish else None)
+            kernel = cached_kernel(qp, getattr(res, "columns", None))
+            refined = (qp.polish(res.alpha, g, kernel=kernel, max_rounds=100)
+                       if polish else None)
+            res.columns = kernel = None     # the cache's memory goes before SMO's next run
             polished_any |= refined is not None
             alpha, b, g = refined if refined is not None else (res.alpha, None, g)
             sol = problem.solution_from_qp(alpha, g, b)

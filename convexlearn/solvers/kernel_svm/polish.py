@@ -26,10 +26,9 @@ import math
 from typing import Any, Callable
 
 import numpy as np
-import scipy.linalg
-from scipy.linalg import blas, lapack
 
 from .intercepts import intercept_from_alpha, intercepts_by_sign, is_balanced
+from .polish_face import Face
 
 __all__ = ["polish_alpha", "polish_expansion", "intercept_from_alpha", "intercepts_by_sign",
            "is_balanced", "MAX_FREE"]
@@ -146,118 +145,6 @@ def _of(y: np.ndarray, c: float | None) -> np.ndarray:
     return np.ones(y.shape, dtype=bool) if c is None else y * c > 0
 
 
-def _border(y: np.ndarray, by_sign: bool) -> np.ndarray:
-    """The columns of the equality rows in the expansion beta = y * a, on variables with
-    signs ``y``: one column of ones (one row s^T a), or one indicator per sign present
-    (the rows per sign)."""
-    if not by_sign:
-        return np.ones((y.size, 1))
-    cols = [c for c in ((y > 0).astype(float), (y < 0).astype(float)) if c.any()]
-    return np.column_stack(cols)
-
-
-def _kkt_solve(KFF: np.ndarray, rhs: np.ndarray, total: Any, start: np.ndarray,
-               margin_tol: float, E: np.ndarray | None = None
-               ) -> tuple[np.ndarray, Any, np.ndarray | None]:
-    """Solve [K_FF 1; 1^T 0] [u; b] = [rhs; total] (K_FF u = rhs without intercept,
-    ``total`` None) for the solution u nearest ``start``, or find the face unbounded.
-    With a border ``E`` (k x m: the rows per sign) the system is [K_FF E; E^T 0] [u; b] =
-    [rhs; total], ``total`` and the returned b of length m.
-
-    The unknown is the step d = u - start: [K_FF 1; 1^T 0] [d; b] = [rhs - K_FF start;
-    total - 1^T start] =: r. A nonsingular system has one solution (Cholesky of K_FF and
-    the Schur complement of the border when K_FF is positive definite, else LU). A singular one (a
-    kernel of rank below |F| + 1: a low-rank or precomputed Gram, duplicated samples,
-    large C) is solved by least squares (QR with column pivoting, singular values below
-    k eps of the largest dropped, k the order), for the minimum-norm step: any solution
-    is optimal on the face, and one far from ``start`` (what LU returns there) sent the
-    ratio step round after round along the null space, fixing one multiplier at a time
-    with t ~ 1e-13 until the rounds ran out. Singular means a reciprocal condition number
-    (LAPACK's 1-norm estimate from the LU factors) below k eps.
-
-    When the singular system has no solution - a free sample misses the margin by more
-    than ``margin_tol`` at the least-squares point (the first k residuals are margin
-    errors: row i is y_i f_i - 1 up to the sign y_i) - the dual is unbounded on the face:
-    the residual [p; c] = r - A [d; b] lies in the null space of A (K_FF p + c 1 = 0,
-    1^T p = 0), and along p the dual objective grows linearly (slope p^T r = ||r - A [d;
-    b]||^2 at a balanced start) while every free margin moves by the same amount. That
-    direction is returned as ``ray`` (the caller steps along it to the first bound).
-
-    Returns
-    -------
-    u, b, ray
-        ``ray`` None when the system is solved; else u is ``start`` and b is 0.
-    """
-    k = rhs.size
-    border = None if total is None else (np.ones((k, 1)) if E is None else E)
-    r = rhs - KFF @ start
-    if border is not None:
-        r = np.append(r, np.atleast_1d(total) - border.T @ start)
-    cut = r.size * np.finfo(float).eps
-    # K_FF positive definite (the usual case): Cholesky, half the flops of LU, and no
-    # bordered copy of K_FF
-    sol = _spd_bordered_solve(KFF, border, r, cut)
-    A = KFF if border is None else None
-    if sol is None:
-        if A is None:
-            A = _bordered(KFF, border)
-        lu, piv, info = lapack.dgetrf(A)
-        if info == 0:
-            # (A is symmetric: its 1-norm is the inf-norm of A^T, read in place by LAPACK)
-            rcond, _ = lapack.dgecon(lu, lapack.dlange("I", A.T), norm="1")
-            if rcond > cut:
-                sol, _ = lapack.dgetrs(lu, piv, r)
-    if sol is None or not np.all(np.isfinite(sol)):
-        sol = scipy.linalg.lstsq(A, r, cond=cut, lapack_driver="gelsy")[0]
-        residual = r - A @ sol
-        if np.max(np.abs(residual[:k])) > margin_tol:
-            ray = residual[:k]
-            return start, 0.0, (ray if ray @ r[:k] >= 0.0 else -ray)
-    if total is None:
-        return start + sol[:k], 0.0, None
-    return start + sol[:k], (float(sol[k]) if E is None else sol[k:]), None
-
-
-def _bordered(KFF: np.ndarray, E: np.ndarray) -> np.ndarray:
-    """[K_FF E; E^T 0]."""
-    k, m = E.shape
-    A = np.zeros((k + m, k + m))
-    A[:k, :k] = KFF
-    A[:k, k:] = E
-    A[k:, :k] = E.T
-    return A
-
-
-def _spd_bordered_solve(KFF: np.ndarray, E: np.ndarray | None, r: np.ndarray, cut: float
-                        ) -> np.ndarray | None:
-    """Solve [K_FF E; E^T 0] x = r (K_FF x = r without a border E) by the Cholesky factor
-    of K_FF and the Schur complement S = E^T K_FF^{-1} E; None when K_FF is not
-    numerically positive definite (reciprocal condition number, LAPACK's 1-norm estimate,
-    at most ``cut``) or S is singular: the caller's LU and least squares decide then."""
-    k = KFF.shape[0]
-    # K_FF is symmetric: LAPACK reads whichever of it and its transpose is in F-order
-    M = KFF if KFF.flags.f_contiguous else KFF.T
-    factor, info = lapack.dpotrf(M, lower=False, clean=False)
-    if info != 0:
-        return None
-    rcond, info = lapack.dpocon(factor, lapack.dlange("1", M))
-    if info != 0 or not rcond > cut:
-        return None
-    if E is None:
-        sol, _ = lapack.dpotrs(factor, r, lower=False)
-        return sol if np.all(np.isfinite(sol)) else None
-    m = E.shape[1]
-    solved, _ = lapack.dpotrs(factor, np.column_stack([r[:k], E]), lower=False)
-    u, W = solved[:, 0], solved[:, 1:]
-    S = E.T @ W
-    try:
-        b = np.linalg.solve(S, E.T @ u - r[k:k + m])
-    except np.linalg.LinAlgError:
-        return None
-    sol = np.concatenate([u - W @ b, b])
-    return sol if np.all(np.isfinite(sol)) else None
-
-
 def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, intercept: bool,
                      kernel_block: Callable[[np.ndarray, np.ndarray], np.ndarray],
                      products: Callable[[np.ndarray], np.ndarray],
@@ -281,7 +168,7 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
     the samples that changed set), by blocks of rows. Each round: solve for the free set
     (the solution nearest the current point when K_FF is singular; when the singular
     system has no solution the face is unbounded and its null-space ray is the
-    direction: :func:`_kkt_solve`); when that solution leaves the box (or along the
+    direction: :func:`~convexlearn.solvers.kernel_svm.polish_face.kkt_solve`); when that solution leaves the box (or along the
     ray), step from the current point towards it until the first free multiplier
     reaches its bound, and fix it there (a primal active-set step: the point stays
     feasible and balanced); otherwise, the samples whose margin contradicts their set
@@ -298,7 +185,7 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
         feasible interval); ``g = K (y * alpha)`` at the returned point; None when the
         free set exceeds :data:`MAX_FREE` or no consistent set was found in
         ``max_rounds`` rounds that factorize K_FF afresh or evaluate kernel products
-        (the ratio steps steered by a downdated inverse, :class:`_Face`, count apart, at
+        (the ratio steps steered by a kept factorization, :class:`~convexlearn.solvers.kernel_svm.polish_face.Face`, count apart, at
         most 4 MAX_FREE).
 
     ``by_sign`` (the nu-problems): one row per sign, sum_{y_i = +1} a_i = delta_+ and
@@ -319,14 +206,14 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
     # the rows in beta = y * a: sum over a sign c of beta = c delta_c
     signs = (1.0, -1.0) if by_sign else (None,)
     deltas = (np.asarray(delta, dtype=float) * np.array([1.0, -1.0])) if by_sign else (delta,)
-    face = _Face(intercept, y if by_sign else None)
+    face = Face(intercept, y if by_sign else None)
     # g is exact at the last synchronisation; the steps since then are in ``pending``
     # and only the free entries are kept current (through K_FF) until the margins are
     # needed: a ratio step then costs O(|F|^2), not n |F| kernel evaluations.
     pending = np.zeros_like(beta)
     g_free = g.copy()
     # ``max_rounds`` counts the rounds that factorize or evaluate kernel products; the
-    # ratio steps steered by a downdated inverse (O(|F|^2) each) count apart
+    # ratio steps steered by a kept factorization (O(|F|^2) each) count apart
     costly, cheap = 0, 0
     while costly < max_rounds and cheap < 4 * MAX_FREE:
         F = np.flatnonzero(free)
@@ -343,7 +230,7 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
                 return y * beta, b_pair, g
             return y * beta, None, g
         face.focus(F, kernel_block)
-        if face.inverse is None:
+        if not face.steering:
             costly += 1
         else:
             cheap += 1
@@ -364,9 +251,11 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
         u, b, ray = face.solve(rhs, total, beta[F], margin_tol, fresh=False)
         if (ray is None and not face.last_fresh
                 and _ratio_step(y[F] * beta[F], y[F] * (u - beta[F]), C[F]) is None):
-            # in the box by the updated inverse: confirm by a fresh factorization
-            costly += 1
-            u, b, ray = face.solve(rhs, total, beta[F], margin_tol, fresh=True)
+            # in the box by the steering: kept when it solves the face's system to the
+            # round-off of a fresh solve, else confirmed by a fresh factorization
+            if not face.accurate():
+                costly += 1
+                u, b, ray = face.solve(rhs, total, beta[F], margin_tol, fresh=True)
         direction = u - beta[F] if ray is None else ray
         step = _ratio_step(y[F] * beta[F], y[F] * direction, C[F],
                            1.0 if ray is None else math.inf)
@@ -427,156 +316,6 @@ def _pair(b: np.ndarray, present: list, y: np.ndarray, C: np.ndarray, alpha: np.
                    else ((0.0, 0.0), ""))
     solved = iter(np.atleast_1d(b).tolist())
     return tuple(next(solved) if p else fallback[k] for k, p in enumerate(present))
-
-
-class _Face:
-    """The free set's kernel block and, while the set only shrinks, the inverse of its
-    bordered matrix A = [K_FF 1; 1^T 0] ([K_FF] without intercept).
-
-    A ratio step removes one sample j from F; the inverse of the smaller matrix is a Schur
-    downdate of the old one, M' = M - M e_j e_j^T M / M_jj on the kept rows, done in
-    place on the full-size M (row and column j become 0 up to round-off), and K_FF stays
-    the block of the set last factorized, read through the free positions (no copies, no
-    kernel evaluations):
-    O(|F|^2) per step. Measured: rbf gamma = 10 on two 2-D blobs (n = 2000, 1044 free
-    multipliers, cond(K_FF) 2e12) needed ~600 such steps, 90 ms each with a fresh LU and
-    fresh kernel products. An inverse is not backward stable, so its solutions only steer
-    the ratio steps: a point they put inside the box is solved again from a fresh
-    factorization before it is accepted, and the inverse is rebuilt every ``REFRESH``
-    downdates.
-
-    With one row per sign (``signs`` given: the nu-problems) the border has one column
-    per sign present in F (:func:`_border`); a set whose signs differ from the block's is
-    factorized afresh.
-    """
-
-    REFRESH = 256
-
-    def __init__(self, intercept: bool, signs: np.ndarray | None = None):
-        self.intercept = intercept
-        self.signs = signs
-        self.E0: np.ndarray | None = None      # the border of the block's set
-        self.F0: np.ndarray | None = None      # the set of the block (and the inverse)
-        self.K0 = np.empty((0, 0))
-        self.position = np.empty(0, dtype=int)  # F's rows in the block
-        self.inverse: np.ndarray | None = None
-        self.downdates = 0
-        self.last_fresh = False             # was the last solution from a factorization?
-
-    def focus(self, F: np.ndarray, kernel_block) -> None:
-        """Make the face's data those of the free set ``F``."""
-        if self.F0 is not None and F.size <= self.position.size and (
-                self.signs is None or self._border(F).shape[1] == self.E0.shape[1]):
-            position = np.searchsorted(self.F0, F)
-            if np.all(position < self.F0.size) and np.array_equal(self.F0[position], F):
-                if position.size < self.position.size and self.inverse is not None:
-                    gone = np.setdiff1d(self.position, position)
-                    if self.downdates + gone.size <= self.REFRESH and all(
-                            _downdate_in_place(self.inverse, int(j)) for j in gone):
-                        self.downdates += gone.size
-                    else:
-                        self.inverse = None
-                self.position = position
-                return
-        self.F0, self.K0 = F, kernel_block(F, F)
-        self.E0 = self._border(F)
-        self.position = np.arange(F.size)
-        self.inverse, self.downdates = None, 0
-
-    def _border(self, F: np.ndarray) -> np.ndarray | bool:
-        """The border's columns on F (True: one column of ones, False: none)."""
-        if not self.intercept or self.signs is None:
-            return self.intercept
-        return _border(self.signs[F], True)
-
-    @property
-    def KFF(self) -> np.ndarray:
-        """K_FF as an array (a copy when F is smaller than the block's set)."""
-        if self.position.size == self.F0.size:
-            return self.K0
-        return self.K0[np.ix_(self.position, self.position)]
-
-    def prepare_downdates(self) -> None:
-        """Invert the bordered block before a ratio step (only then: on the usual last
-        round the face's solution is in the box and no inverse is needed)."""
-        if self.inverse is None and self.position.size == self.F0.size:
-            self.inverse = _bordered_inverse(self.K0, self.E0)
-            self.downdates = 0
-
-    def product(self, x: np.ndarray) -> np.ndarray:
-        """K_FF @ x without forming K_FF."""
-        if self.position.size == self.F0.size:
-            return self.K0 @ x
-        padded = np.zeros(self.F0.size)
-        padded[self.position] = x
-        return (self.K0 @ padded)[self.position]
-
-    def solve(self, rhs: np.ndarray, total: float | None, start: np.ndarray,
-              margin_tol: float, fresh: bool) -> tuple[np.ndarray, float, np.ndarray | None]:
-        """:func:`_kkt_solve` on this face; from the kept inverse unless ``fresh``."""
-        self.last_fresh = fresh or self.inverse is None
-        E = None if self.signs is None else self.E0[self.position]
-        if self.last_fresh:
-            KFF = self.KFF
-            u, b, ray = _kkt_solve(KFF, rhs, total, start, margin_tol, E)
-            if self.position.size < self.F0.size:      # refactorized: the block shrinks
-                self.F0, self.K0 = self.F0[self.position], KFF
-                self.E0 = self._border(self.F0)
-                self.position = np.arange(KFF.shape[0])
-            self.inverse, self.downdates = None, 0
-            return u, b, ray
-        k, k0 = rhs.size, self.F0.size
-        r = np.zeros(self.inverse.shape[0])
-        r[self.position] = rhs - self.product(start)
-        if total is None:
-            return start + (self.inverse @ r)[self.position], 0.0, None
-        if E is None:
-            r[k0] = total - float(start.sum())
-            step = self.inverse @ r
-            d = step[self.position]
-            d -= (float(d.sum()) - r[k0]) / k   # the balance exactly, whatever the inverse's error
-            return start + d, float(step[k0]), None
-        r[k0:] = total - E.T @ start
-        step = self.inverse @ r
-        d = step[self.position]
-        for c in range(E.shape[1]):             # each row's balance exactly
-            on = E[:, c] > 0
-            d[on] -= (float(d[on].sum()) - r[k0 + c]) / np.count_nonzero(on)
-        return start + d, step[k0:], None
-
-
-def _bordered_inverse(KFF: np.ndarray, intercept: Any) -> np.ndarray | None:
-    """The inverse of [K_FF 1; 1^T 0] (of K_FF without intercept; of [K_FF E; E^T 0]
-    when ``intercept`` is the border E) from its LU factors; None when a pivot is exactly
-    0. Ill-conditioned is fine here: it only steers."""
-    k = KFF.shape[0]
-    A = KFF
-    if isinstance(intercept, np.ndarray):
-        A = _bordered(KFF, intercept)
-    elif intercept:
-        A = _bordered(KFF, np.ones((k, 1)))
-    lu, piv, info = lapack.dgetrf(A)
-    if info != 0:
-        return None
-    inverse, info = lapack.dgetri(lu, piv)
-    if info != 0 or not np.all(np.isfinite(inverse)):
-        return None
-    return np.asfortranarray(inverse)
-
-
-def _downdate_in_place(inverse: np.ndarray, j: int) -> bool:
-    """Remove row and column j from the matrix whose inverse is ``inverse``: M <- M - M e_j
-    e_j^T M / M_jj (in place, a BLAS rank-1 update), after which row and column j of M are
-    0 (up to round-off) and the rest is the smaller matrix's inverse; False when M_jj is 0
-    or not finite."""
-    pivot = inverse[j, j]
-    if not pivot != 0.0 or not math.isfinite(pivot):
-        return False
-    column, row = inverse[:, j].copy(), inverse[j, :].copy()
-    updated = blas.dger(-1.0 / pivot, column, row, a=inverse, overwrite_a=True)
-    if updated is not inverse and not np.shares_memory(updated, inverse):
-        inverse[...] = updated              # BLAS could not work in place (not F-order)
-    return True
 
 
 def _ratio_step(a: np.ndarray, d: np.ndarray, upper: np.ndarray, t_max: float = 1.0

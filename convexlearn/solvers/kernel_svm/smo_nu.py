@@ -283,7 +283,7 @@ def smo_nu_compiled(spec: KernelSpec, y: np.ndarray, C: Any, alpha0: np.ndarray,
                        time=time_at.get(t + 1, math.nan))
     res = SMOResult(alpha, v, it, status, history, float(violation), n_shrink, None,
                     gap_checks)
-    res.cache = cache.stats()
+    res.cache, res.columns = cache.stats(), cache      # the polish reads the columns
     return res
 
 

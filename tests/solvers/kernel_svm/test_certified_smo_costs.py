@@ -8,7 +8,7 @@ from test_smo import synthetic
 
 import convexlearn as cl
 import convexlearn.gram as gram_module
-from convexlearn.solvers.kernel_svm import polish as polish_module
+from convexlearn.solvers.kernel_svm import polish_face
 from convexlearn.solvers.kernel_svm.c_svc import c_svc_qp
 from convexlearn.solvers.kernel_svm.certified_smo import SMOColumns, certified_smo
 from convexlearn.solvers.kernel_svm.smo import smo_qp
@@ -84,18 +84,18 @@ def test_spd_solve_equals_the_lu_solve_and_refuses_indefinite_blocks():
     A[:k, :k], A[:k, k], A[k, :k] = K, 1.0, 1.0
     r = rng.normal(size=k + 1)
     cut = (k + 1) * np.finfo(float).eps
-    sol = polish_module._spd_bordered_solve(K, np.ones((k, 1)), r, cut)
+    sol = polish_face._spd_bordered_solve(K, np.ones((k, 1)), r, cut)
     lu, piv, _ = lapack.dgetrf(A)
     reference, _ = lapack.dgetrs(lu, piv, r)
     scale = np.abs(reference).max() * np.linalg.cond(A) * 1e-15
     np.testing.assert_allclose(sol, reference, rtol=0, atol=scale)
     reference = np.linalg.solve(K, r[:k])
-    np.testing.assert_allclose(polish_module._spd_bordered_solve(K, None, r[:k], cut),
+    np.testing.assert_allclose(polish_face._spd_bordered_solve(K, None, r[:k], cut),
                                reference, rtol=0,
                                atol=np.linalg.cond(K) * 1e-15 * np.abs(reference).max())
-    assert polish_module._spd_bordered_solve(K - 2.0 * np.eye(k), None, r[:k], cut) is None
+    assert polish_face._spd_bordered_solve(K - 2.0 * np.eye(k), None, r[:k], cut) is None
     singular = np.ones((k, k))                 # rank one: not numerically definite
-    assert polish_module._spd_bordered_solve(singular, np.ones((k, 1)), r, cut) is None
+    assert polish_face._spd_bordered_solve(singular, np.ones((k, 1)), r, cut) is None
 
 
 def test_polish_through_the_cache_certifies_and_perturbed_answers_fail():

@@ -241,7 +241,7 @@ def test_smo_that_runs_out_of_its_budget_is_resumed_and_certifies():
     """rbf with a tenth of gamma="scale", C = 1e4, two overlapping 2-D blobs: SMO needs
     ~2e5 iterations at tol 1e-3. certified_smo stopped at the first budget (1e5)
     ("inaccurate", solve() fell back to cvxpy); it now resumes SMO with twice the budget.
-    Since the polish's ratio steps are cheap (a downdated inverse) it certifies SMO's
+    Since the polish's ratio steps are cheap (a kept factorization) it certifies SMO's
     point at the first budget; without the polish, SMO alone must get there, resumed."""
     from convexlearn.app.generators import blobs
     X, y = blobs(400, 0, d=2, separation=0.5)[:2]
@@ -270,7 +270,7 @@ def test_polish_after_the_last_smo_run_gets_more_rounds():
 
 
 def test_downdated_inverse_is_the_inverse_of_the_smaller_bordered_matrix():
-    from convexlearn.solvers.kernel_svm.polish import _bordered_inverse, _downdate_in_place
+    from convexlearn.solvers.kernel_svm.polish_face import _bordered_inverse, _downdate_in_place
 
     rng = np.random.default_rng(0)
     B = rng.normal(size=(9, 9))
@@ -286,11 +286,62 @@ def test_downdated_inverse_is_the_inverse_of_the_smaller_bordered_matrix():
         assert np.max(np.abs(M[[2, 5]])) <= 1e-12 and np.max(np.abs(M[:, [2, 5]])) <= 1e-12
 
 
+def _face_case(k, seed=0, rank=None):
+    rng = np.random.default_rng(seed)
+    B = rng.normal(size=(k, rank or k))
+    K = B @ B.T + (0.0 if rank else 1.0) * np.eye(k)
+    return K, np.where(rng.random(k) < 0.5, 1.0, -1.0), rng.normal(size=k)
+
+
+@pytest.mark.parametrize("border", ["none", "ones", "by sign"])
+def test_cholesky_steering_solves_the_smaller_bordered_system(border):
+    """The face keeps the Cholesky factor of its block and steers a ratio step's smaller
+    set by the Schur complement of the border and the removed positions: its solution is
+    the one of the smaller system solved afresh (by :func:`kkt_solve`), intercepts too."""
+    from convexlearn.solvers.kernel_svm.polish_face import Face, _border, kkt_solve
+
+    K, s, r = _face_case(12)
+    face = Face(border != "none", s if border == "by sign" else None)
+    F0 = np.arange(12)
+    start = np.full(12, 0.1)
+    total = {"none": None, "ones": 0.7, "by sign": np.array([0.5, -0.3])}[border]
+    face.focus(F0, lambda a, b: K[np.ix_(a, b)])
+    face.solve(r, total, start, 1e-9, fresh=True)
+    face.prepare_downdates()
+    assert face.factor is not None and face.inverse is None   # the Cholesky path
+    keep = np.setdiff1d(F0, [2, 5, 9])
+    face.focus(keep, lambda a, b: K[np.ix_(a, b)])
+    assert face.steering and face.removed == [2, 5, 9]
+    u, b, ray = face.solve(r[keep], total, start[keep], 1e-9, fresh=False)
+    assert ray is None and not face.last_fresh
+    E = _border(s[keep], True) if border == "by sign" else None
+    u_ref, b_ref, _ = kkt_solve(K[np.ix_(keep, keep)], r[keep], total, start[keep], 1e-9, E)
+    np.testing.assert_allclose(u, u_ref, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(b, b_ref, rtol=1e-10, atol=1e-10)
+    # its residual is a backward-stable solve's: the polish keeps it without refactoring;
+    # a step off by 1e-9 is not kept
+    assert face.accurate()
+    face.step[2][0] += 1e-9
+    assert not face.accurate()
+
+
+def test_steering_falls_back_to_the_inverse_on_a_singular_block():
+    """A block that is not positive definite (rank 4 of 8) has no Cholesky factor: the
+    face steers by the bordered matrix's inverse (LU), downdated in place."""
+    from convexlearn.solvers.kernel_svm.polish_face import Face
+
+    K, _, r = _face_case(8, rank=4)
+    face = Face(True)
+    face.focus(np.arange(8), lambda a, b: K[np.ix_(a, b)])
+    face.prepare_downdates()
+    assert face.factor is None and face.inverse is not None
+
+
 def test_ratio_steps_of_a_large_ill_conditioned_face_do_not_spend_the_rounds():
     """rbf gamma = 10 on two 2-D blobs (near-duplicate points, cond(K_FF) ~ 1e10): from
     SMO's point at tol 1e-3 the polish needs ~30 ratio steps at n = 600 (~600 at n =
     2000, where solve() took 33 s against SVC's 0.14 s). Each used to count as a round
-    with a fresh LU and n |F| kernel evaluations; steered by a downdated inverse they
+    with a fresh LU and n |F| kernel evaluations; steered by a kept factorization they
     cost O(|F|^2) and count apart, so 20 costly rounds suffice here."""
     from sklearn.datasets import make_blobs
 

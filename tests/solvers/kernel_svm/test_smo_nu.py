@@ -188,3 +188,33 @@ def test_rows_that_are_not_one_per_sign_are_refused_and_infeasible_rows_named():
                       equality=(((y > 0).astype(float), n_pos + 1.0), qp.equality[1]))
     with pytest.raises(ParameterError, match="sign \\+1"):
         smo_nu_qp(too_much)
+
+
+@pytest.mark.parametrize("kind", ["nu-SVC", "nu-SVR"])
+def test_the_polish_reads_solver_nu_column_cache(kind):
+    """After Solver_NU the certified route's polish reads K from SMO's column cache: the
+    samples' n-entry columns, read for nu-SVR's 2n variables through the index. Its
+    blocks and products are the Gram operator's, and the route certifies with it; a
+    cache of another size is not read."""
+    from types import SimpleNamespace
+
+    from convexlearn.solvers.kernel_svm.certified_qp import cached_kernel
+
+    X, y, z = _data(11, n=120)
+    gram = Gram(make_kernel("rbf", X, gamma=0.7), X)
+    qp = nu_svc_qp(gram, y, 0.4) if kind == "nu-SVC" else nu_svr_qp(gram, z, 2.0, 0.4)
+    res, _, _ = smo_nu_qp(qp, record=False)
+    kernel = cached_kernel(qp, res.columns)
+    assert kernel is not None
+    rng = np.random.default_rng(0)
+    rows, cols = rng.choice(qp.n, 30, replace=False), rng.choice(qp.n, 17, replace=False)
+    np.testing.assert_allclose(kernel.block(rows, cols), qp.gram.block(rows, cols),
+                               atol=1e-14)
+    B = np.where(rng.random(qp.n) < 0.3, rng.normal(size=qp.n), 0.0)
+    np.testing.assert_allclose(kernel.products(B), qp.gram.products(B), atol=1e-12)
+    g = qp.target - res.v
+    alpha, b, g = qp.polish(res.alpha, g, kernel=kernel)
+    assert nu_gap(qp, alpha, g, b)[2] <= 1e-12
+    np.testing.assert_allclose(g, qp.expansion_products(alpha), atol=1e-10)
+    assert cached_kernel(qp, SimpleNamespace(n=qp.n + 1)) is None
+    assert cached_kernel(qp, None) is None
