@@ -90,6 +90,33 @@ def test_logistic_l2_newton_matches_in_memory(client):
     assert auto.provenance["route"] == "newton" and auto.status == "optimal"
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_certificate_first_pass_from_newtons_last_pass(client, weighted):
+    """Newton's last pass (at the answer) brings the certificate's first-pass sums: the
+    certificate then makes one pass (the conjugates), with the figures of the two-pass one
+    computed afresh; another point gets no borrowed sums."""
+    X, y = _data(seed=3)
+    Xd, yd = _dask(client, X, y)
+    s = np.random.default_rng(2).integers(0, 4, X.shape[0]).astype(float) if weighted \
+        else None
+    erm = cl.ERM(Xd, yd, loss="logistic", penalty="l2", lam=1e-2, sample_weight=s)
+    sol = erm.solve("newton", tol=1e-12)
+    fresh = erm.certificate(sol)                    # a new oracle: both passes
+    assert sol.report.details["passes"] == 1 and fresh.details["passes"] == 2
+    assert sol.report.passed and fresh.passed
+    for key in ("distance", "relative_distance", "objective"):
+        assert getattr(sol.report, key) == pytest.approx(getattr(fresh, key), rel=1e-9,
+                                                         abs=1e-16)
+    assert abs(sol.report.duality_gap - fresh.duality_gap) <= 1e-13
+    oracle = erm.oracle()
+    x = oracle.join(sol.w, sol.b)
+    oracle.value_grad(x)
+    assert oracle.certificate_sums(x) is not None
+    assert oracle.certificate_sums(x + 1e-3) is None
+    # a loss with a kink never borrows (its kink rows need the certificate's own pass)
+    assert not cl.ERM(Xd, yd, loss="hinge", penalty="l2", lam=1e-2).oracle().eager_sums
+
+
 def test_lasso_from_moments_and_prox_match_in_memory(client):
     X, y = _data(task="regression", seed=1)
     Xd, yd = _dask(client, X, y)
