@@ -1,7 +1,9 @@
 """convexlearn.distributed on a LocalCluster: the issue's acceptance runs, 1 and 2 workers,
 against dask-glm and the in-memory solvers, with scikit-learn as the timing anchor.
 
-Run: python benchmarks/bench_distributed.py [--quick] [--record]. Peak worker memory =
+Run: python benchmarks/bench_distributed.py [--quick] [--record], or with --scale
+N[,N...] the cascade SVM at n = N only (its own section of distributed.md, kept by the
+other runs). Peak worker memory =
 the largest ru_maxrss of the worker processes (a fresh cluster per configuration, so it is
 the peak of that configuration's runs).
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from datetime import datetime, timezone
 
 import numpy as np
 
@@ -29,7 +32,8 @@ from dask.distributed import Client, LocalCluster, wait  # noqa: E402
 import convexlearn as cl  # noqa: E402
 from convexlearn.routes.svm import polished  # noqa: E402
 
-from _common import best_time, markdown_table, write_result  # noqa: E402
+from _common import (RESULTS, best_time, markdown_table, record_text,  # noqa: E402
+                     write_result)
 
 
 def _peak_mb(client) -> float:
@@ -203,6 +207,59 @@ def cascade_rows(n, chunks, workers_list):
     return rows, checks
 
 
+def _scale_data(n, d):
+    """The scale problem: d features, the classes split by a noisy circle in the first two
+    (the other d - 2 are noise for the rbf kernel)."""
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((n, d))
+    y = np.where(X[:, 0] ** 2 + X[:, 1] ** 2 + 0.4 * rng.standard_normal(n) > 1.4, 1.0, -1.0)
+    return X, y
+
+
+def cascade_scale_rows(n, d=10, chunks=4, workers=2):
+    """The cascade at scale against the in-memory exact route (``cl.SVM(X, y).solve()``,
+    certified at 1e-9) on the same data and machine: single runs (heavy), the cluster's
+    workers warmed by a small cascade first."""
+    from _common import proc_status_bytes, reset_peak_rss
+    X, y = _scale_data(n, d)
+    load = _load()
+    mem = cl.SVM(X, y, C=1.0, kernel="rbf")
+    gamma = mem.kernel.gamma
+    reset_peak_rss()
+    base = proc_status_bytes("VmRSS")
+    t = time.perf_counter()
+    ref = mem.solve()
+    t_mem = time.perf_counter() - t
+    mem_mb = (proc_status_bytes("VmHWM") - base) / 2**20
+    d_ref = ref.extra.get("dual_objective", mem.dual_objective(ref.alpha))
+    n_sv = int(np.sum(ref.alpha > 0))
+    cluster, client = _cluster(workers)
+    m = -(-n // chunks)
+    Xs, ys = _scale_data(2000, d)
+    cl.SVM(client.persist(da.from_array(Xs, chunks=(500, d))),
+           client.persist(da.from_array(ys, chunks=500)), C=1.0, kernel="rbf",
+           gamma=gamma).solve("cascade")                     # warm the workers
+    Xd = client.persist(da.from_array(X, chunks=(m, d)))
+    yd = client.persist(da.from_array(y, chunks=m))
+    wait([Xd, yd])
+    t = time.perf_counter()
+    sol = cl.SVM(Xd, yd, C=1.0, kernel="rbf", gamma=gamma).solve("cascade")
+    t_dask = time.perf_counter() - t
+    rel = abs(sol.report.dual_objective - d_ref) / abs(d_ref)
+    h = sol.history
+    steps = "; ".join(f"|W|={w} violators={v} at {t:.0f} s" for w, v, t in
+                      zip(h["working_set"], h["violators"], h["time"]))
+    row = [f"cascade rbf n={n}, d={d}, {chunks} chunks", workers, sol.status,
+           f"{sol.report.max_violation:.1e}", f"{rel:.1e}", n_sv, sol.provenance["passes"],
+           sol.provenance["finishing_rounds"], round(t_dask, 1), round(_peak_mb(client)),
+           ref.status, round(t_mem, 1), round(mem_mb), round(t_dask / t_mem, 2),
+           f"{load} / {_load()}"]
+    client.close()
+    cluster.close()
+    return [row], steps, [(f"cascade n={n}", workers, sol.status == "optimal" and rel <= 1e-9
+                           and t_dask <= 1.5 * t_mem, rel, d_ref)]
+
+
 def _warm_erm(client):
     """Warm a fresh cluster's workers before the clock: the imports and one tiny solve."""
     rng = np.random.default_rng(0)
@@ -247,7 +304,58 @@ def lasso_scale_rows(n, d, chunks, workers):
                     and t_dask <= 3 * times[1e-4], t_dask / times[1e-4], times[1e-4])]
 
 
+def scale_main(sizes):
+    """--scale N[,N...]: the cascade at scale only (the other sections are kept as recorded
+    when --record: this section is appended to the file's scale section)."""
+    rows, notes, checks = [], [], []
+    for n in sizes:
+        r, steps, c = cascade_scale_rows(n)
+        rows += r
+        notes.append(f"- n={n}: {steps}")
+        checks += c
+        print(markdown_table(SCALE_HEADER, rows), flush=True)
+    return rows, notes, checks
+
+
+SCALE_MARKER = "## Cascade SVM at scale"
+
+
+def _recorded() -> str:
+    """The recorded distributed.md ("" when there is none)."""
+    path = os.path.join(RESULTS, "distributed.md")
+    return open(path).read() if os.path.exists(path) else "# convexlearn.distributed\n"
+
+
+SCALE_HEADER = ["problem", "workers", "status", "max KKT violation", "rel. dual",
+                "support vectors", "passes", "finishing rounds", "time s",
+                "peak worker MB", "in-memory status", "in-memory exact s",
+                "in-memory MB", "ratio to in-memory", "load start / end"]
+
+
 def main():
+    if "--scale" in sys.argv:
+        sizes = [int(v) for v in sys.argv[sys.argv.index("--scale") + 1].split(",")]
+        rows, notes, checks = scale_main(sizes)
+        body = [
+            SCALE_MARKER + " (rbf, C=1, d=10, 4 chunks, 2 workers of 2 GiB)",
+            "",
+            "Single runs (`--scale`), against the in-memory exact route "
+            "(`cl.SVM(X, y, C=1, kernel='rbf').solve()`, certified at 1e-9) on the same data "
+            "and machine, both timed in the same run; the cluster's workers are warmed by a "
+            "small cascade first. in-memory MB: the peak resident set above the data. "
+            "Working sets of the finish, the violators found outside them, the seconds:",
+            "",
+            markdown_table(SCALE_HEADER, rows), "", *notes, "",
+            markdown_table(["case", "workers", "holds (certified, rel. dual <= 1e-9, "
+                            "<= 1.5x in-memory)", "relative error", "reference dual"],
+                           [[a, b, c, f"{d:.1e}", f"{e:.6g}"] for a, b, c, d, e in checks]),
+        ]
+        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        body.insert(2, f"Recorded {stamp} (`--scale {','.join(map(str, sizes))}`).\n")
+        kept = _recorded().split(SCALE_MARKER)[0].rstrip("\n")
+        print(record_text(os.path.join(RESULTS, "distributed.md"),
+                          kept + "\n\n" + "\n".join(body) + "\n"))
+        return
     quick = "--quick" in sys.argv
     n = 40_000 if quick else 400_000
     load_start = _load()
@@ -315,6 +423,9 @@ def main():
         markdown_table(["case", "workers", "holds", "relative error", "reference figure"],
                        [[a, b, c, f"{d:.1e}", f"{e:.3g}"] for a, b, c, d, e in c1 + c2 + c3]),
     ]
+    recorded = _recorded()
+    if SCALE_MARKER in recorded:       # the --scale section, recorded apart, is kept
+        body += ["", SCALE_MARKER + recorded.split(SCALE_MARKER, 1)[1].rstrip("\n")]
     path = write_result("distributed", "convexlearn.distributed on a LocalCluster",
                         "\n".join(body))
     print("\n".join(body))
