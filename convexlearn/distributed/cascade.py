@@ -20,6 +20,12 @@ over every chunk computes its margins against the expansion on W and returns the
 violators (at most ``max_add`` per chunk), which join W; repeat until none is left at
 ``cert_tol``. Only support sets (rows of X) and scalars travel; each chunk's kernel block
 against W is formed on its worker.
+
+Memory on a worker: its kernel rows against W are formed by blocks of at most
+:func:`worker_block_bytes` (a share of the worker's ``memory_limit`` per thread), and the
+SMO kernel cache of a leaf or a merge is bounded likewise (:func:`worker_cache_mb`), as the
+in-memory routes bound theirs in MB: a chunk of 25000 rows against 30000 support vectors
+(6 GB at once) stays within a 2 GiB worker.
 """
 
 from __future__ import annotations
@@ -34,8 +40,61 @@ from ..kernels import Kernel
 from ..solvers.kernel_svm.polish import polish_alpha
 from ..solvers.kernel_svm.smo import solve_svm
 
-__all__ = ["cascade_pass", "margins_outside", "solve_on", "polished", "empty_set"]
+__all__ = ["cascade_pass", "margins_outside", "solve_on", "polished", "empty_set",
+           "worker_block_bytes", "worker_cache_mb", "expansion_values"]
 
+#: Share of a worker's memory per thread for one block of kernel rows: the block and the
+#: kernel's temporaries (the rbf's squared distances, formed in place: ~3 blocks at most)
+#: next to the chunk, the support set and the imports.
+BLOCK_SHARE = 1 / 16
+#: Share of a worker's memory per thread for a leaf's or a merge's SMO column cache.
+CACHE_SHARE = 1 / 8
+#: Off a worker, or a worker without a memory limit: the in-memory bounds (SMO's default
+#: cache; a block of kernel rows of 64 MiB).
+DEFAULT_BLOCK_BYTES, DEFAULT_CACHE_MB = 64 * 2**20, 200.0
+
+
+def _worker_memory() -> float | None:
+    """Bytes of memory per thread of the dask worker running this task (its
+    ``memory_limit`` / threads), or None off a worker or without a limit."""
+    try:
+        from distributed import get_worker
+        worker = get_worker()
+    except (ImportError, ValueError):
+        return None
+    limit = worker.memory_manager.memory_limit
+    return limit / max(1, worker.state.nthreads) if limit else None
+
+
+def worker_block_bytes(memory: float | None = None) -> int:
+    """Bytes one block of kernel rows may take: ``BLOCK_SHARE`` of ``memory`` (default:
+    this worker's memory per thread, :func:`_worker_memory`), or
+    ``DEFAULT_BLOCK_BYTES`` without a limit."""
+    memory = _worker_memory() if memory is None else memory
+    return DEFAULT_BLOCK_BYTES if not memory else max(8, int(memory * BLOCK_SHARE))
+
+
+def worker_cache_mb(memory: float | None = None) -> float:
+    """SMO's kernel cache in MB on this worker: ``CACHE_SHARE`` of its memory per thread,
+    at most ``DEFAULT_CACHE_MB`` (SMO's default)."""
+    memory = _worker_memory() if memory is None else memory
+    return DEFAULT_CACHE_MB if not memory else min(DEFAULT_CACHE_MB,
+                                                     memory * CACHE_SHARE / 2**20)
+
+
+def expansion_values(kernel: Kernel, X: np.ndarray, Z: np.ndarray, beta: np.ndarray,
+                     block_bytes: int) -> np.ndarray:
+    """sum_j beta_j k(x, z_j) for every row x of X, formed by blocks of rows of at most
+    ``block_bytes`` bytes of kernel entries (rows with beta_j = 0 skipped): memory
+    O(block_bytes) whatever the sizes."""
+    keep = beta != 0.0
+    Z, beta = Z[keep], beta[keep]
+    out = np.zeros(X.shape[0])
+    if beta.size:
+        rows = max(1, int(block_bytes // (8 * beta.size)))
+        for start in range(0, X.shape[0], rows):
+            out[start:start + rows] = kernel(X[start:start + rows], Z) @ beta
+    return out
 
 
 def empty_set(d: int) -> tuple:
@@ -62,7 +121,7 @@ def solve_on(part: tuple, C: float, kernel: Kernel, intercept: bool, tol: float,
               **_kernel_params(kernel))
     start = alpha if warm and abs(float(alpha @ y)) <= 1e-12 * max(1.0, np.abs(alpha).sum()) \
         else None
-    return solve_svm(svm, tol=tol, warm_start=start), svm
+    return solve_svm(svm, tol=tol, warm_start=start, cache_size=worker_cache_mb()), svm
 
 
 def _kernel_params(kernel: Kernel) -> dict:
@@ -105,8 +164,9 @@ def cascade_pass(data: Any, S: tuple, C: float, kernel: Kernel, intercept: bool,
 
 def _block_margins(X, y, offset, W_index, W_X, beta, b, kernel, max_add):
     """On one block: (sum of hinge over all rows, worst margin violators outside W as
-    (index, X, y, 1 - m), count of violators at margin < 1, min margin outside W)."""
-    f = (kernel(X, W_X) @ beta if beta.size else np.zeros(X.shape[0])) + b
+    (index, X, y, 1 - m), count of violators at margin < 1, min margin outside W); the
+    kernel rows against W by blocks sized from the worker's memory."""
+    f = expansion_values(kernel, X, W_X, beta, worker_block_bytes()) + b
     m = y * f
     hinge = float(np.maximum(0.0, 1.0 - m).sum())
     rows = np.arange(offset, offset + X.shape[0])

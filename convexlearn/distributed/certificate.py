@@ -126,13 +126,19 @@ def chunked_optimality(oracle: DaskERMOracle, x: np.ndarray, tol: float = 1e-6,
     OptimalityReport
         As in memory (distance, relative distance, duality gap); ``suboptimality`` is the
         strong-convexity bound ||s||^2 / (2 mu) (nan where F is not strongly convex in all
-        of x); ``details["passes"]`` counts this certificate's passes.
+        of x); ``details["passes"]`` counts this certificate's passes (pass 1 is none when
+        the oracle's last evaluation was at x: :meth:`DaskERMOracle.certificate_sums`).
     """
     data, loss, penalty, lam = oracle.data, oracle.loss, oracle.penalty, oracle.lam
     x = np.asarray(x, float)
+    # pass 1, unless the solver's last pass was at x and brought its sums (no kinks)
+    first = oracle.certificate_sums(x)
+    fused = first is not None
+    if not fused:
+        first = data.map_reduce(_block_certificate, x, oracle._token, oracle.intercept,
+                                float(kink_tol), combine=_combine)
     (total, base, rows, lows, highs, ys, vs, g_sq, pos, neg, XT_pos, XT_v, y_sum,
-     y_sq, col_sq) = data.map_reduce(_block_certificate, x, oracle._token, oracle.intercept,
-                             float(kink_tol), combine=_combine)
+     y_sq, col_sq) = first
     n, d = data.n, oracle.d
     k = sum(r.shape[0] for r in rows)
     if k > MAX_KINK_ROWS:
@@ -188,7 +194,7 @@ def chunked_optimality(oracle: DaskERMOracle, x: np.ndarray, tol: float = 1e-6,
                 conj, XTg_s = conjugates(True)
                 passes = 3
             D = dual_value(conj / n, penalty, lam, XTg_s, n)
-        details.update(n_on_kink=k, passes=passes, units=units, n_samples=n,
+        details.update(n_on_kink=k, passes=passes - fused, units=units, n_samples=n,
                        computed="chunk-wise (dask)", n_chunks=data.n_chunks)
         rep = relative_report(distance, details, P, D, s0, tol)
         rep.details["multipliers_on_kink"] = z

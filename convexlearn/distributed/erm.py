@@ -213,7 +213,9 @@ class DaskERM(ERM):
         sol.method = method
         sol.extra.update(lam=self.lam, passes=oracle.passes, n_chunks=self.data.n_chunks)
         if certify:
-            sol.report = self.optimality(sol, tol=cert_tol)
+            # the solver's oracle: its last pass may have been at the answer (see
+            # DaskERMOracle.certificate_sums), saving the certificate's first pass
+            sol.report = self._certify(oracle, sol, cert_tol)
             if sol.status in ("optimal", "converged"):
                 sol.status = "optimal" if sol.report.passed else "inaccurate"
         elif sol.status == "optimal":
@@ -280,7 +282,10 @@ class DaskERM(ERM):
                    reference: Any = None) -> OptimalityReport:
         """The chunk-wise certificate at the solution (see :mod:`.certificate`); with
         ``reference`` (a Solution or F*), ``suboptimality`` is F - F* against it."""
-        oracle = self.oracle()
+        return self._certify(self.oracle(), solution, tol, kink_tol, reference)
+
+    def _certify(self, oracle: DaskERMOracle, solution: Solution, tol: float,
+                 kink_tol: float = 1e-6, reference: Any = None) -> OptimalityReport:
         x = oracle.join(self._checked_w(solution.w), solution.b if self.intercept else 0.0)
         report = chunked_optimality(oracle, x, tol=tol, kink_tol=kink_tol)
         if reference is not None:

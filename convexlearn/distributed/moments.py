@@ -75,7 +75,7 @@ def least_squares_from_moments(oracle: DaskERMOracle, x0: Any = None, *, tol: fl
 
     timer = Timer()
     oracle.loss.require("gram", "a dask ERM", "least_squares")
-    G, Aty, yy = oracle.moments
+    G, Aty, yy = oracle.moments[:3]
     n = oracle.n
     R, z, xbar, ybar = reduced_least_squares(G, Aty, yy, n, oracle.intercept)
     k = R.shape[0]

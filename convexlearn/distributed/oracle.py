@@ -45,17 +45,23 @@ def _design(X: np.ndarray, intercept: bool) -> np.ndarray:
 
 
 def _block_moments(X, y, intercept, weight=None):
-    """(A_k^T V A_k, A_k^T V y, y^T V y) on one row block (V = diag(v), I unweighted)."""
+    """(A_k^T V A_k, A_k^T V y, y^T V y, (column square sums of X, X^T v, sum y, sum y^2))
+    on one row block (V = diag(v), I unweighted; the last tuple unweighted but for X^T v:
+    the certificate's constants)."""
     A = _design(X, intercept)
     y = np.asarray(y, dtype=float)
     vy = y if weight is None else weight * y
     VA = A if weight is None else A * weight[:, None]
-    return A.T @ VA, A.T @ vy, float(y @ vy)
+    XT_v = X.sum(axis=0) if weight is None else X.T @ weight
+    return (A.T @ VA, A.T @ vy, float(y @ vy),
+            (np.einsum("ij,ij->j", X, X), XT_v, float(np.sum(y)), float(y @ y)))
 
 
-def _block_eval(X, y, x, loss, intercept, order, weight=None):
-    """(sum v loss, [A^T (v l')], [A^T diag(v l'') A]) on one row block, up to ``order``
-    (v = 1 without weights)."""
+def _block_eval(X, y, x, loss, intercept, order, sums=False, weight=None):
+    """(sum v loss, [A^T (v l')], [A^T diag(v l'') A], [certificate sums]) on one row
+    block, up to ``order`` (v = 1 without weights). ``sums`` (order >= 1): also (sum g^2,
+    sum g+, sum g-, X^T g+) with g = v l', the sums the certificate's first pass takes
+    from a loss without kinks."""
     loss = make_loss(loss)
     v = 1.0 if weight is None else weight
     d = X.shape[1]
@@ -66,6 +72,12 @@ def _block_eval(X, y, x, loss, intercept, order, weight=None):
     if order >= 1:
         g = v * loss.derivative(y, f)
         grad = X.T @ g
+        if sums:
+            # two matrix-vector products (X^T [g+, g-] as one product is 10x slower:
+            # not a BLAS call for the transposed view)
+            g_pos = np.maximum(g, 0.0)
+            extra = (float(g @ g), float(g_pos.sum()), float(g_pos.sum() - g.sum()),
+                     X.T @ g_pos if intercept else np.zeros(d))
         out += (np.append(grad, g.sum()) if intercept else grad,)
     if order >= 2:
         h = v * loss.hessian(y, f)
@@ -76,6 +88,8 @@ def _block_eval(X, y, x, loss, intercept, order, weight=None):
             H[:d, d] = H[d, :d] = X.T @ h
             H[d, d] = h.sum()
         out += (H,)
+    if sums and order >= 1:
+        out += (extra,)
     return out
 
 
@@ -95,7 +109,8 @@ class DaskERMOracle(ERMOracle):
     gram : ndarray (dim, dim)
         G = A^T A / n.
     moments : tuple or None
-        (A^T A / n, A^T y / n, y^T y / n) when reduced here or given (:func:`moments_of`).
+        (A^T A / n, A^T y / n, y^T y / n, constants) when reduced here or given
+        (:func:`moments_of`).
     units : ndarray (dim,)
         sqrt(diag G): the RMS of each column of A (the certificate's units).
     passes : int
@@ -122,6 +137,12 @@ class DaskERMOracle(ERMOracle):
             moments = moments_of(data, self.intercept)
         self.moments = moments
         self.gram = moments[0] if gram is None else gram
+        # A loss without kinks: each gradient pass also returns the certificate's sums
+        # (three scalars and X^T g+: ~1% of a Newton pass's work), so that the
+        # certificate at the solver's last point (Newton's) needs no pass of its own
+        # (certificate_sums).
+        self.certificate_constants = None if moments is None else moments[3]
+        self.eager_sums = self.certificate_constants is not None and not loss.kinks()
         self.units = np.sqrt(np.maximum(np.diag(self.gram), 0.0))
 
     # ---------------------------------------------------------------- passes
@@ -133,12 +154,28 @@ class DaskERMOracle(ERMOracle):
                 np.array_equal(self._memo[0], key):
             return self._memo[2]
         order = max(order, self.eager_order) if order >= 1 else order
+        sums = self.eager_sums and order >= 1
         parts = self.data.map_reduce(_block_eval, key.copy(), self._token, self.intercept,
-                                     order)
+                                     order, sums)
         self.passes += 1
-        out = tuple(p / self.n for p in parts)
-        self._memo = (key.copy(), order, out)
+        out = tuple(p / self.n for p in parts[:order + 1])
+        self._memo = (key.copy(), order, out, parts if sums else None)
         return out
+
+    def certificate_sums(self, x: np.ndarray) -> tuple | None:
+        """The first pass of :func:`~.certificate.chunked_optimality` at x, from the last
+        evaluation when it was at x with the certificate's sums (a loss without kinks: no
+        sample on a kink, so no rows to gather), else None. The tuple is
+        :func:`~.certificate._block_certificate`'s, summed over the blocks."""
+        memo = self._memo
+        if memo is None or memo[3] is None or not np.array_equal(memo[0], x):
+            return None
+        total, base = memo[3][0], memo[3][1]
+        g_sq, pos, neg, XT_pos = memo[3][-1]
+        col_sq, XT_v, y_sum, y_sq = self.certificate_constants
+        empty = [np.zeros(0)]
+        return (total, base, [np.zeros((0, self.dim))], empty, empty, empty, empty, g_sq,
+                pos, neg, XT_pos, XT_v, y_sum, y_sq, col_sq)
 
     def scores(self, x: Any) -> NoReturn:
         """Refused: the n decision values of chunked data stay on the workers (the
@@ -176,15 +213,17 @@ class DaskERMOracle(ERMOracle):
         return self.loss.curvature * float(np.linalg.eigvalsh(self.gram)[-1])
 
 
-def moments_of(data: ChunkedData, intercept: bool) -> tuple[np.ndarray, np.ndarray, float]:
-    """(A^T V A / n, A^T V y / n, y^T V y / n) reduced chunk-wise in one pass (the oracle's
-    Gram matrix, and all a least-squares loss needs of the data; V = diag(v) the
-    normalized weights, I without); raises DataError when X or y has NaN/inf."""
-    G, Aty, yy = data.map_reduce(_block_moments, bool(intercept))
+def moments_of(data: ChunkedData, intercept: bool) -> tuple:
+    """(A^T V A / n, A^T V y / n, y^T V y / n, constants) reduced chunk-wise in one pass
+    (the oracle's Gram matrix, and all a least-squares loss needs of the data; V = diag(v)
+    the normalized weights, I without; constants = the certificate's sums that do not
+    depend on the point: column square sums of X, X^T v, sum y, sum y^2); raises
+    DataError when X or y has NaN/inf."""
+    G, Aty, yy, constants = data.map_reduce(_block_moments, bool(intercept))
     if not (np.all(np.isfinite(G)) and np.all(np.isfinite(Aty)) and np.isfinite(yy)):
         raise DataError("X or y contains NaN or infinite values (found in the chunk-wise "
                         "moments A^T A, A^T y)")
-    return G / data.n, Aty / data.n, yy / data.n
+    return G / data.n, Aty / data.n, yy / data.n, constants
 
 
 def gram_of(data: ChunkedData, intercept: bool) -> np.ndarray:

@@ -169,7 +169,7 @@ class DaskSVM(SVM):
                   timer) -> Solution:
         local = sub.kkt(sub.from_alpha(alpha, b=b if self.intercept else None), tol=kkt_tol)
         beta = W[2] * alpha
-        aQa = float(beta @ (sub.gram @ beta))
+        aQa = float(beta @ sub.gram_products(beta))     # by blocks: no |W| x |W| matrix
         primal = 0.5 * aQa + (0.0 if self.hard_margin else self.C * hinge)
         dual = float(alpha.sum()) - 0.5 * aQa
         rel_gap = abs(primal - dual) / max(1.0, abs(primal))

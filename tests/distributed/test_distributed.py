@@ -90,6 +90,33 @@ def test_logistic_l2_newton_matches_in_memory(client):
     assert auto.provenance["route"] == "newton" and auto.status == "optimal"
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_certificate_first_pass_from_newtons_last_pass(client, weighted):
+    """Newton's last pass (at the answer) brings the certificate's first-pass sums: the
+    certificate then makes one pass (the conjugates), with the figures of the two-pass one
+    computed afresh; another point gets no borrowed sums."""
+    X, y = _data(seed=3)
+    Xd, yd = _dask(client, X, y)
+    s = np.random.default_rng(2).integers(0, 4, X.shape[0]).astype(float) if weighted \
+        else None
+    erm = cl.ERM(Xd, yd, loss="logistic", penalty="l2", lam=1e-2, sample_weight=s)
+    sol = erm.solve("newton", tol=1e-12)
+    fresh = erm.certificate(sol)                    # a new oracle: both passes
+    assert sol.report.details["passes"] == 1 and fresh.details["passes"] == 2
+    assert sol.report.passed and fresh.passed
+    for key in ("distance", "relative_distance", "objective"):
+        assert getattr(sol.report, key) == pytest.approx(getattr(fresh, key), rel=1e-9,
+                                                         abs=1e-16)
+    assert abs(sol.report.duality_gap - fresh.duality_gap) <= 1e-13
+    oracle = erm.oracle()
+    x = oracle.join(sol.w, sol.b)
+    oracle.value_grad(x)
+    assert oracle.certificate_sums(x) is not None
+    assert oracle.certificate_sums(x + 1e-3) is None
+    # a loss with a kink never borrows (its kink rows need the certificate's own pass)
+    assert not cl.ERM(Xd, yd, loss="hinge", penalty="l2", lam=1e-2).oracle().eager_sums
+
+
 def test_lasso_from_moments_and_prox_match_in_memory(client):
     X, y = _data(task="regression", seed=1)
     Xd, yd = _dask(client, X, y)
@@ -306,3 +333,39 @@ def test_larger_than_memory_newton_and_prox(tight_client):
     assert lasso.status == "optimal", lasso.report
     assert np.all(np.abs(lasso.w) < np.abs(w0) + 1e-9)     # l1 shrinks
 
+
+
+def test_cascade_blocks_follow_the_worker_memory_limit(tight_client):
+    """The margins pass forms a chunk's kernel rows against W by blocks sized from the
+    worker's memory_limit (and a leaf's SMO cache likewise): with 450 MiB workers, a
+    chunk of 20000 rows against 4000 expansion rows (640 MB at once, which the old pass
+    formed whole and the nanny killed) passes and gives the values computed in memory."""
+    from convexlearn.distributed import cascade
+    per_thread = float(TIGHT_MEMORY_LIMIT)       # one thread per worker
+    assert tight_client.submit(cascade.worker_block_bytes, pure=False).result() == \
+        int(per_thread * cascade.BLOCK_SHARE) == cascade.worker_block_bytes(per_thread)
+    cache_mb = tight_client.submit(cascade.worker_cache_mb, pure=False).result()
+    assert cache_mb == pytest.approx(per_thread * cascade.CACHE_SHARE / 2**20)
+    assert cache_mb < cascade.DEFAULT_CACHE_MB
+    # off a worker: the in-memory defaults
+    assert cascade.worker_block_bytes() == cascade.DEFAULT_BLOCK_BYTES
+    assert cascade.worker_cache_mb() == cascade.DEFAULT_CACHE_MB
+    rng = np.random.default_rng(8)
+    n, m = 40_000, 4000
+    X = rng.standard_normal((n, 2))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    Xd, yd = _dask(tight_client, X, y, chunks=2)
+    svm = cl.SVM(Xd, yd, C=1.0, kernel="rbf", gamma=0.5)
+    assert 8 * (n // 2) * m > TIGHT_MEMORY_LIMIT
+    W_X = rng.standard_normal((m, 2))
+    W = (np.arange(n, n + m), W_X, np.ones(m), np.zeros(m))   # indices outside the data
+    beta = rng.uniform(-1, 1, m) * (rng.random(m) < 0.9)
+    hinge, found, count, worst = cascade.margins_outside(svm.data, W, beta, 0.1,
+                                                         svm.kernel, 50)
+    f = cascade.expansion_values(svm.kernel, X, W_X, beta, 2**24) + 0.1
+    viol = 1.0 - y * f
+    assert hinge == pytest.approx(np.maximum(viol, 0.0).sum(), rel=1e-12)
+    assert count == int(np.sum(viol > 0)) and worst == pytest.approx(viol.max(), rel=1e-12)
+    # blocks of a few rows give the values of one block
+    small = cascade.expansion_values(svm.kernel, X[:500], W_X, beta, 8 * m * 3)
+    assert np.allclose(small, f[:500] - 0.1, rtol=1e-13, atol=1e-13)
