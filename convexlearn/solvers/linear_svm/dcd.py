@@ -304,11 +304,20 @@ def _multiplier_scale(upper, alpha) -> float:
     return float(finite.max()) if finite.size else max(1.0, float(alpha.max()))
 
 
+#: With ||v||^2, |s| and ||mu||^2 below this, every term of ||v - s mu||^2 is below 1e300:
+#: the sum needs no rescaling (the usual epoch; the rescaled sum costs ~25 us more).
+_DIRECT_SQ_NORM_MAX = 1e100
+
+
 def _shifted_sq_norm(v: np.ndarray, s: float, mu_v: float, mm: float) -> float:
     """||v - s mu||^2 = ||v||^2 - 2 s mu.v + s^2 ||mu||^2 from v, s, mu.v and ||mu||^2,
     computed on the scale c = max(||v||_inf, |s| ||mu||) so that no intermediate
     overflows; the result is inf (a Python float, no floating-point warning) when the
     norm itself exceeds the float range, as on the hard margin when alpha diverges."""
+    with np.errstate(over="ignore"):     # an overflow here only sends us to the rescaled sum
+        vv = float(v @ v)
+    if vv < _DIRECT_SQ_NORM_MAX and abs(s) < _DIRECT_SQ_NORM_MAX and mm < _DIRECT_SQ_NORM_MAX:
+        return vv - 2.0 * s * mu_v + s * s * mm
     c = max(float(np.max(np.abs(v))) if v.size else 0.0, abs(s) * math.sqrt(mm))
     if c == 0.0:
         return 0.0
