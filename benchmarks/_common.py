@@ -65,10 +65,22 @@ def figure_dir() -> str:
     return RESULTS if recording() else tempfile.mkdtemp(prefix="convexlearn-bench-")
 
 
+def result_path(name: str) -> str:
+    """benchmarks/results/<name>.md, the file :func:`write_result` writes."""
+    return os.path.join(RESULTS, f"{name}.md")
+
+
+def recorded_result(name: str) -> str:
+    """The text of the recorded benchmarks/results/<name>.md, "" when there is none (a
+    script that records one section apart keeps the others through it)."""
+    path = result_path(name)
+    return open(path).read() if os.path.exists(path) else ""
+
+
 def write_result(name: str, title: str, body: str, argv: list[str] | None = None) -> str:
     """benchmarks/results/<name>.md with machine facts, written by :func:`record_text`
     (only with ``--record``); returns the line saying what happened."""
-    path = os.path.join(RESULTS, f"{name}.md")
+    path = result_path(name)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     text = (f"# {title}\n\nRecorded {stamp} on {platform.machine()}, {os.cpu_count()} cores, "
             f"Python {platform.python_version()}.\n\n{body}\n")

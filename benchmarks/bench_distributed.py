@@ -32,8 +32,8 @@ from dask.distributed import Client, LocalCluster, wait  # noqa: E402
 import convexlearn as cl  # noqa: E402
 from convexlearn.routes.svm import polished  # noqa: E402
 
-from _common import (RESULTS, best_time, markdown_table, record_text,  # noqa: E402
-                     write_result)
+from _common import (best_time, markdown_table, record_text,  # noqa: E402
+                     recorded_result, result_path, write_result)
 
 
 def _peak_mb(client) -> float:
@@ -321,9 +321,8 @@ SCALE_MARKER = "## Cascade SVM at scale"
 
 
 def _recorded() -> str:
-    """The recorded distributed.md ("" when there is none)."""
-    path = os.path.join(RESULTS, "distributed.md")
-    return open(path).read() if os.path.exists(path) else "# convexlearn.distributed\n"
+    """The recorded distributed.md (a title line when there is none)."""
+    return recorded_result("distributed") or "# convexlearn.distributed\n"
 
 
 SCALE_HEADER = ["problem", "workers", "status", "max KKT violation", "rel. dual",
@@ -353,7 +352,7 @@ def main():
         stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         body.insert(2, f"Recorded {stamp} (`--scale {','.join(map(str, sizes))}`).\n")
         kept = _recorded().split(SCALE_MARKER)[0].rstrip("\n")
-        print(record_text(os.path.join(RESULTS, "distributed.md"),
+        print(record_text(result_path("distributed"),
                           kept + "\n\n" + "\n".join(body) + "\n"))
         return
     quick = "--quick" in sys.argv
