@@ -44,8 +44,12 @@ from numba import njit
 from ...gram import KERNEL_CODES
 
 __all__ = ["KERNEL_CODES", "smo_loop", "CONVERGED", "MAX_ITER", "DIVERGED", "column_slot",
-           "add_to_gbar", "unshrink_gradient", "set_status", "clip_pair"]
+           "add_to_gbar", "unshrink_gradient", "set_status", "clip_pair",
+           "identity_order", "inactive_variables", "WHOLE_COLUMN"]
 CONVERGED, MAX_ITER, DIVERGED = 0, 1, 2
+# column_slot's ``full`` for a whole column: a numpy bool, which numba types as a plain
+# boolean; the literal True would compile column_slot and its callees a second time.
+WHOLE_COLUMN = np.bool_(True)
 
 
 # fastmath without reassociation: the loops vectorize (no reduction needs reordering) and
@@ -228,6 +232,33 @@ def add_to_gbar(i: Any, coef: Any, n: Any, code: Any, X: Any, K: Any, gamma: Any
             gbar[t] += coef * row[index[t]]
 
 
+# The helpers below are loops rather than np.arange / np.ones / np.flatnonzero: each
+# numpy overload is one more compilation on a fresh install (about a second each).
+@njit(cache=True)
+def identity_order(n: Any) -> Any:
+    """The int64 array 0, 1, ..., n - 1 (an active set holding every variable)."""
+    order = np.empty(n, dtype=np.int64)
+    for t in range(n):
+        order[t] = t
+    return order
+
+
+@njit(cache=True)
+def inactive_variables(act: Any, m: Any, n: Any, rest: Any) -> Any:
+    """rest[:count] = the variables not in act[:m], in index order; returns count."""
+    inactive = np.empty(n, dtype=np.bool_)
+    for t in range(n):
+        inactive[t] = True
+    for k in range(m):
+        inactive[act[k]] = False
+    count = 0
+    for t in range(n):
+        if inactive[t]:
+            rest[count] = t
+            count += 1
+    return count
+
+
 @njit(cache=True)
 def unshrink_gradient(act: Any, m: Any, n: Any, y: Any, target: Any, Cv: Any, alpha: Any,
                       v: Any, gbar: Any, code: Any, X: Any, K: Any, gamma: Any, coef0: Any,
@@ -238,10 +269,8 @@ def unshrink_gradient(act: Any, m: Any, n: Any, y: Any, target: Any, Cv: Any, al
     every variable in index order, drop the partial columns. Returns n. With ``index``
     (the sample of each variable) the free variables' sample columns come whole through
     the cache (LIBSVM's reconstruct_gradient through SVR_Q)."""
-    inactive = np.ones(n, dtype=np.bool_)
-    for k in range(m):
-        inactive[act[k]] = False
-    rest = np.flatnonzero(inactive)
+    rest = np.empty(n - m, dtype=np.int64)
+    inactive_variables(act, m, n, rest)
     if rest.size:
         for r in range(rest.size):
             t = rest[r]
@@ -252,7 +281,7 @@ def unshrink_gradient(act: Any, m: Any, n: Any, y: Any, target: Any, Cv: Any, al
                 continue
             coef = a * y[j]
             if index is not None:
-                row = cache[column_slot(index[j], act, n, True, code, X, K, gamma, coef0,
+                row = cache[column_slot(index[j], act, n, WHOLE_COLUMN, code, X, K, gamma, coef0,
                                         degree, cache, slot_of, owner, stamp, partial,
                                         counters, XT, bits, scratch)]
                 for r in range(rest.size):
@@ -354,7 +383,7 @@ def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree
         after iteration t + 1 and the violation it started from.
     """
     n = y.shape[0]
-    act = np.arange(n)
+    act = identity_order(n)
     m = n
     full = True
     shrink_every = min(n, 1000)
@@ -428,7 +457,7 @@ def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree
         Ki = cache[si]
         di = diag[i]
         best = 0.0
-        j = -1
+        j = np.int64(-1)     # not the literal -1: numba would compile every callee twice
         a_ij = tau
         for k in range(m):
             t = act[k]

@@ -31,7 +31,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .smo_kernels import CONVERGED, MAX_ITER, clip_pair, column_slot, set_status
+from .smo_kernels import (CONVERGED, MAX_ITER, WHOLE_COLUMN, clip_pair, column_slot,
+                          identity_order, inactive_variables, set_status)
 
 __all__ = ["smo_nu_loop"]
 
@@ -64,7 +65,7 @@ def _select_both(act, m, v, upn, lowp, y):
 def _sample_column(s, every, code, X, K, gamma, coef0, degree, cache, slot_of, owner, stamp,
                    partial, counters, XT, bits, scratch):
     """The cache row of sample s's whole column (computed on a miss)."""
-    return cache[column_slot(s, every, every.shape[0], True, code, X, K, gamma, coef0,
+    return cache[column_slot(s, every, every.shape[0], WHOLE_COLUMN, code, X, K, gamma, coef0,
                              degree, cache, slot_of, owner, stamp, partial, counters, XT,
                              bits, scratch)]
 
@@ -100,7 +101,7 @@ def initial_gradient(code: Any, X: Any, K: Any, gamma: float, coef0: float, degr
     start: the nu-problems begin with nu n of them, and the iterations move the same
     variables again, so their columns are computed once)."""
     n = y.shape[0]
-    every = np.arange(cache.shape[1])
+    every = identity_order(cache.shape[1])
     for t in range(n):
         v[t] = target[t]
         gbar[t] = 0.0
@@ -137,8 +138,8 @@ def smo_nu_loop(code: Any, X: Any, K: Any, gamma: float, coef0: float, degree: i
         status CONVERGED or MAX_ITER; on return every variable is active and v is exact.
     """
     n = y.shape[0]
-    every = np.arange(cache.shape[1])
-    act = np.arange(n)
+    every = identity_order(cache.shape[1])
+    act = identity_order(n)
     rest = np.empty(n, dtype=np.int64)
     m = n
     shrink_every = min(n, 1000)
@@ -188,7 +189,7 @@ def smo_nu_loop(code: Any, X: Any, K: Any, gamma: float, coef0: float, degree: i
                         continue
         if unshrink:
             if m < n:
-                nrest = _inactive(act, m, n, rest)
+                nrest = inactive_variables(act, m, n, rest)
                 _rebuild(rest, nrest, index, y, target, Cv, alpha, v, gbar, every, code, X,
                          K, gamma, coef0, degree, cache, slot_of, owner, stamp, partial,
                          counters, XT, bits, scratch)
@@ -201,13 +202,13 @@ def smo_nu_loop(code: Any, X: Any, K: Any, gamma: float, coef0: float, degree: i
         i_p = act[ip] if ip >= 0 else -1
         i_q = act[iq] if iq >= 0 else -1
         best = 0.0
-        j = -1
+        j = np.int64(-1)     # not the literal -1: numba would compile the callees twice
         a_ij = tau
         # (a sign without a candidate i has m_c = -inf: no gain, its column is not read)
-        sp = -1 if i_p < 0 else column_slot(index[i_p], every, every.shape[0], True, code, X,
+        sp = -1 if i_p < 0 else column_slot(index[i_p], every, every.shape[0], WHOLE_COLUMN, code, X,
                                             K, gamma, coef0, degree, cache, slot_of, owner,
                                             stamp, partial, counters, XT, bits, scratch)
-        sq = -1 if i_q < 0 else column_slot(index[i_q], every, every.shape[0], True, code, X,
+        sq = -1 if i_q < 0 else column_slot(index[i_q], every, every.shape[0], WHOLE_COLUMN, code, X,
                                             K, gamma, coef0, degree, cache, slot_of, owner,
                                             stamp, partial, counters, XT, bits, scratch)
         if sp >= 0:
@@ -285,22 +286,8 @@ def smo_nu_loop(code: Any, X: Any, K: Any, gamma: float, coef0: float, degree: i
         hist_obj[it - 1] = dual
         hist_viol[it - 1] = violation
     if m < n:
-        nrest = _inactive(act, m, n, rest)
+        nrest = inactive_variables(act, m, n, rest)
         _rebuild(rest, nrest, index, y, target, Cv, alpha, v, gbar, every, code, X, K, gamma,
                  coef0, degree, cache, slot_of, owner, stamp, partial, counters, XT, bits,
                  scratch)
     return status, it, violation, dual, n_shrink, unshrunk_once
-
-
-@njit(cache=True)
-def _inactive(act, m, n, rest):
-    """rest[:count] = the variables not in act[:m], in index order; returns count."""
-    inactive = np.ones(n, dtype=np.bool_)
-    for k in range(m):
-        inactive[act[k]] = False
-    count = 0
-    for t in range(n):
-        if inactive[t]:
-            rest[count] = t
-            count += 1
-    return count
