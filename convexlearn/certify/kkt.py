@@ -393,12 +393,16 @@ def solution_multipliers(svm: Any, solution: Any, band: float) -> tuple[np.ndarr
                    f"in a factor of K (margin band +-{band:g})")
 
 
-def kkt_report(svm: Any, solution: Any, tol: float = 1e-6) -> KKTReport:
+def kkt_report(svm: Any, solution: Any, tol: float = 1e-6,
+               products: np.ndarray | None = None) -> KKTReport:
     """The KKT report of ``solution`` for the SVM problem ``svm``, recomputed from the data.
 
     Works for any solution: with w (linear kernel) or a kernel expansion (``dual_coef``),
     with or without multipliers; missing multipliers come from
     :func:`solution_multipliers` with margin band 10 tol, and the report's ``notes`` say so.
+    ``products`` (kernel expansions only): K [beta, y alpha] (n x 2), when the caller formed
+    it from ``svm``'s Gram matrix for many solutions at once (one matrix product for the
+    exact C-path's breakpoints instead of one pass over K each).
     """
     y, b = svm.y, float(solution.b)
     alpha, note = solution_multipliers(svm, solution, band=max(tol, 1e-9) * 10)
@@ -416,7 +420,8 @@ def kkt_report(svm: Any, solution: Any, tol: float = 1e-6) -> KKTReport:
         # (svm.gram_products): O(block x n_SV) memory, no n x n matrix at scale.
         beta = (np.asarray(solution.dual_coef, float) if solution.dual_coef is not None
                 else y * alpha)
-        products = svm.gram_products(np.column_stack([beta, y * alpha]))
+        if products is None:
+            products = svm.gram_products(np.column_stack([beta, y * alpha]))
         Kb, Kya = products[:, 0], products[:, 1]
         f = Kb + b
         diff = beta - y * alpha

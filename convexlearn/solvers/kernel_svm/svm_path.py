@@ -37,10 +37,12 @@ ends in a re-anchor, which :meth:`SVMPath.at` refuses.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
+from scipy.linalg import lapack
 
 __all__ = ["SVMPath", "svm_c_path"]
 
@@ -124,57 +126,271 @@ def svm_c_path(K: np.ndarray, y: np.ndarray, C_min: float, C_max: float,
     Q = (y[:, None] * y[None, :]) * K
     lam_end = 1.0 / C_max
     lam = 1.0 / C_min
-    alpha, b = solve_at(C_min)
-    a, a0 = np.asarray(alpha, float) * lam, float(b) * lam
-    E, L = _sets(Q, y, a, a0, lam)
-    _check_anchor(Q, y, a, a0, lam, E, L)
-    Cs, alphas, intercepts, events = [C_min], [a / lam], [a0 / lam], ["anchor"]
+    state = _anchored(Q, y, solve_at, lam)
+    Cs, alphas, intercepts, events = [C_min], [state.a / lam], [state.a0 / lam], ["anchor"]
     reanchored = 0
     while lam > lam_end and len(Cs) < max_breakpoints:
-        step = _segment(Q, y, a, a0, lam, E, L, lam_end)
+        step = _segment(state, lam, lam_end)
         if step is not None:
             lam_next, a_next, a0_next, event = step
-            E_next, L_next = E.copy(), L.copy()
-            _apply(event, a_next, E_next, L_next)
-            if not _consistent(Q, y, a_next, a0_next, lam_next, E_next, L_next):
+            if not state.advance(event, a_next, a0_next, lam_next):
                 step = None       # a degenerate tie the event logic got wrong
         if step is None:          # re-anchor on a certified solve where the path stands
             lam_next = _next_lambda_after_failure(lam, lam_end)
-            alpha, b = solve_at(1.0 / lam_next)
-            a_next, a0_next = np.asarray(alpha, float) * lam_next, float(b) * lam_next
-            E_next, L_next = _sets(Q, y, a_next, a0_next, lam_next)
-            _check_anchor(Q, y, a_next, a0_next, lam_next, E_next, L_next)
+            state = _anchored(Q, y, solve_at, lam_next)
             event = ("re-anchor", -1)
             reanchored += 1
-        lam, a, a0, E, L = lam_next, a_next, a0_next, E_next, L_next
+        lam = lam_next
         events.append("end" if event is None else
                       "re-anchor" if event[0] == "re-anchor" else f"{event[0]} {event[1]}")
         Cs.append(1.0 / lam)
-        alphas.append(a / lam)
-        intercepts.append(a0 / lam)
+        alphas.append(state.a / lam)
+        intercepts.append(state.a0 / lam)
     notes = [] if lam <= lam_end else [f"stopped after max_breakpoints={max_breakpoints}"]
     return SVMPath(np.array(Cs), np.array(alphas), np.array(intercepts), events, reanchored,
                    notes)
 
 
-def _apply(event, a, E, L) -> None:
-    """Move the sample(s) of a breakpoint's event between the sets (in place)."""
-    if event is None:
-        return
-    kind, i = event
-    if kind in ("E->L", "E->R"):
-        E[i] = False
-        L[i] = kind == "E->L"
-        a[i] = 1.0 if L[i] else 0.0        # exactly at its bound
-    else:
-        for j in np.atleast_1d(i):     # an empty elbow is entered by a pair
-            E[j], L[j] = True, False
+def _anchored(Q, y, solve_at, lam) -> "_PathState":
+    """The path's state at a certified solution of ``solve_at(1 / lam)``."""
+    alpha, b = solve_at(1.0 / lam)
+    a, a0 = np.asarray(alpha, float) * lam, float(b) * lam
+    E, L = _sets(Q, y, a, a0, lam)
+    _check_anchor(Q, y, a, a0, lam, E, L)
+    return _PathState(Q, y, a, a0, lam, E, L)
 
 
-def _consistent(Q, y, a, a0, lam, E, L, tol: float = 1e-10) -> bool:
+class _PathState:
+    """Where the path stands: the fractions a and a_0 at lambda, the sets E and L, and
+    what a breakpoint needs from them kept up to date by rank-one changes.
+
+    * ``QE``: the elbow's columns Q[:, E] (n x |E|, in the order of ``idx``), a column
+      added or dropped as a sample joins or leaves E;
+    * ``inv``: the inverse of the bordered elbow matrix [[0, y_E^T], [y_E, Q_EE]], updated
+      by its Schur complement when a sample joins (O(|E|^2)) and by the inverse's own
+      blocks when one leaves, so that a direction costs O(|E|^2), not a factorization
+      (svmpath's updates); None while the system is singular (duplicated samples, or
+      more elbow points than the kernel's rank), where :func:`_direction` takes the
+      minimum-norm solution by least squares;
+    * ``qL`` = Q[:, L] 1, so that the margins g = Q a + y a_0 = QE a_E + qL + y a_0
+      cost O(n |E|). Its updates add round-off of eps max|Q| each, which the margins
+      g / lambda multiply by C: qL is summed afresh once the updates since its last sum
+      outnumber the columns of L (about the error of a fresh sum; O(n) a change,
+      amortized). The inverse is refactorized every :data:`_REFRESH` changes of E.
+    """
+
+    def __init__(self, Q, y, a, a0, lam, E, L):
+        self.Q, self.y, self.a, self.a0, self.lam = Q, y, a, a0, lam
+        self.E, self.L = E, L
+        first = np.flatnonzero(E)
+        self.m = first.size
+        # buffers with room to grow: row k of _cols is Q[:, idx[k]] (contiguous), the
+        # inverse lives in _invbuf[:m + 1, :m + 1]; a leaving sample swaps with the last
+        cap = max(16, 2 * self.m)
+        self._idx = np.empty(cap, dtype=np.int64)
+        self._idx[:self.m] = first
+        self._cols = np.empty((cap, Q.shape[0]))
+        self._cols[:self.m] = Q[first]
+        self._invbuf = np.empty((cap + 1, cap + 1))
+        self.qL = Q[:, L].sum(axis=1)
+        self.changes = self.l_changes = 0
+        self.qmax = max(float(np.max(np.diag(Q), initial=0.0)), 1e-300)   # >= |Q_ij| (PSD)
+        self.refresh_inverse()
+        self.g = self.margins()
+
+    @property
+    def idx(self) -> np.ndarray:
+        """The elbow's samples, in the order of QE's columns."""
+        return self._idx[:self.m]
+
+    @property
+    def QE(self) -> np.ndarray:
+        """Q[:, idx] (a view)."""
+        return self._cols[:self.m].T
+
+    @property
+    def inv(self):
+        return self._invbuf[:self.m + 1, :self.m + 1] if self._has_inv else None
+
+    def margins(self) -> np.ndarray:
+        """g = Q a + y a_0 from the elbow's columns and qL."""
+        return self.QE @ self.a[self.idx] + self.qL + self.y * self.a0
+
+    def _grow(self) -> None:
+        cap = 2 * self._idx.size
+        idx, cols, inv = self._idx, self._cols, self._invbuf
+        self._idx = np.empty(cap, dtype=np.int64)
+        self._idx[:self.m] = idx[:self.m]
+        self._cols = np.empty((cap, cols.shape[1]))
+        self._cols[:self.m] = cols[:self.m]
+        self._invbuf = np.empty((cap + 1, cap + 1))
+        self._invbuf[:self.m + 1, :self.m + 1] = inv[:self.m + 1, :self.m + 1]
+
+    def join(self, i: int) -> None:
+        """Sample i enters E (from L or R): a row and column more in the inverse, by the
+        Schur complement Q_ii - c^T A^-1 c of c = [y_i, Q_Ei]."""
+        if self.L[i]:
+            self.L[i] = False
+            self._update_qL(i, -1.0)
+        self.E[i] = True
+        if self.m == self._idx.size:
+            self._grow()
+        m = self.m
+        c = np.empty(m + 1)
+        c[0] = self.y[i]
+        c[1:] = self.Q[self.idx, i]
+        if self._has_inv:
+            inv = self._invbuf[:m + 1, :m + 1]
+            u = inv @ c
+            schur = self.Q[i, i] - c @ u
+            if abs(schur) <= 1e-12 * (abs(self.Q[i, i]) + np.abs(c) @ np.abs(u)):
+                self._has_inv = False        # nearly singular: factorize afresh below
+            else:
+                inv += np.outer(u, u) / schur
+                self._invbuf[:m + 1, m + 1] = -u / schur
+                self._invbuf[m + 1, :m + 1] = -u / schur
+                self._invbuf[m + 1, m + 1] = 1.0 / schur
+        self._idx[m] = i
+        self._cols[m] = self.Q[:, i]
+        self.m = m + 1
+        self._changed()
+
+    def leave(self, i: int, to_L: bool) -> None:
+        """Sample i leaves E for L (a_i = 1) or R (a_i = 0): it swaps places with the last
+        elbow sample, whose row and column the inverse then loses (A_KK^-1 = N_KK -
+        N_Kr N_rK / N_rr for the inverse N)."""
+        p = int(np.flatnonzero(self.idx == i)[0])
+        self.E[i] = False
+        self.L[i] = to_L
+        if to_L:
+            self._update_qL(i, 1.0)
+        last = self.m - 1
+        if p != last:
+            self._idx[[p, last]] = self._idx[[last, p]]
+            self._cols[[p, last]] = self._cols[[last, p]]
+            if self._has_inv:
+                buf = self._invbuf
+                buf[[p + 1, last + 1], :last + 2] = buf[[last + 1, p + 1], :last + 2]
+                buf[:last + 2, [p + 1, last + 1]] = buf[:last + 2, [last + 1, p + 1]]
+        if self._has_inv:
+            e = self._invbuf[:last + 1, last + 1].copy()
+            f = self._invbuf[last + 1, last + 1]
+            if abs(f) > 1e-300:
+                self._invbuf[:last + 1, :last + 1] -= np.outer(e, e) / f
+            else:
+                self._has_inv = False
+        self.m = last
+        self._changed()
+
+    def _update_qL(self, i: int, sign: float) -> None:
+        self.l_changes += 1
+        if self.l_changes > int(self.L.sum()):       # (an empty L: qL = 0 exactly)
+            self.qL = self.Q[:, self.L].sum(axis=1)
+            self.l_changes = 0
+        else:
+            self.qL += sign * self.Q[:, i]
+
+    def _changed(self) -> None:
+        # round-off of the updates does not accumulate: a fresh inverse (|E|^3) every
+        # max(_REFRESH, |E|) changes, O(|E|^2) a change amortized; without an inverse
+        # (a singular system, or an update's Schur complement at round-off) one is tried
+        # at every change, as least squares costs more than a factorization
+        self.changes += 1
+        if self.changes >= max(_REFRESH, self.m) or not self._has_inv:
+            self.refresh_inverse()
+
+    def refresh_inverse(self) -> None:
+        """Factorize the inverse afresh (None while the system is singular)."""
+        inv = _bordered_inverse(self.Q, self.y, self.idx)
+        self.changes = 0
+        self._has_inv = inv is not None
+        if self._has_inv:
+            self._invbuf[:self.m + 1, :self.m + 1] = inv
+
+    def advance(self, event, a, a0, lam) -> bool:
+        """Move to the breakpoint (a, a0, lam) and apply its event; refine (a_E, a_0) on
+        the new elbow system so that round-off does not accumulate over breakpoints;
+        False (the state is then stale: re-anchor) when the KKT conditions do not hold
+        there (:func:`_consistent`)."""
+        self.a, self.a0, self.lam = a, a0, lam
+        if event is not None:
+            kind, i = event
+            if kind in ("E->L", "E->R"):
+                a[i] = 1.0 if kind == "E->L" else 0.0        # exactly at its bound
+                self.leave(i, kind == "E->L")
+            else:
+                for j in np.atleast_1d(i):     # an empty elbow is entered by a pair
+                    self.join(int(j))
+        g = self.margins()
+        # iterative refinement on [[0, y_E^T], [y_E, Q_EE]] (the residual from g: the
+        # balance -y^T a and the elbow's lam - g_E) until it is at round-off of the
+        # margins' terms, so that round-off does not accumulate over breakpoints (a long
+        # segment multiplies the direction's error by its length); the inverse is
+        # refactorized when its corrections stall
+        for step in range(_REFINE_STEPS if self.m else 0):
+            idx = self.idx
+            r = np.empty(self.m + 1)
+            r[0] = -(self.y @ a)
+            r[1:] = lam - g[idx]
+            scale = self.qmax * np.abs(a).sum() + abs(self.a0) + lam
+            if np.abs(r).max() <= 1e-15 * scale:
+                break
+            if step == _REFINE_STEPS // 2:
+                self.refresh_inverse()
+            corr = (self.inv @ r if self.inv is not None else
+                    np.linalg.lstsq(_elbow_matrix(self.Q, self.y, idx), r,
+                                    rcond=1e-12)[0])
+            if not np.all(np.isfinite(corr)):      # (then _consistent decides)
+                break
+            a[idx] += corr[1:]
+            self.a0 = a0 = a0 + corr[0]
+            g = g + self.QE @ corr[1:] + self.y * corr[0]
+        return self._settle(a, g)
+
+    def _settle(self, a, g) -> bool:
+        """Snap the elbow's fractions within _SNAP of a bound onto it (the margins g
+        follow), keep g, and check the KKT conditions."""
+        # Ties: several multipliers reach a bound at one breakpoint; put them exactly on
+        # it, so that the next direction sees them there.
+        aE = a[self.idx]
+        moved = np.clip(np.where(np.abs(aE) <= _SNAP, 0.0,
+                                 np.where(np.abs(aE - 1) <= _SNAP, 1.0, aE)), 0.0, 1.0) - aE
+        touched = np.flatnonzero(moved)
+        if touched.size:
+            a[self.idx[touched]] += moved[touched]
+            g = g + self._cols[touched].T @ moved[touched]
+        self.g = g
+        return _consistent(self.y, a, self.a0, self.lam, self.E, self.L, g)
+
+
+#: Rank-one changes of the elbow between two refactorizations of its inverse.
+_REFRESH = 200
+#: Refinement steps at a breakpoint at most (the inverse refactorized halfway).
+_REFINE_STEPS = 4
+
+
+def _bordered_inverse(Q, y, idx):
+    """The inverse of [[0, y_E^T], [y_E, Q_EE]] by its LU factors, or None when E is empty
+    or the matrix is singular (LAPACK's estimate of the reciprocal condition number in
+    the 1-norm below 1e-12: O(|E|^2) beyond the factorization, where an SVD would cost
+    more than the path)."""
+    if idx.size == 0:
+        return None
+    A = _elbow_matrix(Q, y, idx)
+    lu, piv, info = lapack.dgetrf(A)
+    if info != 0:
+        return None
+    rcond, info = lapack.dgecon(lu, np.abs(A).sum(axis=0).max(), norm="1")
+    if info != 0 or not rcond >= 1e-12:
+        return None
+    inv, info = lapack.dgetri(lu, piv)
+    return inv if info == 0 else None
+
+
+def _consistent(y, a, a0, lam, E, L, g, tol: float = 1e-10) -> bool:
     """The KKT conditions in the path's variables, at a breakpoint: box, balance, margin 1
-    on E, <= 1 on L (a = 1), >= 1 on R (a = 0); margins and a within ``tol``."""
-    margin = (Q @ a + y * a0) / lam
+    on E, <= 1 on L (a = 1), >= 1 on R (a = 0); margins g / lambda and a within ``tol``."""
+    margin = g / lam
     R = ~E & ~L
     return bool(abs(a @ y) <= tol * max(1.0, np.abs(a).sum())
                 and np.all(np.abs(margin[E] - 1) <= tol)
@@ -185,7 +401,7 @@ def _consistent(Q, y, a, a0, lam, E, L, tol: float = 1e-10) -> bool:
 
 def _check_anchor(Q, y, a, a0, lam, E, L) -> None:
     """An anchor must satisfy the KKT conditions to SET_TOL, or the path has no start."""
-    if not _consistent(Q, y, a, a0, lam, E, L, tol=10 * SET_TOL):
+    if not _consistent(y, a, a0, lam, E, L, Q @ a + y * a0, tol=10 * SET_TOL):
         raise ValueError(f"the anchor at C = {1 / lam:.6g} does not satisfy the KKT "
                          f"conditions to {10 * SET_TOL:g}: the path needs a certified start")
 
@@ -218,65 +434,79 @@ def _elbow_matrix(Q, y, idx) -> np.ndarray:
     return A
 
 
-def _direction(Q, y, idx):
-    """d(a_0, a_E)/d lambda from the elbow system, or None when it has no solution.
+def _direction(state):
+    """(d a_0 / d lambda, d a_E / d lambda, s = d g / d lambda) from the elbow system
+    [[0, y_E^T], [y_E, Q_EE]] d = [0, 1, ..., 1], or None when it has no solution.
 
-    A singular but consistent system (duplicated samples on the elbow, or more elbow
-    points than the kernel's rank) has many directions with the same margins: the
-    minimum-norm one is taken (duplicates then move together)."""
-    m = idx.size
-    A = _elbow_matrix(Q, y, idx)
-    rhs = np.zeros(m + 1)
-    rhs[1:] = 1.0
-    dd, *_ = np.linalg.lstsq(A, rhs, rcond=1e-12)
-    scale = np.abs(A).sum(axis=1) @ np.abs(dd) + 1.0 if m else 1.0
-    if not np.all(np.isfinite(dd)) or np.abs(A @ dd - rhs).max() > 1e-9 * scale:
-        return None
-    return dd[0], dd[1:]
+    By the maintained inverse; where its answer misses the system (the residual, read off
+    s: s_E = 1 and y_E^T d_E = 0, above 1e-9 of max_i Q_ii ||d_E||_1 + |d_0| + 1) the
+    inverse is refactorized once, and a singular system (duplicated samples, or more
+    elbow points than the kernel's rank) takes the minimum-norm solution by least squares
+    (duplicates then move together)."""
+    y, idx = state.y, state.idx
+    rhs = np.ones(idx.size + 1)
+    rhs[0] = 0.0
+
+    def checked(x):
+        if not np.all(np.isfinite(x)):
+            return None
+        s = state.QE @ x[1:] + y * x[0]
+        scale = state.qmax * np.abs(x[1:]).sum() + abs(x[0]) + 1.0
+        miss = max(np.abs(s[idx] - 1.0).max(), abs(y[idx] @ x[1:]))
+        return (x[0], x[1:], s) if miss <= 1e-9 * scale else None
+
+    for attempt in range(2):
+        if state.inv is None:
+            break
+        found = checked(state.inv @ rhs)
+        if found is not None:
+            return found
+        if attempt == 0:
+            state.refresh_inverse()       # the updates drifted: refactorize once
+    x, *_ = np.linalg.lstsq(_elbow_matrix(state.Q, y, idx), rhs, rcond=1e-12)
+    return checked(x)
 
 
-def _consistent_direction(Q, y, a, a0, lam, E, L):
+def _consistent_direction(state):
     """The direction, after moving the samples that sit on a boundary between two sets
     and would cross it at once (a just-joined multiplier that leaves its box, a sample
-    on the margin whose margin moves the wrong way for its set). Modifies E and L."""
-    g = Q @ a + y * a0
-    on_margin = np.abs(g - lam) <= 1e-9 * lam
-    for _ in range(Q.shape[0] + 1):
-        idx = np.flatnonzero(E)
+    on the margin whose margin moves the wrong way for its set). Modifies the sets."""
+    a, lam, E, L = state.a, state.lam, state.E, state.L
+    on_margin = np.abs(state.g - lam) <= 1e-9 * lam
+    for _ in range(state.Q.shape[0] + 1):
+        idx = state.idx
         if idx.size == 0:
-            return None, None, idx
-        found = _direction(Q, y, idx)
+            return None, None, None
+        found = _direction(state)
         if found is None:
-            return None, None, idx
-        d0, dE = found
-        s = Q[:, idx] @ dE + y * d0         # d g_i / d lambda
+            return None, None, None
+        d0, dE, s = found                        # s = d g / d lambda
         # lambda decreases: a_i moves by -dE_i, the margin slack g_i - lambda by -(s_i - 1)
         to_R = idx[(a[idx] <= 0.0) & (dE > 0)]
         to_L = idx[(a[idx] >= 1.0) & (dE < 0)]
         from_R = np.flatnonzero(~E & ~L & on_margin & (s > 1))
         from_L = np.flatnonzero(L & on_margin & (s < 1))
         if to_R.size:
-            E[to_R[0]] = False
+            state.leave(int(to_R[0]), False)
         elif to_L.size:
-            E[to_L[0]], L[to_L[0]] = False, True
+            state.leave(int(to_L[0]), True)
         elif from_R.size:
-            E[from_R[0]] = True
+            state.join(int(from_R[0]))
         elif from_L.size:
-            E[from_L[0]], L[from_L[0]] = True, False
+            state.join(int(from_L[0]))
         else:
-            return d0, dE, idx
-    return None, None, np.flatnonzero(E)
+            return d0, dE, s
+    return None, None, None
 
 
-def _segment(Q, y, a, a0, lam, E, L, lam_end):
+def _segment(state, lam, lam_end):
     """The next breakpoint below lam: (lam_next, a, a0, event) or None when singular."""
-    if not E.any():
-        return _empty_elbow(Q, y, a, lam, L, lam_end)
-    d0, dE, idx = _consistent_direction(Q, y, a, a0, lam, E, L)
+    if not state.E.any():
+        return _empty_elbow(state, lam, lam_end)
+    d0, dE, s = _consistent_direction(state)
     if d0 is None:
-        return None if idx.size else _empty_elbow(Q, y, a, lam, L, lam_end)
-    s = Q[:, idx] @ dE + y * d0
-    g = Q @ a + y * a0
+        return None if state.idx.size else _empty_elbow(state, lam, lam_end)
+    a, a0, g, idx, E, L = state.a, state.a0, state.g, state.idx, state.E, state.L
     ceiling = lam * (1 - _EVENT_RTOL)
     best, event = lam_end, None
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -296,63 +526,49 @@ def _segment(Q, y, a, a0, lam, E, L, lam_end):
                 best, event = float(cand[i]), (kind, i)
     a_new = a.copy()
     a_new[idx] = a[idx] + (best - lam) * dE
-    a0_new = _refined(Q, y, a_new, a0 + (best - lam) * d0, best, idx, L & ~E)
-    # Ties: several multipliers reach a bound at one breakpoint; put them exactly on it,
-    # so that the next direction sees them there (a_i = 0 with a_i about to go negative
-    # must leave E, not be clipped, which would break sum_i a_i y_i = 0).
-    a_new[np.abs(a_new) <= _SNAP] = 0.0
-    a_new[np.abs(a_new - 1) <= _SNAP] = 1.0
-    return best, np.clip(a_new, 0.0, 1.0), a0_new, event
+    return best, a_new, a0 + (best - lam) * d0, event
 
 
-def _refined(Q, y, a, a0, lam, idx, L) -> float:
-    """One step of iterative refinement of (a_0, a_E) on the elbow system at lam (the
-    minimum-norm correction), so that round-off does not accumulate over breakpoints.
-    Updates a[idx] in place; returns a_0."""
-    m = idx.size
-    A = _elbow_matrix(Q, y, idx)
-    rhs = np.empty(m + 1)
-    rhs[0] = -y[L].sum()
-    rhs[1:] = lam - Q[np.ix_(idx, np.flatnonzero(L))].sum(axis=1)
-    x = np.concatenate([[a0], a[idx]])
-    correction, *_ = np.linalg.lstsq(A, rhs - A @ x, rcond=1e-12)
-    x += correction
-    a[idx] = x[1:]
-    return float(x[0])
-
-
-def _empty_elbow(Q, y, a, lam, L, lam_end):
+def _empty_elbow(state, lam, lam_end):
     """No sample on the margin: a is fixed, a_0 lies in an interval [lo(l), hi(l)] that
     shrinks as lambda falls; the next breakpoint is where it closes, and the samples that
-    close it join E."""
-    q = Q @ a                 # g_i = q_i + y_i a_0
+    close it join E.
+
+    With g_i = q_i + y_i a_0 (q = Q a), lambda y_i f_i = g_i is <= lambda on L and >=
+    lambda on R::
+
+        L, y=+1: a_0 <= l - q_i      L, y=-1: a_0 >= q_i - l
+        R, y=+1: a_0 >= l - q_i      R, y=-1: a_0 <= q_i - l
+
+    so hi(l) = min(l + min_{L+} -q, -l + min_{R-} q) and lo(l) = max(-l + max_{L-} q,
+    l + max_{R+} -q): two lines each, and the interval closes where a rising line of hi
+    meets a falling line of lo or the reverse (O(n), the extreme samples binding)."""
+    y, a, L = state.y, state.a, state.L
+    q = state.Q @ a           # (rare: the start of a path)
     pos, neg = y > 0, y < 0
-    # lambda y_i f_i = q_i + y_i a_0 is <= lambda on L and >= lambda on R:
-    #   L, y=+1: a_0 <= l - q_i      L, y=-1: a_0 >= q_i - l
-    #   R, y=+1: a_0 >= l - q_i      R, y=-1: a_0 <= q_i - l
-    up_c = np.concatenate([-q[L & pos], q[~L & neg]])     # hi = min(+-l + c)
-    up_s = np.concatenate([np.ones((L & pos).sum()), -np.ones((~L & neg).sum())])
-    lo_c = np.concatenate([q[L & neg], -q[~L & pos]])
-    lo_s = np.concatenate([-np.ones((L & neg).sum()), np.ones((~L & pos).sum())])
-    up_i = np.concatenate([np.flatnonzero(L & pos), np.flatnonzero(~L & neg)])
-    lo_i = np.concatenate([np.flatnonzero(L & neg), np.flatnonzero(~L & pos)])
-    # hi(l) - lo(l) is concave piecewise linear in l; find the largest l < lam where it
-    # reaches 0 by checking every pair's crossing (n is small enough on this branch).
+    groups = [(np.flatnonzero(L & pos), -q), (np.flatnonzero(~L & neg), q),    # hi: +l, -l
+              (np.flatnonzero(L & neg), q), (np.flatnonzero(~L & pos), -q)]    # lo: -l, +l
+    ends = []     # (sample, intercept): the binding sample of each line and its offset
+    for k, (members, c) in enumerate(groups):
+        if members.size == 0:
+            ends.append((-1, math.inf if k < 2 else -math.inf))
+            continue
+        j = members[np.argmin(c[members]) if k < 2 else np.argmax(c[members])]
+        ends.append((int(j), float(c[j])))
+
+    def hi(l):
+        return min(l + ends[0][1], -l + ends[1][1])
+
+    def lo(l):
+        return max(-l + ends[2][1], l + ends[3][1])
+
     best, pair = lam_end, None
-    for u_c, u_s, ui in zip(up_c, up_s, up_i):
-        slope = u_s - lo_s
-        with np.errstate(divide="ignore", invalid="ignore"):
-            cross = (lo_c - u_c) / slope
-        ok = np.isfinite(cross) & (cross > best) & (cross < lam * (1 - _EVENT_RTOL))
-        for k in np.flatnonzero(ok):
-            l_ = cross[k]
-            hi = np.min(up_s * l_ + up_c)
-            lo = np.max(lo_s * l_ + lo_c)
-            if abs(hi - lo) <= 1e-12 * max(1.0, abs(hi)):    # this pair binds
-                best, pair = float(l_), (int(ui), int(lo_i[k]))
+    # hi's +l line meets lo's -l line; hi's -l line meets lo's +l line
+    for u, d, cross in ((0, 2, 0.5 * (ends[2][1] - ends[0][1])),
+                        (1, 3, 0.5 * (ends[1][1] - ends[3][1]))):
+        if (math.isfinite(cross) and best < cross < lam * (1 - _EVENT_RTOL)
+                and abs(hi(cross) - lo(cross)) <= 1e-12 * max(1.0, abs(hi(cross)))):
+            best, pair = cross, (ends[u][0], ends[d][0])
     if pair is None:
-        hi = np.min(up_s * best + up_c)
-        lo = np.max(lo_s * best + lo_c)
-        return best, a.copy(), 0.5 * (hi + lo), None
-    k = list(up_i).index(pair[0])
-    return best, a.copy(), float(up_s[k] * best + up_c[k]), ("pair->E", pair)
+        return best, a.copy(), 0.5 * (hi(best) + lo(best)), None
+    return best, a.copy(), hi(best), ("pair->E", pair)

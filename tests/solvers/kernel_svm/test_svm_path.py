@@ -139,3 +139,33 @@ def test_warm_path_falls_back_to_the_chain_when_a_point_does_not_certify(monkeyp
     for sol in path.solutions:
         assert "exact-smo" in sol.provenance["fallback_from"]
         assert sol.report.tol == 1e-9 and sol.report.passed
+
+
+def test_rank_one_updates_of_the_elbow_match_a_fresh_factorization():
+    """The path keeps the inverse of [[0, y_E^T], [y_E, Q_EE]] and Q[:, E] by rank-one
+    changes as samples join and leave the elbow: after a sequence of both they equal
+    what a fresh factorization and a fresh gather give."""
+    from convexlearn.solvers.kernel_svm import svm_path
+    X, y = _random(7, n=40, d=3)
+    svm = cl.SVM(X, y, kernel="rbf", gamma=0.5)
+    yy = svm.y
+    Q = (yy[:, None] * yy[None, :]) * svm.gram
+    E = np.zeros(40, dtype=bool)
+    E[[1, 4, 9]] = True
+    L = np.zeros(40, dtype=bool)
+    L[[2, 3, 30]] = True
+    a = np.where(L, 1.0, 0.0)
+    a[E] = 0.5
+    state = svm_path._PathState(Q, yy, a, 0.1, 1.0, E, L)
+    for i in (12, 2, 17, 25, 3):
+        state.join(i)
+    state.leave(4, to_L=True)
+    state.leave(17, to_L=False)
+    state.join(33)
+    state.leave(1, to_L=False)
+    idx = state.idx
+    assert sorted(idx.tolist()) == sorted(np.flatnonzero(state.E).tolist())
+    fresh = np.linalg.inv(svm_path._elbow_matrix(Q, yy, idx))
+    assert np.allclose(state.inv, fresh, rtol=1e-9, atol=1e-9 * np.abs(fresh).max())
+    assert np.array_equal(state.QE, Q[:, idx])
+    assert np.allclose(state.qL, Q[:, state.L].sum(axis=1), rtol=0, atol=1e-12)
