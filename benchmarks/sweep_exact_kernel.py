@@ -264,6 +264,7 @@ def worker() -> None:
     from convexlearn.app.generators import blobs
     X, y = blobs(200, 0)
     cl.SVM(X, y, C=1.0, kernel="rbf").solve()          # load the compiled loops
+    cl.SVM(X, y, C=1.0, kernel="rbf", intercept=False).solve()     # (both)
     print(json.dumps({"ready": True}), flush=True)
     for line in sys.stdin:
         case = json.loads(line)
