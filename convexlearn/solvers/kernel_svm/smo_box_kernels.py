@@ -93,9 +93,10 @@ def solve_pair(gi: float, gj: float, qii: float, qij: float, qjj: float, lo_i: f
                hi_i: float, lo_j: float, hi_j: float, tau: float) -> Any:
     """(d_i, d_j, decrease) minimizing g^T d + d^T H d / 2 over the box lo <= d <= hi
     exactly: the Newton step when H is nonsingular and it lies in the box, else the best
-    of the four edges (a convex function's minimum over a box it misses in the interior
-    lies on the boundary; each edge is a clipped 1-D Newton step). Curvatures floored at
-    tau; lower bounds are finite (-a), upper ones may be inf."""
+    of the four edges and of i's own step (a convex function's minimum over a box it
+    misses in the interior lies on the boundary; each edge is a clipped 1-D Newton step).
+    Curvatures floored at tau; lower bounds are finite (-a), upper ones may be inf (then
+    F may be unbounded below on the pair: the step is finite, at least i's own)."""
     a = max(qii, tau)
     c = max(qjj, tau)
     det = a * c - qij * qij
@@ -105,9 +106,12 @@ def solve_pair(gi: float, gj: float, qii: float, qij: float, qjj: float, lo_i: f
         if lo_i <= di <= hi_i and lo_j <= dj <= hi_j:
             return di, dj, -(gi * di + gj * dj + 0.5 * (qii * di * di + 2.0 * qij * di * dj
                                                         + qjj * dj * dj))
-    best = -math.inf
-    bi = 0.0
+    # i alone first: the pair never gains less than i's own step (where H is singular and
+    # the box unbounded above, the hard margin, F may fall without bound along a ray the
+    # edges do not contain)
+    bi = _edge(gi, a, lo_i, hi_i)
     bj = 0.0
+    best = -(gi * bi + 0.5 * qii * bi * bi)
     for e in range(4):
         if e < 2:
             di = lo_i if e == 0 else hi_i
