@@ -56,10 +56,13 @@ SMALL_N, SMALL_BUDGET, LOAD_CPU_SECONDS = 500, 2000, 0.5
 _numpy_loop_cpu = [0.0]          # CPU seconds this process spent in those numpy loops
 
 
-def compiled_loop_loaded() -> bool:
-    """Whether this process has the compiled SMO loop (compiled or loaded from its cache)."""
-    kernels = sys.modules.get(__package__ + ".smo_kernels")
-    return kernels is not None and bool(kernels.smo_loop.signatures)
+def compiled_loop_loaded(intercept: bool = True) -> bool:
+    """Whether this process has the compiled SMO loop (compiled or loaded from its cache):
+    the loop with the equality row, or (``intercept`` False) the one without."""
+    name, loop = ("smo_kernels", "smo_loop") if intercept else ("smo_box_kernels",
+                                                                "smo_box_loop")
+    kernels = sys.modules.get(f"{__package__}.{name}")
+    return kernels is not None and bool(getattr(kernels, loop).signatures)
 
 
 def smo_small_first(qp: DualQP, *, tol: float, max_iter: int | None, alpha0: Any,
@@ -71,7 +74,8 @@ def smo_small_first(qp: DualQP, *, tol: float, max_iter: int | None, alpha0: Any
     certificate decides either way."""
     done = 0
     if (g0 is None and qp.n <= SMALL_N
-            and _numpy_loop_cpu[0] < LOAD_CPU_SECONDS and not compiled_loop_loaded()):
+            and _numpy_loop_cpu[0] < LOAD_CPU_SECONDS
+            and not compiled_loop_loaded(qp.has_equality)):
         qp.check_smo_form()
         budget = SMALL_BUDGET if max_iter is None else min(int(max_iter), SMALL_BUDGET)
         cols = qp.gram.columns(cache_size)
