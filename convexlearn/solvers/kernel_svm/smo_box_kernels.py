@@ -157,6 +157,22 @@ def _select(act, m, y, v, alpha, Cv, diag, tau):
 
 
 @njit(cache=True)
+def _kept_active(act, m, y, v, alpha, Cv, violation):
+    """Shrinking: compact act[:m] in place (stably) to the variables that may still move
+    (not at 0 with gradient > violation, nor at u with gradient < -violation); returns
+    their number."""
+    kept = 0
+    for k in range(m):
+        t = act[k]
+        grad = -y[t] * v[t]
+        if not ((alpha[t] <= 0.0 and grad > violation)
+                or (alpha[t] >= Cv[t] and grad < -violation)):
+            act[kept] = t
+            kept += 1
+    return kept
+
+
+@njit(cache=True)
 def smo_box_loop(code: Any, X: Any, K: Any, gamma: float, coef0: float, degree: Any,
                  diag: Any, y: Any, target: Any, Cv: Any, alpha: Any, v: Any, gbar: Any,
                  tol: float, it: Any, max_iter: int, shrinking: Any, tau: Any, hard: Any,
@@ -194,40 +210,32 @@ def smo_box_loop(code: Any, X: Any, K: Any, gamma: float, coef0: float, degree: 
         else:
             i_loc, violation = _select(act, m, y, v, alpha, Cv, diag, tau)
         selected = False
+        unshrink = False
         if violation <= tol:
-            if not full:
-                m = unshrink_gradient(act, m, n, y, target, Cv, alpha, v, gbar, code, X, K,
-                                      gamma, coef0, degree, cache, slot_of, owner, stamp,
-                                      partial, bits, scratch, index, counters, XT)
-                full = True
-                continue
-            status = CONVERGED
-            break
-        if shrinking:
+            if full:
+                status = CONVERGED
+                break
+            unshrink = True                    # optimal on the active set: check all
+        elif shrinking:
             counter -= 1
             if counter <= 0:
                 counter = shrink_every
                 if not unshrunk_once and violation <= 10 * tol:
                     unshrunk_once = True       # LIBSVM: one full re-check near the end
-                    m = unshrink_gradient(act, m, n, y, target, Cv, alpha, v, gbar, code, X,
-                                          K, gamma, coef0, degree, cache, slot_of, owner,
-                                          stamp, partial, bits, scratch, index, counters,
-                                          XT)
-                    full = True
-                    continue
-                kept = 0                       # stable compaction in place
-                for k in range(m):
-                    t = act[k]
-                    grad = -y[t] * v[t]
-                    if not ((alpha[t] <= 0.0 and grad > violation)
-                            or (alpha[t] >= Cv[t] and grad < -violation)):
-                        act[kept] = t
-                        kept += 1
-                if 0 < kept < m:
-                    m = kept
-                    full = False
-                    n_shrink += 1
-                    continue
+                    unshrink = True
+                else:
+                    kept = _kept_active(act, m, y, v, alpha, Cv, violation)
+                    if 0 < kept < m:
+                        m = kept
+                        full = False
+                        n_shrink += 1
+                        continue
+        if unshrink:
+            m = unshrink_gradient(act, m, n, y, target, Cv, alpha, v, gbar, code, X, K,
+                                  gamma, coef0, degree, cache, slot_of, owner, stamp,
+                                  partial, bits, scratch, index, counters, XT)
+            full = True
+            continue
         it += 1
         i = act[i_loc]
         ci = i if index is None else index[i]
