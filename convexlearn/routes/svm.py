@@ -230,7 +230,7 @@ def exact_chain(svm: Any) -> list[str]:
     """
     if svm.kernel.is_linear and svm.X is not None and not svm.gram_formed:
         return ["exact-linear", "exact-dual", "exact-primal"]
-    if not svm.kernel.is_linear and (svm.intercept or svm.sample_weight is None):
+    if not svm.kernel.is_linear:     # (with or without intercept, weights: compiled SMO)
         return ["exact-smo", "exact-dual", "exact-primal"]
     return ["exact-dual", "exact-primal"]
 

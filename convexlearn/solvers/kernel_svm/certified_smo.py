@@ -56,10 +56,13 @@ SMALL_N, SMALL_BUDGET, LOAD_CPU_SECONDS = 500, 2000, 0.5
 _numpy_loop_cpu = [0.0]          # CPU seconds this process spent in those numpy loops
 
 
-def compiled_loop_loaded() -> bool:
-    """Whether this process has the compiled SMO loop (compiled or loaded from its cache)."""
-    kernels = sys.modules.get(__package__ + ".smo_kernels")
-    return kernels is not None and bool(kernels.smo_loop.signatures)
+def compiled_loop_loaded(intercept: bool = True) -> bool:
+    """Whether this process has the compiled SMO loop (compiled or loaded from its cache):
+    the loop with the equality row, or (``intercept`` False) the one without."""
+    name, loop = ("smo_kernels", "smo_loop") if intercept else ("smo_box_kernels",
+                                                                "smo_box_loop")
+    kernels = sys.modules.get(f"{__package__}.{name}")
+    return kernels is not None and bool(getattr(kernels, loop).signatures)
 
 
 def smo_small_first(qp: DualQP, *, tol: float, max_iter: int | None, alpha0: Any,
@@ -70,13 +73,14 @@ def smo_small_first(qp: DualQP, *, tol: float, max_iter: int | None, alpha0: Any
     not with a known start gradient ``g0``, which the compiled loop takes); the
     certificate decides either way."""
     done = 0
-    if (g0 is None and qp.has_equality and qp.n <= SMALL_N
-            and _numpy_loop_cpu[0] < LOAD_CPU_SECONDS and not compiled_loop_loaded()):
+    if (g0 is None and qp.n <= SMALL_N
+            and _numpy_loop_cpu[0] < LOAD_CPU_SECONDS
+            and not compiled_loop_loaded(qp.has_equality)):
         qp.check_smo_form()
         budget = SMALL_BUDGET if max_iter is None else min(int(max_iter), SMALL_BUDGET)
         cols = qp.gram.columns(cache_size)
         start = time.process_time()
-        res = smo(cols, qp.signs, qp.upper, True, tol, budget, shrinking, alpha0,
+        res = smo(cols, qp.signs, qp.upper, qp.has_equality, tol, budget, shrinking, alpha0,
                   target=qp.target)
         _numpy_loop_cpu[0] += time.process_time() - start
         if res.status != "max_iter" or budget == max_iter:
@@ -182,13 +186,12 @@ _ROUNDS, _LAST_ROUNDS = 100, 1000
 def _budgets(svm, max_iter: int | None) -> tuple[int, int]:
     """(iterations of SMO's first run, total iterations). A given ``max_iter`` is both.
     Default: runs of max(10^5, 100 n) iterations, doubled after each that ends at its
-    budget, up to LIBSVM's total max(10^7, 100 n); the reference loop (no intercept, a
-    Python loop) keeps one run of max(10^5, 100 n)."""
+    budget, up to LIBSVM's total max(10^7, 100 n) (with or without intercept: both loops
+    are compiled)."""
     n = svm.n_samples
     if max_iter is not None:
         return int(max_iter), int(max_iter)
-    first = max(100_000, 100 * n)
-    return first, (max(10**7, 100 * n) if svm.intercept else first)
+    return max(100_000, 100 * n), max(10**7, 100 * n)
 
 
 def _feasible(qp: DualQP, alpha: np.ndarray) -> bool:
@@ -224,8 +227,7 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
         SMO's iteration budget (per run and in total). Default: a first run of
         max(10^5, 100 n) iterations; a run that ends at its budget is polished and
         certified, then resumed with twice the budget, up to max(10^7, 100 n) iterations
-        in all (LIBSVM's cap); without intercept (the reference loop) one run of
-        max(10^5, 100 n).
+        in all (LIBSVM's cap).
     retries : int
         SMO restarts (tolerance / 100 each) when the certificate fails.
     polish : bool

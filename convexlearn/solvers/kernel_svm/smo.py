@@ -25,9 +25,10 @@ cut tenfold and the iterations go on (the gap is what the KKT report checks). Ea
 * the step t = min(b_j / a_j, room of a_i, room of a_j) (rooms are infinite in the hard
   margin), which decreases F by t b_j - t^2 a_j / 2.
 
-Without intercept there is no equality constraint: one variable per iteration, the one
-with the largest exact decrease of F along its coordinate (clipped Newton step), stopping
-when the largest projected-gradient magnitude is <= tol.
+Without intercept there is no equality constraint: i has the largest exact decrease of F
+along its coordinate, j the largest Newton decrease on the pair, and the pair's box QP is
+solved exactly (:mod:`~convexlearn.solvers.kernel_svm.smo_box_kernels`), stopping when
+the largest projected-gradient magnitude is <= tol.
 
 Hard margin on non-separable data: the dual is unbounded and alpha grows without limit.
 The test for it is scale-invariant. For separable data every iterate from a = 0
@@ -55,10 +56,9 @@ signs s, ``C`` the upper bounds u (per variable), and the linear term p enters a
 ``target = -s * p`` in place of y, v = target - g (the C-SVC above has p = -1: target = y).
 
 Two implementations of the same iteration: :func:`smo`, in numpy (the reference, and the
-path for a per-iteration ``callback`` or a problem without intercept), and
-:func:`smo_compiled`, the loop of :mod:`~convexlearn.solvers.kernel_svm.smo_kernels` compiled by numba
-(kernel entries from X, its own column cache, ``gbar`` for unshrinking), which
-:func:`solve_svm` uses otherwise. A test holds them to the same iterates.
+path for a per-iteration ``callback``), and :func:`smo_compiled`, compiled by numba
+(``smo_kernels``; ``smo_box_kernels`` without intercept: kernel entries from X, a column
+cache, ``gbar`` for unshrinking) otherwise. Tests hold them to the same iterates.
 """
 
 from __future__ import annotations
@@ -166,6 +166,7 @@ def smo(cols: KernelColumns, y: np.ndarray, C: Any, intercept: bool = True, tol:
         (the dual objective D(a) = e^T a - 1/2 a^T Q a),
         ``violation`` (on the active set), ``time``.
     """
+    from .smo_box_kernels import box_step
     from .smo_kernels import clip_pair as compiled_clip
     clip_pair = compiled_clip.py_func      # the compiled loop's step, in Python
     timer = Timer()
@@ -300,18 +301,9 @@ def smo(cols: KernelColumns, y: np.ndarray, C: Any, intercept: bool = True, tol:
                 a = alpha[glob]
                 up[loc] = (a < C[glob]) if yA[loc] > 0 else (a > 0.0)
                 low[loc] = (a > 0.0) if yA[loc] > 0 else (a < C[glob])
-        else:
-            # exact coordinate minimization: decrease of F for the clipped Newton step
-            step = np.clip(aA - grad / np.maximum(dA, tau), 0.0, CA) - aA
-            gain = -(grad * step + 0.5 * dA * step * step)
-            i_loc = int(np.argmax(gain))
-            i = int(active[i_loc])
-            delta = step[i_loc]
-            new = alpha[i] + delta
-            alpha[i] = 0.0 if new <= 0.0 else (C[i] if new >= C[i] else new)
-            Ki = cols.column(i)
-            vA -= (delta * y[i]) * (Ki if full else Ki[active])
-            dual += gain[i_loc]
+        else:       # a pair without the row (smo_box_kernels.box_step)
+            i, gain = box_step(cols, y, C, alpha, active, full, vA, dA, tau)
+            dual += gain
 
         # (spread 0: every point coincides in feature space; fall back to its norm)
         if hard and alpha[i] * (spread or k_max or 1.0) > _DIVERGENCE:
@@ -335,21 +327,22 @@ def smo_compiled(spec: KernelSpec, y: np.ndarray, C: Any, tol: float = 1e-3,
                  alpha0: np.ndarray | None = None, gap_tol: float | None = None,
                  cache_mb: float = 200.0, record: bool = True,
                  target: np.ndarray | None = None, g0: np.ndarray | None = None,
-                 index: np.ndarray | None = None) -> SMOResult:
-    """:func:`smo` with an intercept, in the compiled loop of
-    :mod:`~convexlearn.solvers.kernel_svm.smo_kernels` (same iterates; kernel entries from X, column
-    cache bounded by ``cache_mb`` megabytes; no per-iteration callback).
+                 index: np.ndarray | None = None, intercept: bool = True) -> SMOResult:
+    """:func:`smo` in a compiled loop: :mod:`~convexlearn.solvers.kernel_svm.smo_kernels`
+    with the intercept, :mod:`~convexlearn.solvers.kernel_svm.smo_box_kernels` without
+    (same iterates; kernel entries from X, column cache bounded by ``cache_mb`` MB).
 
     ``C`` may be a vector of per-sample bounds C_i; ``target`` = -s * p carries the linear
     term of the QP (default y, the C-SVC's p = -1). History: ``objective`` and
-    ``violation`` per iteration; ``time`` only at the last iteration of each pass of the
-    compiled loop (NaN elsewhere: the loop has no clock); ``record=False`` leaves the
-    history empty (a caller that discards it saves a Python loop over the iterations).
+    ``violation`` per iteration, ``time`` at the last of each pass of the loop (NaN
+    elsewhere); ``record=False`` leaves it empty (saves a Python loop over iterations).
     ``g0`` = K (y * alpha0), when the caller has it (a certificate's product): the start's
     gradient costs the columns of the free or the bounded multipliers, the fewer (gbar).
     ``index``: the sample of each variable, ``spec`` then the samples' kernel (SVR_Q).
     """
     from .smo_kernels import CONVERGED, DIVERGED, smo_loop
+    if not intercept:                                   # (loaded only where needed)
+        from .smo_box_kernels import smo_box_loop as smo_loop
     timer = Timer()
     n = y.shape[0]
     max_iter = max(100_000, 100 * n) if max_iter is None else int(max_iter)
@@ -377,7 +370,8 @@ def smo_compiled(spec: KernelSpec, y: np.ndarray, C: Any, tol: float = 1e-3,
     tau = _TAU * k_max if k_max > 0 else _TAU
     floor = 1e-15 * max(1.0, float(np.max(np.abs(v)))) if n else 0.0
     hist_obj, hist_viol = np.empty(max_iter), np.empty(max_iter)
-    it, spread, unshrunk_once, n_shrink, gap_checks = 0, 0.0, False, 0, []
+    it, unshrunk_once, n_shrink, gap_checks = 0, False, 0, []
+    spread = 0.0 if intercept else k_max       # s^2 of the module docstring
     time_at = {}
     while True:
         (code, it, violation, dual, spread, shrunk, unshrunk_once, div_at) = smo_loop(
@@ -390,7 +384,7 @@ def smo_compiled(spec: KernelSpec, y: np.ndarray, C: Any, tol: float = 1e-3,
         status = {CONVERGED: "converged", DIVERGED: "diverged"}.get(code, "max_iter")
         if status != "converged" or gap_tol is None:
             break
-        gap = _relative_gap(y, Cv, alpha, v, True, target)
+        gap = _relative_gap(y, Cv, alpha, v, intercept, target)
         if gap <= gap_tol:
             break
         gap_checks.append((it, float(tol), float(gap)))
@@ -433,8 +427,8 @@ def smo_qp(qp: DualQP, *, tol: float = 1e-3, max_iter: int | None = None,
            gap_tol: float | None = None, cache_size: float = 200.0,
            callback: Callable[..., Any] | None = None,
            record: bool = True, g0: np.ndarray | None = None) -> tuple[SMOResult, dict, str]:
-    """SMO on a dual QP (:mod:`~convexlearn.solvers.kernel_svm.qp`): the compiled loop with
-    its equality row, the numpy reference without one or with a ``callback``. ``g0`` =
+    """SMO on a dual QP (:mod:`~convexlearn.solvers.kernel_svm.qp`): a compiled loop (with
+    or without the equality row), the numpy reference with a ``callback``. ``g0`` =
     K (s * alpha0) when the caller knows it (read by the compiled loop only).
 
     Returns
@@ -451,11 +445,12 @@ def smo_qp(qp: DualQP, *, tol: float = 1e-3, max_iter: int | None = None,
     qp.check_smo_form()
     if alpha0 is None and qp.delta != 0.0:
         raise ParameterError(f"{qp.name}: s^T a = {qp.delta:g} needs a feasible alpha0")
-    if qp.has_equality and callback is None:
+    if callback is None:
         spec, index = qp.sample_spec()
         res = smo_compiled(spec, qp.signs, qp.upper, tol, max_iter, shrinking,
                            alpha0, gap_tol, cache_size, record, target=qp.target,
-                           g0=None if alpha0 is None else g0, index=index)
+                           g0=None if alpha0 is None else g0, index=index,
+                           intercept=qp.has_equality)
         return res, res.cache, "compiled (numba)"
     cols = qp.gram.columns(cache_size)
     res = smo(cols, qp.signs, qp.upper, qp.has_equality, tol, max_iter, shrinking, alpha0,
@@ -543,8 +538,7 @@ def solve_svm(svm: Any, tol: float = 1e-3, max_iter: int | None = None, shrinkin
         Kernel column cache, in MB.
     callback : callable, optional
         ``callback(t, alpha, dual_objective)``; returning False stops (status "stopped").
-        Runs the numpy loop (:func:`smo`); without it the compiled loop runs
-        (``provenance["loop"]`` says which).
+        Runs the numpy loop :func:`smo`, else a compiled one (``provenance["loop"]``).
     warm_start : Solution or ndarray, optional
         Starting multipliers (feasible).
     gap_tol : float, optional

@@ -36,7 +36,7 @@ def _small_first(qp, tol):
 
 @pytest.fixture
 def not_loaded(monkeypatch):
-    monkeypatch.setattr(cs, "compiled_loop_loaded", lambda: False)
+    monkeypatch.setattr(cs, "compiled_loop_loaded", lambda intercept=True: False)
     monkeypatch.setattr(cs, "_numpy_loop_cpu", [0.0])
 
 
