@@ -15,28 +15,21 @@ and the measurements behind them: docs/routes.md, "Design notes of the algorithm
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager, nullcontext
 from typing import Callable
 
 import numpy as np
 from scipy.linalg import qr_delete, qr_insert, solve_triangular
 
+# BLAS on one thread: the active-set loop makes thousands of calls on p x p blocks and
+# n x p products, where threads gain nothing and on a loaded 2-core machine OpenBLAS's
+# threads made a 20000 x 101 product 16 ms instead of 1.4 ms (measured). The shared
+# controller is built once per process: threadpoolctl's threadpool_limits, called here
+# before, inspected the loaded libraries on every call (~5 ms CPU a solve).
+from ...threads import one_blas_thread
+
 __all__ = ["column_scaling", "kkt_step", "active_set", "feasible_start", "one_blas_thread"]
 
 _EPS = np.finfo(float).eps
-
-
-def one_blas_thread() -> AbstractContextManager:
-    """A context in which BLAS and LAPACK run on one thread (threadpoolctl, when installed;
-    else no change). The active-set loop makes thousands of calls on p x p blocks and
-    n x p matrix-vector products: threads gain nothing there, and on a loaded 2-core
-    machine OpenBLAS's threads made a 20000 x 101 product 16 ms instead of 1.4 ms and a
-    101 x 50 QR 22 ms instead of 0.7 ms (measured)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:        # an optional speed-up, not a dependency
-        return nullcontext()
-    return threadpool_limits(1, user_api="blas")
 
 
 def column_scaling(R: np.ndarray) -> np.ndarray:
