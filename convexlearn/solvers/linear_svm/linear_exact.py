@@ -505,9 +505,11 @@ def _finish(frame: tuple, alpha_s: np.ndarray, polished: Any, timer: Timer) -> S
         # the polish's own w and w recomputed from alpha (with the polish's b'; f =
         # <(x - mu) / sigma, w'> + b'): badly scaled features make either one the more
         # accurate, the certificate decides
+        # (the polish's first: measured over the ERM sweep's hinge cases, it had the
+        # smallest gap in 2 of 3 and passed in all)
         w_p = polished[1] / sigma
         candidates = [(ww, float(polished[2]) - float(ww @ mu) if intercept else 0.0)
-                      for ww in (w, w_p)]
+                      for ww in (w_p, w)]
     return _certified(X, y, C, intercept, hard_margin, gap_tol, candidates, alpha, timer,
                       polish_rounds=rounds, polished=polished is not None,
                       normalization=sigma2)
@@ -517,17 +519,28 @@ def _certified(X, y, C, intercept, hard_margin, gap_tol, candidates, alpha, time
                **provenance) -> Solution:
     """The candidate (w, b) with the best certificate (:func:`certificate` at ``alpha``),
     each also made feasible (hard margin) or nudged onto its margins (soft), as a Solution
-    in the user's units; X dense or sparse."""
+    in the user's units; X dense or sparse.
+
+    The candidates are checked in order (the given ones, then the nudged ones), and the
+    first whose certificate passes with a relative gap within ``gap_tol`` / 100 ends the
+    search (each check is a pass over X: ~0.4 ms on 569 x 30, four of them were a third of
+    a small solve); else a certified one is kept, then the smallest |gap|."""
     if hard_margin:
-        candidates = [_feasible_hard(X, y, ww, bb) for ww, bb in candidates]
+        pending = [lambda c=c: _feasible_hard(X, y, *c) for c in candidates]
     else:
-        candidates += [_nudged(X, y, ww, bb) for ww, bb in candidates]
-    certs = [certificate(X, y, C, intercept, ww, bb, alpha, gap_tol) for ww, bb in candidates]
+        pending = [lambda c=c: c for c in candidates]
+        pending += [lambda c=c: _nudged(X, y, *c) for c in candidates]
+    checked = []
+    for make in pending:
+        ww, bb = make()
+        cert = certificate(X, y, C, intercept, ww, bb, alpha, gap_tol)
+        checked.append(((ww, bb), cert))
+        if cert["passed"] and abs(cert["relative_gap"]) <= 1e-2 * gap_tol:
+            break
     # a certified candidate first, then the smallest |gap| (a gap below -gap_tol is a
     # failed evaluation, not a better point)
-    k = min(range(len(certs)), key=lambda i: (not certs[i]["passed"],
-                                              abs(certs[i]["relative_gap"])))
-    (w, b), cert = candidates[k], certs[k]
+    (w, b), cert = min(checked, key=lambda c: (not c[1]["passed"],
+                                               abs(c[1]["relative_gap"])))
     xi = None if hard_margin else np.maximum(0.0, 1.0 - y * (X @ w + b))
     sol = Solution(w=w, b=b, alpha=alpha, xi=xi, objective=cert["primal"],
                    status="optimal" if cert["passed"] else "inaccurate",
