@@ -39,6 +39,7 @@ _PDAS_ROUNDS = 20          # all-at-once set changes before one-at-a-time
 _MAX_ROUNDS = 400
 _MAX_FREE = 3000           # a dense KKT system beyond this is not worth it here
 _PDAS_STAGE_ROUNDS = 10    # the polish from DCD's sets (see _solve's pdas)
+_FREE_VECTORS_FIRST = 4e6  # n p^2 from which DCD's free vectors go before the interior point
 _EPS = np.finfo(float).eps
 
 
@@ -396,25 +397,36 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol) -> Solution:
     if svm.hard_margin:
         # DCD with C = inf on the raw breast cancer data ended at margins of -2
         stages.append(("active set", "consistency LP", lp_active_set))
-    if finite.all() and free.sum() <= 2 * Zy.shape[1]:
-        # DCD stalled with a free set near the rows' rank (nearly separable data: |F| = 54
-        # > p = 51 after 300 epochs, converging like 1/k; or |F| <= p with a few samples on
-        # the wrong side, where the all-at-once polish above fails): its free vectors,
-        # nearest their margin first, are the crash start of the active-set method
-        # (measured at n=5000, d=50: 17 iterations, against 51 from DCD's margins alone,
-        # and the interior point 6x the time)
-        # (at most p / 2 steps: 17 at p = 51 where it wins; beyond, the interior point's
-        # start is the cheaper - on breast cancer at C = 1.7e4 this one took 96 steps)
-        stages.append(("active set", "dcd free vectors",
-                       lambda: _active_set_from(Zy, Cs, d, svm.intercept, u_dcd,
-                                                _nearest_margin(Zy, u_dcd, free),
-                                                max_iter=max(8, Zy.shape[1] // 2))))
+    p = Zy.shape[1]
+    free_vectors = ("active set", "dcd free vectors",
+                    lambda: _active_set_from(Zy, Cs, d, svm.intercept, u_dcd,
+                                             _nearest_margin(Zy, u_dcd, free),
+                                             max_iter=max(8, p // 2)))
+    # DCD stalled with a free set near the rows' rank (nearly separable data: |F| = 54
+    # > p = 51 after 300 epochs, converging like 1/k; or |F| <= p with a few samples on
+    # the wrong side, where the all-at-once polish above fails): its free vectors,
+    # nearest their margin first, are the crash start of the active-set method
+    # (measured at n=5000, d=50: 17 iterations, against 51 from DCD's margins alone,
+    # and the interior point 6x the time)
+    # (at most p / 2 steps: 17 at p = 51 where it wins; beyond, the interior point's
+    # start is the cheaper - on breast cancer at C = 1.7e4 this one took 96 steps)
+    # It goes before the interior point only where that one's ~20 Newton systems cost
+    # n p^2 flops each beyond _FREE_VECTORS_FIRST: below, both stages cost about the
+    # same (~10 ms at 569 x 31: an active-set step ~0.7 ms, an interior-point one
+    # ~0.5 ms) and the free vectors finished in only 3 of the ERM sweep's 14 hinge cases
+    # that reached them, the failures paying for both stages.
+    try_free_vectors = finite.all() and free.sum() <= 2 * p
+    free_vectors_first = try_free_vectors and n * p * p >= _FREE_VECTORS_FIRST
+    if free_vectors_first:
+        stages.append(free_vectors)
     if finite.all():
         # the sides of an interior point's answer (Newton systems of size d + 1),
         # finished by the active-set method from its free vectors
         stages.append(("interior point, active set", "interior point",
                        lambda: _active_set_from(Zy, Cs, d, svm.intercept,
                                                 *_ipm_start(Zy, Cs, d))))
+        if try_free_vectors and not free_vectors_first:
+            stages.append(free_vectors)
         stages.append(("active set", "dcd",
                        lambda: _active_set_from(Zy, Cs, d, svm.intercept, u_dcd, None)))
     stages.append(("working set", "dcd", lambda: _working_set_polish(
