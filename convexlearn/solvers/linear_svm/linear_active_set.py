@@ -209,7 +209,8 @@ def _independent(rows: np.ndarray, index: np.ndarray) -> list[int]:
 
 
 def active_set(R: np.ndarray, C: np.ndarray, d: int, u0: np.ndarray,
-               max_iter: int | None = None, start_set: np.ndarray | None = None
+               max_iter: int | None = None, start_set: np.ndarray | None = None,
+               scaling: np.ndarray | None = None
                ) -> tuple[np.ndarray, np.ndarray, int] | None:
     """The SVM in w-space, min 1/2 ||w||^2 + sum_i C_i max(0, 1 - <r_i, u>), by the
     active-set method of the module docstring (C_i = inf: the hard margin, from a
@@ -236,6 +237,9 @@ def active_set(R: np.ndarray, C: np.ndarray, d: int, u0: np.ndarray,
     start_set : ndarray of int, optional
         Samples to put on their margin first (soft margin only; ignored when their rows
         are dependent): the free vectors of an interior point's answer.
+    scaling : ndarray (p,), optional
+        The diagonal change of variables of :func:`kkt_step` (default
+        :func:`column_scaling` of R).
 
     Returns
     -------
@@ -244,7 +248,7 @@ def active_set(R: np.ndarray, C: np.ndarray, d: int, u0: np.ndarray,
         step cannot be solved.
     """
     n, p = R.shape
-    S = column_scaling(R)
+    S = column_scaling(R) if scaling is None else scaling
     finite = np.isfinite(C)
     Cf = np.where(finite, C, 0.0)
     u = np.asarray(u0, dtype=float).copy()

@@ -90,3 +90,19 @@ def test_small_problem_tries_the_interior_point_before_dcd_free_vectors(monkeypa
     assert sol.status == "optimal" and cert["passed"] and abs(cert["relative_gap"]) <= 1e-9
     ref = svm.solve("exact-dual")
     assert sol.objective == pytest.approx(ref.objective, rel=1e-8)
+
+
+def test_features_1e8_apart_in_scale_certify_with_the_small_columns_unscaled():
+    # breast cancer standardized, columns alternately x 1e4 and x 1e-4, C from ERM's
+    # hinge + l2 at lam = lam_max / 2: the scaled null-space method's penalty block spans
+    # 1e16 and every other w-space stage missed the certificate (1.8 s, then cvxpy)
+    from fractions import Fraction
+    from convexlearn.certify.rational_gap import rational_duality_gap
+    X, y = load_breast_cancer(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0) * np.where(np.arange(30) % 2 == 0, 1e4, 1e-4)
+    svm = cl.SVM(X, y, C=4.642841163387466e-07)
+    sol = linear_exact.solve_linear_exact(svm)
+    assert sol.status == "optimal"
+    assert sol.provenance["polish"] == "interior point, active set (small columns unscaled)"
+    gap = rational_duality_gap(X, svm.y, np.full(len(y), svm.C), sol.w, sol.b, sol.alpha)
+    assert gap is not None and gap <= Fraction(1, 10**9)
