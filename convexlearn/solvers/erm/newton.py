@@ -33,9 +33,9 @@ import math
 from typing import Any, Callable
 
 import numpy as np
-from scipy.linalg.lapack import dpotrf, dpotrs
 
 from ...solution import History, Timer
+from ..lapack import cho_factor, cho_solve
 from .gd import roundoff_progress
 from .oracle import ERMOracle
 
@@ -49,29 +49,6 @@ CG_DIM = 3000
 #: reach ``tol`` within MAX_CHORDS steps.
 CHORD_RATE = 0.1
 MAX_CHORDS = 4
-
-
-def _cho_factor(H: np.ndarray) -> np.ndarray:
-    """The upper Cholesky factor of H (float64): LAPACK's potrf called as
-    :func:`scipy.linalg.cho_factor` calls it (the same factor to the bit) without its
-    argument checks, ~15 us of a ~20 us call at p = 31 (one per Newton step). Raises
-    LinAlgError where H is not positive definite."""
-    factor, info = dpotrf(H, lower=0, clean=0)
-    if info > 0:
-        raise np.linalg.LinAlgError(f"{info}-th leading minor of the array is not "
-                                    f"positive definite")
-    if info < 0:
-        raise ValueError(f"illegal value in argument {-info} of potrf")
-    return factor
-
-
-def _cho_solve(factor: np.ndarray, g: np.ndarray) -> np.ndarray:
-    """H^{-1} g from :func:`_cho_factor`'s factor (potrs, as :func:`scipy.linalg.cho_solve`
-    calls it)."""
-    x, info = dpotrs(factor, g, lower=0)
-    if info != 0:
-        raise ValueError(f"illegal value in argument {-info} of potrs")
-    return x
 
 
 def _cg_direction(oracle: ERMOracle, x: np.ndarray, grad: np.ndarray,
@@ -204,14 +181,14 @@ def newton(oracle: ERMOracle, x0: np.ndarray | None = None, *, tol: float = 1e-8
         if cg:
             p = _cg_direction(oracle, x, grad, gnorm)
         elif reuse:
-            p = -_cho_solve(factor, grad)
+            p = -cho_solve(factor, grad)
         else:
             H = oracle.hessian(x, dtype=np.float32 if mixed_precision else np.float64,
                                stride=stride)
             try:
                 # H and grad are finite (finite data and iterates): skip scipy's input scans.
-                factor = _cho_factor(H)
-                p = -_cho_solve(factor, grad)
+                factor = cho_factor(H)
+                p = -cho_solve(factor, grad)
             except np.linalg.LinAlgError:   # singular H: pseudo-inverse step
                 factor = None
                 p = -np.linalg.lstsq(H, grad, rcond=None)[0]

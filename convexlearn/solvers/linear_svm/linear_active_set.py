@@ -19,7 +19,8 @@ from typing import Callable
 
 import numpy as np
 from scipy.linalg import qr_delete, qr_insert
-from scipy.linalg.lapack import dtrtrs
+
+from ..lapack import solve_triangular
 
 # BLAS on one thread: the active-set loop makes thousands of calls on p x p blocks and
 # n x p products, where threads gain nothing and on a loaded 2-core machine OpenBLAS's
@@ -28,29 +29,9 @@ from scipy.linalg.lapack import dtrtrs
 # before, inspected the loaded libraries on every call (~5 ms CPU a solve).
 from ...threads import one_blas_thread
 
-__all__ = ["column_scaling", "kkt_step", "active_set", "feasible_start", "one_blas_thread",
-           "solve_triangular"]
+__all__ = ["column_scaling", "kkt_step", "active_set", "feasible_start", "one_blas_thread"]
 
 _EPS = np.finfo(float).eps
-
-
-def solve_triangular(T: np.ndarray, b: np.ndarray, trans: str = "N",
-                     lower: bool = False) -> np.ndarray:
-    """T x = b (``trans="T"``: T^T x = b) for triangular T (upper, or ``lower``): LAPACK's
-    trtrs called as :func:`scipy.linalg.solve_triangular` calls it (the same result to
-    the bit), without its argument checks (~35 us a call against ~2 us for p = 31: the
-    active-set method makes two per step). Raises LinAlgError for a zero diagonal entry."""
-    flag = 0 if trans == "N" else 1
-    if T.flags.f_contiguous:
-        x, info = dtrtrs(T, b, lower=int(lower), trans=flag)
-    else:       # the transposed system: trtrs wants Fortran order (as scipy does)
-        x, info = dtrtrs(T.T, b, lower=int(not lower), trans=1 - flag)
-    if info > 0:
-        raise np.linalg.LinAlgError(f"singular matrix: resolution failed at diagonal "
-                                    f"{info - 1}")
-    if info < 0:
-        raise ValueError(f"illegal value in argument {-info} of trtrs")
-    return x
 
 
 def column_scaling(R: np.ndarray) -> np.ndarray:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .linear_active_set import solve_triangular
+from ..lapack import solve_triangular
 
 __all__ = ["ipm_w"]
 

@@ -1,7 +1,7 @@
 """The per-solve fixed costs cut from the linear exact route, each without changing a
 result or weakening the certificate:
 
-* triangular solves through LAPACK's trtrs give scipy's solve_triangular to the bit;
+* (triangular and Cholesky solves through LAPACK straight: tests/solvers/test_lapack.py);
 * the BLAS limit is the shared controller of convexlearn.threads (threadpoolctl's
   threadpool_limits inspected every loaded library on each call);
 * DCD without a history (the warm starts') runs the same iterates;
@@ -12,35 +12,12 @@ result or weakening the certificate:
 
 import numpy as np
 import pytest
-import scipy.linalg as sl
 from sklearn.datasets import load_breast_cancer
 
 import convexlearn as cl
 from convexlearn import threads
 from convexlearn.solvers.linear_svm import linear_active_set, linear_exact
 from convexlearn.solvers.linear_svm.dcd import dcd_linear
-from convexlearn.solvers.linear_svm.linear_active_set import solve_triangular
-
-
-@pytest.mark.parametrize("order", ["C", "F"])
-@pytest.mark.parametrize("lower", [False, True])
-@pytest.mark.parametrize("trans", ["N", "T"])
-def test_triangular_solve_is_scipys_to_the_bit(order, lower, trans):
-    rng = np.random.default_rng(3)
-    for k in (1, 4, 17):
-        A = rng.standard_normal((k + 5, k))[:k] + 4 * np.eye(k)
-        T = np.asarray(np.tril(A) if lower else np.triu(A), order=order)
-        b = rng.standard_normal(k)
-        ours = solve_triangular(T, b, trans, lower=lower)
-        assert np.array_equal(ours, sl.solve_triangular(T, b, trans=trans, lower=lower))
-        assert np.allclose((T.T if trans == "T" else T) @ ours, b, rtol=1e-12, atol=1e-12)
-
-
-def test_triangular_solve_refuses_a_zero_diagonal():
-    T = np.triu(np.ones((3, 3)))
-    T[1, 1] = 0.0
-    with pytest.raises(np.linalg.LinAlgError):
-        solve_triangular(T, np.ones(3))
 
 
 def test_the_route_limits_blas_through_the_shared_controller():
