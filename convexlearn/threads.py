@@ -8,9 +8,13 @@ default threads and 1.6 ms with one (scikit-learn's Lasso, whose Cython loop cal
 threaded BLAS, 1.3-1.7 ms either way). :func:`one_blas_thread` limits BLAS to one thread
 inside a ``with`` block through threadpoolctl, when installed (else nothing changes); its
 controller is built once (10-50 ms: it inspects the loaded libraries), each limit then
-costs ~15 us. :func:`small_problem_threads` asks for it only for small problems on a busy
-machine (1-minute load average >= the number of cores): an idle machine's first solve
-does not pay for the controller, and its threads do not wait.
+costs ~15 us. :func:`small_problem_threads` asks for it for tiny problems always, and for
+small problems on a busy machine (1-minute load average >= the number of cores): an idle
+machine's first solve of a problem beyond :data:`TINY_PROBLEM_ENTRIES` does not pay for
+the controller, and its threads do not wait. Tiny problems cannot gain from a second
+thread, and the load average lags the load: measured, squared hinge + l2 on 569 x 30 by
+Newton took 3-4 ms CPU on one thread and 100-150 ms CPU (0.2-0.3 s wall) with OpenBLAS's
+two threads on a loaded machine that :func:`busy` called idle.
 """
 
 from __future__ import annotations
@@ -19,12 +23,17 @@ import os
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
-__all__ = ["SMALL_PROBLEM_ENTRIES", "busy", "one_blas_thread", "small_problem_threads"]
+__all__ = ["SMALL_PROBLEM_ENTRIES", "TINY_PROBLEM_ENTRIES", "busy", "one_blas_thread",
+           "small_problem_threads"]
 
 #: A problem with at most this many entries of X (n d) runs its exact solve on one BLAS
 #: thread (:func:`small_problem_threads`): its products take milliseconds, which a
 #: second thread does not shorten on a busy machine.
 SMALL_PROBLEM_ENTRIES = 1 << 22
+#: A problem with at most this many entries of X runs its exact solve on one BLAS thread
+#: whatever the load (:func:`small_problem_threads`): its products take well under a
+#: millisecond (the controller, ~10 ms once per process, is then built on the first one).
+TINY_PROBLEM_ENTRIES = 1 << 17
 
 _CONTROLLER: list[Any] = []
 
@@ -45,10 +54,12 @@ def one_blas_thread() -> AbstractContextManager:
 
 
 def small_problem_threads(n_entries: int) -> AbstractContextManager:
-    """:func:`one_blas_thread` for a problem of at most :data:`SMALL_PROBLEM_ENTRIES`
-    entries on a busy machine (see the module docstring), else no change (large products
-    gain from threads; an idle machine's threads do not wait)."""
-    if n_entries <= SMALL_PROBLEM_ENTRIES and busy():
+    """:func:`one_blas_thread` for a problem of at most :data:`TINY_PROBLEM_ENTRIES`
+    entries, or of at most :data:`SMALL_PROBLEM_ENTRIES` on a busy machine (see the module
+    docstring), else no change (large products gain from threads; an idle machine's
+    threads do not wait)."""
+    if n_entries <= TINY_PROBLEM_ENTRIES or (n_entries <= SMALL_PROBLEM_ENTRIES
+                                              and busy()):
         return one_blas_thread()
     return nullcontext()
 

@@ -23,7 +23,7 @@ def test_one_blas_thread_limits_and_restores():
 
 
 @pytest.mark.parametrize("loaded", [True, False])
-def test_small_problems_on_a_busy_machine_only(monkeypatch, loaded):
+def test_tiny_problems_always_small_ones_on_a_busy_machine_only(monkeypatch, loaded):
     pytest.importorskip("threadpoolctl")
     monkeypatch.setattr(threads, "busy", lambda: loaded)
     seen = []
@@ -36,11 +36,14 @@ def test_small_problems_on_a_busy_machine_only(monkeypatch, loaded):
     monkeypatch.setattr(threads, "one_blas_thread", spy)
     threads.small_problem_threads(threads.SMALL_PROBLEM_ENTRIES + 1).__enter__()
     assert not seen
-    with threads.small_problem_threads(1000):
+    with threads.small_problem_threads(threads.TINY_PROBLEM_ENTRIES + 1):
         pass
     assert len(seen) == int(loaded)
+    with threads.small_problem_threads(1000):          # tiny: one thread whatever the load
+        pass
+    assert len(seen) == int(loaded) + 1
     rng = np.random.default_rng(0)
     X = rng.standard_normal((60, 4))
     sol = cl.ERM(X, X[:, 0] + rng.standard_normal(60), loss="squared", penalty="l1",
                  lam=0.05).solve()
-    assert sol.ok and len(seen) == 2 * int(loaded)
+    assert sol.ok and len(seen) == int(loaded) + 2

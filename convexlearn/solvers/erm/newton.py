@@ -33,9 +33,9 @@ import math
 from typing import Any, Callable
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
 
 from ...solution import History, Timer
+from ..lapack import cho_factor, cho_solve
 from .gd import roundoff_progress
 from .oracle import ERMOracle
 
@@ -181,14 +181,14 @@ def newton(oracle: ERMOracle, x0: np.ndarray | None = None, *, tol: float = 1e-8
         if cg:
             p = _cg_direction(oracle, x, grad, gnorm)
         elif reuse:
-            p = -cho_solve(factor, grad, check_finite=False)
+            p = -cho_solve(factor, grad)
         else:
             H = oracle.hessian(x, dtype=np.float32 if mixed_precision else np.float64,
                                stride=stride)
             try:
                 # H and grad are finite (finite data and iterates): skip scipy's input scans.
-                factor = cho_factor(H, check_finite=False)
-                p = -cho_solve(factor, grad, check_finite=False)
+                factor = cho_factor(H)
+                p = -cho_solve(factor, grad)
             except np.linalg.LinAlgError:   # singular H: pseudo-inverse step
                 factor = None
                 p = -np.linalg.lstsq(H, grad, rcond=None)[0]

@@ -25,6 +25,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from scipy import sparse
+from scipy.linalg.blas import ddot
 
 from ...data import check_choice, check_count, check_positive
 from ...errors import NotApplicableError, ParameterError
@@ -75,7 +76,7 @@ def dcd_linear(X: ArrayLike, y: np.ndarray, C: float, loss: str = "hinge", inter
                rho: float | None = None, alpha0: np.ndarray | None = None,
                callback: Callable[..., Any] | None = None,
                b0: float = 0.0, gap_tol: float | None = None, center: bool | None = None,
-               face_every: int = 0) -> Any:
+               face_every: int = 0, record: bool = True) -> Any:
     """Dual coordinate descent on arrays (see the module docstring).
 
     Parameters
@@ -125,6 +126,10 @@ def dcd_linear(X: ArrayLike, y: np.ndarray, C: float, loss: str = "hinge", inter
         Epochs between face steps (module docstring); 0: none, the default of this
         function (the exact linear route calls it for a warm start); :func:`solve_svm`
         takes 50.
+    record : bool
+        Keep the per-epoch history (below); False for a warm start whose history nobody
+        reads: the history stays empty and the primal value (a product with X) is computed
+        only where ``gap_tol`` needs it (~40 us an epoch on 569 x 30).
 
     Returns
     -------
@@ -218,13 +223,15 @@ def dcd_linear(X: ArrayLike, y: np.ndarray, C: float, loss: str = "hinge", inter
         w2 = _shifted_sq_norm(v, float(s), float(state[1]), mm)   # ||v - s mu||^2
         dual = float(state[2]) - 0.5 * w2 - 0.5 * diag * float(state[3])
         row = dict(objective=dual, violation=violation, balance=abs(s), active=n_pass,
-                   violation_target=tol, **face)
-        if n_pass == n and math.isfinite(dual):     # diverged: no finite primal either
+                   violation_target=tol, **face) if record else {}
+        if (n_pass == n and math.isfinite(dual)     # diverged: no finite primal either
+                and (record or gap_tol is not None)):
             # the primal needs X w, O(nnz): only after full passes, which cost as much
             f = np.asarray(Z @ v, dtype=float).ravel() - s * xm - state[1] + s * mm
             primal = _primal_value(f + lam + rho * s, y, C_vec, loss, w2)
             row.update(primal=primal, gap=primal - dual)
-        history.record(**row, time=timer())
+        if record:
+            history.record(**row, time=timer())
         if not math.isfinite(dual):     # hard margin (U = inf) on non-separable data
             status = "diverged"
             break
@@ -314,8 +321,10 @@ def _shifted_sq_norm(v: np.ndarray, s: float, mu_v: float, mm: float) -> float:
     computed on the scale c = max(||v||_inf, |s| ||mu||) so that no intermediate
     overflows; the result is inf (a Python float, no floating-point warning) when the
     norm itself exceeds the float range, as on the hard margin when alpha diverges."""
-    with np.errstate(over="ignore"):     # an overflow here only sends us to the rescaled sum
-        vv = float(v @ v)
+    # BLAS's dot straight: an overflow (inf, which only sends us to the rescaled sum) raises
+    # no floating-point warning there, where v @ v needed an np.errstate guard (~2 us of
+    # ~3 an epoch)
+    vv = float(ddot(v, v))
     if vv < _DIRECT_SQ_NORM_MAX and abs(s) < _DIRECT_SQ_NORM_MAX and mm < _DIRECT_SQ_NORM_MAX:
         return vv - 2.0 * s * mu_v + s * s * mm
     c = max(float(np.max(np.abs(v))) if v.size else 0.0, abs(s) * math.sqrt(mm))

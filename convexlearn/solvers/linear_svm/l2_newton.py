@@ -150,7 +150,8 @@ def squared_hinge_linear(X: np.ndarray, y: np.ndarray, C: np.ndarray, mode: str,
     if warm_epochs and bool(np.all(C == C[0])) and C[0] > 0:
         Xw = Z if mode == "penalized" else X
         _, w0, b0, epochs, _, _ = dcd_linear(Xw, y, float(C[0]), "squared_hinge",
-                                             mode == "unpenalized", warm_tol, warm_epochs, seed)
+                                             mode == "unpenalized", warm_tol, warm_epochs, seed,
+                                             record=False)
         if mode == "unpenalized":
             u0 = np.append(w0, b0 + float(w0 @ mu))
         else:

@@ -15,28 +15,23 @@ and the measurements behind them: docs/routes.md, "Design notes of the algorithm
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager, nullcontext
 from typing import Callable
 
 import numpy as np
-from scipy.linalg import qr_delete, qr_insert, solve_triangular
+from scipy.linalg import qr_delete, qr_insert
+
+from ..lapack import solve_triangular
+
+# BLAS on one thread: the active-set loop makes thousands of calls on p x p blocks and
+# n x p products, where threads gain nothing and on a loaded 2-core machine OpenBLAS's
+# threads made a 20000 x 101 product 16 ms instead of 1.4 ms (measured). The shared
+# controller is built once per process: threadpoolctl's threadpool_limits, called here
+# before, inspected the loaded libraries on every call (~5 ms CPU a solve).
+from ...threads import one_blas_thread
 
 __all__ = ["column_scaling", "kkt_step", "active_set", "feasible_start", "one_blas_thread"]
 
 _EPS = np.finfo(float).eps
-
-
-def one_blas_thread() -> AbstractContextManager:
-    """A context in which BLAS and LAPACK run on one thread (threadpoolctl, when installed;
-    else no change). The active-set loop makes thousands of calls on p x p blocks and
-    n x p matrix-vector products: threads gain nothing there, and on a loaded 2-core
-    machine OpenBLAS's threads made a 20000 x 101 product 16 ms instead of 1.4 ms and a
-    101 x 50 QR 22 ms instead of 0.7 ms (measured)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:        # an optional speed-up, not a dependency
-        return nullcontext()
-    return threadpool_limits(1, user_api="blas")
 
 
 def column_scaling(R: np.ndarray) -> np.ndarray:
@@ -195,7 +190,8 @@ def _independent(rows: np.ndarray, index: np.ndarray) -> list[int]:
 
 
 def active_set(R: np.ndarray, C: np.ndarray, d: int, u0: np.ndarray,
-               max_iter: int | None = None, start_set: np.ndarray | None = None
+               max_iter: int | None = None, start_set: np.ndarray | None = None,
+               scaling: np.ndarray | None = None
                ) -> tuple[np.ndarray, np.ndarray, int] | None:
     """The SVM in w-space, min 1/2 ||w||^2 + sum_i C_i max(0, 1 - <r_i, u>), by the
     active-set method of the module docstring (C_i = inf: the hard margin, from a
@@ -222,6 +218,9 @@ def active_set(R: np.ndarray, C: np.ndarray, d: int, u0: np.ndarray,
     start_set : ndarray of int, optional
         Samples to put on their margin first (soft margin only; ignored when their rows
         are dependent): the free vectors of an interior point's answer.
+    scaling : ndarray (p,), optional
+        The diagonal change of variables of :func:`kkt_step` (default
+        :func:`column_scaling` of R).
 
     Returns
     -------
@@ -230,7 +229,7 @@ def active_set(R: np.ndarray, C: np.ndarray, d: int, u0: np.ndarray,
         step cannot be solved.
     """
     n, p = R.shape
-    S = column_scaling(R)
+    S = column_scaling(R) if scaling is None else scaling
     finite = np.isfinite(C)
     Cf = np.where(finite, C, 0.0)
     u = np.asarray(u0, dtype=float).copy()

@@ -26,176 +26,18 @@ from scipy import sparse
 from ...errors import ConvexLearnError, NotApplicableError
 from ...solution import Solution, Timer
 from .dcd import dcd_linear
-from .linear_active_set import (active_set, column_scaling, feasible_start, kkt_step,
-                                one_blas_thread)
+from .linear_active_set import active_set, column_scaling, feasible_start, one_blas_thread
 from .linear_certificate import GAP_TOL, certificate
 from .linear_ipm import ipm_w
+from .linear_polish import polish_w
 from .linear_sparse import face_solve
 from ..kernel_svm.polish import intercept_from_alpha
 
 __all__ = ["solve_linear_exact", "certificate", "polish_w", "GAP_TOL"]
 
-_PDAS_ROUNDS = 20          # all-at-once set changes before one-at-a-time
-_MAX_ROUNDS = 400
-_MAX_FREE = 3000           # a dense KKT system beyond this is not worth it here
+_PDAS_STAGE_ROUNDS = 10    # the polish from DCD's sets (see _solve's pdas)
+_FREE_VECTORS_FIRST = 4e6  # n p^2 from which DCD's free vectors go before the interior point
 _EPS = np.finfo(float).eps
-
-
-def _equilibrated_solve(A: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """Solve A x = rhs on R A S (Ruiz scaling by powers of 2: exact) with iterative refinement
-    (up to 5 steps, while the residual drops); least squares when the scaled matrix is singular."""
-    r = np.ones(A.shape[0])
-    c = np.ones(A.shape[1])
-    M = A.copy()
-    for _ in range(6):
-        row = np.max(np.abs(M), axis=1)
-        col = np.max(np.abs(M), axis=0)
-        rr = np.where(row > 0, np.exp2(-np.round(np.log2(np.where(row > 0, row, 1.0)) / 2)), 1.0)
-        cc = np.where(col > 0, np.exp2(-np.round(np.log2(np.where(col > 0, col, 1.0)) / 2)), 1.0)
-        M = rr[:, None] * M * cc[None, :]
-        r, c = r * rr, c * cc
-
-    def solve(b):
-        try:
-            x = np.linalg.solve(M, r * b)
-            if np.all(np.isfinite(x)):
-                return x
-        except np.linalg.LinAlgError:
-            pass
-        return np.linalg.lstsq(M, r * b, rcond=None)[0]
-    x = c * solve(rhs)
-    res = np.linalg.norm(rhs - A @ x, np.inf)
-    for _ in range(5):          # iterative refinement while it helps
-        step = x + c * solve(rhs - A @ x)
-        new_res = np.linalg.norm(rhs - A @ step, np.inf)
-        if not new_res < res:
-            break
-        x, res = step, new_res
-    return x
-
-
-def _solve_sets(Zy: np.ndarray, C: np.ndarray, intercept: bool, free: np.ndarray,
-                bounded: np.ndarray, S: np.ndarray | None = None):
-    """(w, b, a_F) from the KKT system of the module docstring on rows r_i = Zy[i]
-    (y_i (z_i, 1), or y_i z_i without intercept): the null-space method
-    (:func:`~convexlearn.solvers.linear_svm.linear_active_set.kkt_step`), or the equilibrated dense
-    system when R_F is rank deficient (more free vectors than unknowns)."""
-    p = Zy.shape[1]
-    d = p - 1 if intercept else p
-    R_F = Zy[free]
-    k = R_F.shape[0]
-    cB = Zy[bounded].T @ C[bounded] if bounded.size else np.zeros(p)
-    step = kkt_step(R_F, cB, np.ones(k), d, column_scaling(Zy) if S is None else S)
-    if step is not None:            # the null-space method on the scaled system
-        u, a_F = step
-        return u[:d], float(u[d]) if intercept else 0.0, a_F
-    A = np.zeros((p + k, p + k))
-    A[:d, :d] = np.eye(d)
-    A[:p, p:] = -R_F.T
-    A[p:, :p] = R_F
-    rhs = np.concatenate([cB, np.ones(k)])
-    x = _equilibrated_solve(A, rhs)
-    w = x[:d]
-    b = float(x[d]) if intercept else 0.0
-    return w, b, x[p:]
-
-
-def polish_w(Zy: np.ndarray, C: np.ndarray, alpha: np.ndarray, intercept: bool,
-             scale: float, max_rounds: int = _MAX_ROUNDS, threshold: float = 1e-8,
-             margins: np.ndarray | None = None) -> Any:
-    """Active-set polish from ``alpha`` (see the module docstring).
-
-    Parameters
-    ----------
-    Zy : ndarray (n, p)
-        Signed rows y_i (z_i, 1) (p = d + 1), or y_i z_i without intercept (p = d).
-    C : ndarray (n,)
-        Upper bounds (inf for the hard margin).
-    alpha : ndarray
-        Starting multipliers.
-    scale : float
-        Scale of the multipliers (max finite C_i, or max alpha for the hard margin).
-    threshold : float
-        ``threshold * scale`` reads the sets off ``alpha`` (an interior point's multipliers
-        miss the bounds by ~1e-7 relative: 1e-5 for them).
-    margins : ndarray, optional
-        m_i of a point whose margins are accurate (an interior point's): the sets are read
-        off them instead (|m_i - 1| <= threshold free, below bounded, above zero), at most
-        p free (the nearest to the margin), as p margin equalities fix (w, b).
-
-    Returns
-    -------
-    (alpha, w, b, rounds) or None
-        A point whose sets are consistent up to round-off (margins within 1e-12 of the
-        rule, multipliers inside the box), None when none was found.
-    """
-    n = Zy.shape[0]
-    finite = np.isfinite(C)
-    cut = threshold * scale
-    if margins is None:
-        at_upper = finite & (alpha >= C - cut)
-        at_zero = (alpha <= cut) & ~at_upper
-    else:
-        g0 = margins - 1.0
-        # on the margin, or a multiplier clearly inside its box (relative to the largest
-        # one: a nearly hard margin has every a_i << C_i)
-        a_max = max(float(np.max(alpha)), np.finfo(float).tiny)
-        inside = (alpha > 1e-4 * a_max) & (alpha < C - 1e-4 * a_max)
-        near = np.flatnonzero((np.abs(g0) <= threshold) | inside)
-        near = near[np.argsort(np.abs(g0[near]))][:Zy.shape[1]]
-        at_upper = finite & (g0 < 0)
-        at_zero = g0 >= 0
-        at_upper[near] = at_zero[near] = False
-    one_at_a_time = False
-    S = column_scaling(Zy)
-    for rounds in range(1, max_rounds + 1):
-        free_idx = np.flatnonzero(~at_upper & ~at_zero)
-        if free_idx.size > _MAX_FREE:
-            return None
-        bound_idx = np.flatnonzero(at_upper)
-        w, b, a_F = _solve_sets(Zy, C, intercept, free_idx, bound_idx, S)
-        u = np.append(w, b) if intercept else w
-        m = Zy @ u
-        a = np.where(at_upper, np.where(finite, C, 0.0), 0.0)
-        a[free_idx] = a_F
-        g = m - 1.0
-        # violations, in margin units (a) and multiplier units / scale (a_F)
-        # the rounding bound of each margin's evaluation (terms that cancel in <r_i, u>)
-        tol_m = 1e-12 + 8 * Zy.shape[1] * _EPS * (np.abs(Zy) @ np.abs(u))
-        bad_zero = at_zero & (g < -tol_m)
-        bad_upper = at_upper & (g > tol_m)
-        over = np.zeros(n, dtype=bool)
-        under = np.zeros(n, dtype=bool)
-        slack_a = 1e-12 * scale          # clipped afterwards; the certificate judges
-        over[free_idx] = finite[free_idx] & (a_F > C[free_idx] + slack_a)
-        under[free_idx] = a_F < -slack_a
-        if not (bad_zero.any() or bad_upper.any() or over.any() or under.any()):
-            return np.clip(a, 0.0, C), w, b, rounds
-        if rounds > _PDAS_ROUNDS:
-            one_at_a_time = True
-        if not one_at_a_time:
-            lam = a - scale * g
-            new_upper = finite & (lam > C)
-            new_zero = lam < 0.0
-            if np.array_equal(new_upper, at_upper) and np.array_equal(new_zero, at_zero):
-                one_at_a_time = True
-            else:
-                at_upper, at_zero = new_upper, new_zero
-                continue
-        # the worst violation, each kind measured against its own scale
-        score = np.zeros(n)
-        score[bad_zero] = -g[bad_zero]
-        score[bad_upper] = g[bad_upper]
-        excess = np.where(over, (a - C) / scale, np.where(under, -a / scale, 0.0))
-        score = np.maximum(score, excess)
-        i = int(np.argmax(score))
-        if over[i]:
-            at_upper[i] = True
-        elif under[i]:
-            at_zero[i] = True
-        else:
-            at_upper[i] = at_zero[i] = False
-    return None
 
 
 def _reduced_qp(Zy: np.ndarray, C: np.ndarray, intercept: bool, work: np.ndarray,
@@ -366,16 +208,22 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol) -> Solution:
     frame = (X, y, C, mu, sigma, svm.intercept, svm.hard_margin, gap_tol)
     alpha_s, w_s, b_s, epochs, dcd_status, _ = dcd_linear(
         Zs, y, Cs, intercept=svm.intercept, tol=tol, max_iter=max_epochs, seed=seed,
-        center=False)
+        center=False, record=False)
     u_dcd = np.append(w_s, b_s) if svm.intercept else w_s
     finite = np.isfinite(Cs)
     scale = float(np.max(Cs[finite])) if finite.any() else max(1.0, float(np.max(alpha_s)))
     free = (alpha_s > 1e-8 * scale) & ~(finite & (alpha_s >= Cs * (1 - 1e-8)))
 
     def pdas():
-        if free.sum() > Zy.shape[1]:   # more cannot lie on the margin in general position
+        # more than p free vectors cannot lie on the margin in general position; the sets
+        # of a good warm start polish in 1-6 rounds (measured over the sweeps' 70 cases
+        # where this stage answered), and a round that frees more than p samples or a
+        # tenth round is a start that will not (one failing 30-round polish took 0.44 s
+        # on 200 x 300 before the interior point's start answered)
+        if free.sum() > Zy.shape[1]:
             return None
-        return polish_w(Zy, Cs, alpha_s, svm.intercept, scale, max_rounds=30)
+        return polish_w(Zy, Cs, alpha_s, svm.intercept, scale, max_rounds=_PDAS_STAGE_ROUNDS,
+                        max_free=Zy.shape[1])
 
     def lp_active_set():
         start = feasible_start(Zy, column_scaling(Zy))
@@ -386,39 +234,61 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol) -> Solution:
     if svm.hard_margin:
         # DCD with C = inf on the raw breast cancer data ended at margins of -2
         stages.append(("active set", "consistency LP", lp_active_set))
-    if finite.all() and free.sum() <= 2 * Zy.shape[1]:
-        # DCD stalled with a free set near the rows' rank (nearly separable data: |F| = 54
-        # > p = 51 after 300 epochs, converging like 1/k; or |F| <= p with a few samples on
-        # the wrong side, where the all-at-once polish above fails): its free vectors,
-        # nearest their margin first, are the crash start of the active-set method
-        # (measured at n=5000, d=50: 17 iterations, against 51 from DCD's margins alone,
-        # and the interior point 6x the time)
-        # (at most p / 2 steps: 17 at p = 51 where it wins; beyond, the interior point's
-        # start is the cheaper - on breast cancer at C = 1.7e4 this one took 96 steps)
-        stages.append(("active set", "dcd free vectors",
-                       lambda: _active_set_from(Zy, Cs, d, svm.intercept, u_dcd,
-                                                _nearest_margin(Zy, u_dcd, free),
-                                                max_iter=max(8, Zy.shape[1] // 2))))
+    p = Zy.shape[1]
+    free_vectors = ("active set", "dcd free vectors",
+                    lambda: _active_set_from(Zy, Cs, d, svm.intercept, u_dcd,
+                                             _nearest_margin(Zy, u_dcd, free),
+                                             max_iter=max(8, p // 2)))
+    # DCD stalled with a free set near the rows' rank (nearly separable data: |F| = 54
+    # > p = 51 after 300 epochs, converging like 1/k; or |F| <= p with a few samples on
+    # the wrong side, where the all-at-once polish above fails): its free vectors,
+    # nearest their margin first, are the crash start of the active-set method
+    # (measured at n=5000, d=50: 17 iterations, against 51 from DCD's margins alone,
+    # and the interior point 6x the time)
+    # (at most p / 2 steps: 17 at p = 51 where it wins; beyond, the interior point's
+    # start is the cheaper - on breast cancer at C = 1.7e4 this one took 96 steps)
+    # It goes before the interior point only where that one's ~20 Newton systems cost
+    # n p^2 flops each beyond _FREE_VECTORS_FIRST: below, both stages cost about the
+    # same (~10 ms at 569 x 31: an active-set step ~0.7 ms, an interior-point one
+    # ~0.5 ms) and the free vectors finished in only 3 of the ERM sweep's 14 hinge cases
+    # that reached them, the failures paying for both stages.
+    try_free_vectors = finite.all() and free.sum() <= 2 * p
+    free_vectors_first = try_free_vectors and n * p * p >= _FREE_VECTORS_FIRST
+    if free_vectors_first:
+        stages.append(free_vectors)
+    ipm = {}
+
+    def ipm_start():
+        if "start" not in ipm:
+            ipm["start"] = _ipm_start(Zy, Cs, d)
+        return ipm["start"]
+
     if finite.all():
         # the sides of an interior point's answer (Newton systems of size d + 1),
         # finished by the active-set method from its free vectors
         stages.append(("interior point, active set", "interior point",
-                       lambda: _active_set_from(Zy, Cs, d, svm.intercept,
-                                                *_ipm_start(Zy, Cs, d))))
+                       lambda: _active_set_from(Zy, Cs, d, svm.intercept, *ipm_start())))
+        if try_free_vectors and not free_vectors_first:
+            stages.append(free_vectors)
+        S = column_scaling(Zy)
+        if np.any(S > 1.0):
+            # the same start, the small columns not scaled up: features 1e8 apart in scale
+            # (breast cancer's standardized columns alternately x 1e4 and x 1e-4) make
+            # S^2 in the null-space method's penalty block span 1e16, and every w-space
+            # stage above missed the certificate (relative gap 2.7e-5 from here, 1.3e-7
+            # after 686 active-set steps from DCD's point: 1.8 s); unscaled it certifies
+            stages.append(("interior point, active set (small columns unscaled)",
+                           "interior point",
+                           lambda: _active_set_from(Zy, Cs, d, svm.intercept, *ipm_start(),
+                                                    scaling=np.minimum(S, 1.0))))
         stages.append(("active set", "dcd",
                        lambda: _active_set_from(Zy, Cs, d, svm.intercept, u_dcd, None)))
     stages.append(("working set", "dcd", lambda: _working_set_polish(
         Zy, Cs, svm.intercept, alpha_s, w_s, b_s, scale)))
     best = None
-    for stage, start, run in stages:
-        try:
-            polished = run()
-        except (ConvexLearnError, np.linalg.LinAlgError):
-            # a stage that fails (an LP status HiGHS cannot resolve, a singular
-            # factorization) hands over to the next one, as a stage that finds no point
-            polished = None
-        if polished is None and best is not None:
-            continue
+
+    def keep(stage, start, polished):
+        nonlocal best
         sol = _finish(frame, alpha_s, polished, timer)
         sol.n_iter = epochs
         sol.provenance.update(warm_start=start, polish=stage, dcd_status=dcd_status,
@@ -426,8 +296,30 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol) -> Solution:
         if best is None or (abs(sol.extra["certificate"]["relative_gap"])
                             < abs(best.extra["certificate"]["relative_gap"])):
             best = sol
-        if sol.status == "optimal":
-            break
+        return sol.status == "optimal"
+
+    unpolished = None       # the labels of DCD's own point: the first stage with no point
+    for stage, start, run in stages:
+        try:
+            polished = run()
+        except (ConvexLearnError, np.linalg.LinAlgError):
+            # a stage that fails (an LP status HiGHS cannot resolve, a singular
+            # factorization) hands over to the next one, as a stage that finds no point
+            polished = None
+        if polished is not None:
+            if keep(stage, start, polished):
+                return best
+        elif unpolished is None:
+            unpolished = (stage, start)
+            # DCD's own point is checked at once after a converged run (it may certify);
+            # a run that stopped at its budget is checked only when no stage certifies
+            # (~1 ms on 569 x 30, never repaid: its point is ~1e-2 off)
+            if best is None and dcd_status == "converged":
+                unpolished = ()
+                if keep(stage, start, None):
+                    return best
+    if unpolished:
+        keep(*unpolished, None)
     return best
 
 
@@ -449,12 +341,13 @@ def _ipm_start(Zy: np.ndarray, Cs: np.ndarray, d: int):
     return found[0], near[np.argsort(g[near])][:Zy.shape[1]]
 
 
-def _active_set_from(Zy, Cs, d, intercept, u0, start_set, max_iter=None):
+def _active_set_from(Zy, Cs, d, intercept, u0, start_set, max_iter=None, scaling=None):
     """:func:`~convexlearn.solvers.linear_svm.linear_active_set.active_set` from u0 as a polished
     tuple (alpha, w, b, iterations), or None."""
     if u0 is None:
         return None
-    found = active_set(Zy, Cs, d, u0, start_set=start_set, max_iter=max_iter)
+    found = active_set(Zy, Cs, d, u0, start_set=start_set, max_iter=max_iter,
+                       scaling=scaling)
     if found is None:
         return None
     u, alpha, iterations = found
@@ -479,9 +372,11 @@ def _finish(frame: tuple, alpha_s: np.ndarray, polished: Any, timer: Timer) -> S
         # the polish's own w and w recomputed from alpha (with the polish's b'; f =
         # <(x - mu) / sigma, w'> + b'): badly scaled features make either one the more
         # accurate, the certificate decides
+        # (the polish's first: measured over the ERM sweep's hinge cases, it had the
+        # smallest gap in 2 of 3 and passed in all)
         w_p = polished[1] / sigma
         candidates = [(ww, float(polished[2]) - float(ww @ mu) if intercept else 0.0)
-                      for ww in (w, w_p)]
+                      for ww in (w_p, w)]
     return _certified(X, y, C, intercept, hard_margin, gap_tol, candidates, alpha, timer,
                       polish_rounds=rounds, polished=polished is not None,
                       normalization=sigma2)
@@ -491,17 +386,28 @@ def _certified(X, y, C, intercept, hard_margin, gap_tol, candidates, alpha, time
                **provenance) -> Solution:
     """The candidate (w, b) with the best certificate (:func:`certificate` at ``alpha``),
     each also made feasible (hard margin) or nudged onto its margins (soft), as a Solution
-    in the user's units; X dense or sparse."""
+    in the user's units; X dense or sparse.
+
+    The candidates are checked in order (the given ones, then the nudged ones), and the
+    first whose certificate passes with a relative gap within ``gap_tol`` / 100 ends the
+    search (each check is a pass over X: ~0.4 ms on 569 x 30, four of them were a third of
+    a small solve); else a certified one is kept, then the smallest |gap|."""
     if hard_margin:
-        candidates = [_feasible_hard(X, y, ww, bb) for ww, bb in candidates]
+        pending = [lambda c=c: _feasible_hard(X, y, *c) for c in candidates]
     else:
-        candidates += [_nudged(X, y, ww, bb) for ww, bb in candidates]
-    certs = [certificate(X, y, C, intercept, ww, bb, alpha, gap_tol) for ww, bb in candidates]
+        pending = [lambda c=c: c for c in candidates]
+        pending += [lambda c=c: _nudged(X, y, *c) for c in candidates]
+    checked = []
+    for make in pending:
+        ww, bb = make()
+        cert = certificate(X, y, C, intercept, ww, bb, alpha, gap_tol)
+        checked.append(((ww, bb), cert))
+        if cert["passed"] and abs(cert["relative_gap"]) <= 1e-2 * gap_tol:
+            break
     # a certified candidate first, then the smallest |gap| (a gap below -gap_tol is a
     # failed evaluation, not a better point)
-    k = min(range(len(certs)), key=lambda i: (not certs[i]["passed"],
-                                              abs(certs[i]["relative_gap"])))
-    (w, b), cert = candidates[k], certs[k]
+    (w, b), cert = min(checked, key=lambda c: (not c[1]["passed"],
+                                               abs(c[1]["relative_gap"])))
     xi = None if hard_margin else np.maximum(0.0, 1.0 - y * (X @ w + b))
     sol = Solution(w=w, b=b, alpha=alpha, xi=xi, objective=cert["primal"],
                    status="optimal" if cert["passed"] else "inaccurate",
@@ -540,7 +446,8 @@ def _solve_sparse(svm, timer, seed, gap_tol) -> Solution:
     intercept = svm.intercept
     mu = (np.asarray(X.mean(axis=0), dtype=float).ravel() if intercept
           else np.zeros(X.shape[1]))
-    run = dict(intercept=intercept, max_iter=_SPARSE_EPOCHS, seed=seed, center=intercept)
+    run = dict(intercept=intercept, max_iter=_SPARSE_EPOCHS, seed=seed, center=intercept,
+               record=False)
     alpha, w, b, epochs, status, _ = dcd_linear(X, y, C, tol=_SPARSE_DCD_TOL, **run)
     best, cg_iterations = None, 0
 

