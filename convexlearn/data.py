@@ -40,6 +40,7 @@ __all__ = [
     "check_solve_options",
     "as_sample_weight",
     "is_sparse",
+    "row_sq_norms",
     "dense_or_refuse",
     "DENSIFY_LIMIT_BYTES",
     "ARRAY_BACKENDS",
@@ -73,6 +74,47 @@ SPARSE_METHODS = ("SVM (linear kernel): 'dcd', 'pegasos', 'subgradient' and the 
 def is_sparse(X: ArrayLike) -> bool:
     """True for a scipy.sparse matrix or array."""
     return hasattr(X, "tocsr") and hasattr(X, "nnz")
+
+
+#: Stored values squared at a time by :func:`row_sq_norms` (2 MiB of temporaries).
+ROW_NORM_BLOCK = 2**18
+
+
+def row_sq_norms(X: Any) -> np.ndarray:
+    """||x_i||^2 for every row of a dense or scipy.sparse X: the linear kernel's diagonal.
+
+    A sparse X is read in place by blocks of about :data:`ROW_NORM_BLOCK` stored values
+    (CSR: each block's squares summed row by row; CSC: scattered onto the rows), so the
+    extra memory is O(n) plus one block, never a copy of X (``X.multiply(X)`` was two
+    copies of all the values and an int64 copy of the indices: 84 MB on 42 MB of data).
+    """
+    if not is_sparse(X):
+        return np.einsum("ij,ij->i", X, X)
+    fmt = X.format
+    if fmt not in ("csr", "csc"):
+        X, fmt = X.tocsr(), "csr"
+    n = X.shape[0]
+    out = np.zeros(n)
+    data, indptr = X.data, X.indptr
+    if fmt == "csc":
+        for k0 in range(0, data.shape[0], ROW_NORM_BLOCK):
+            v = data[k0:k0 + ROW_NORM_BLOCK]
+            out += np.bincount(X.indices[k0:k0 + ROW_NORM_BLOCK], weights=v * v, minlength=n)
+        return out
+    lo = 0
+    while lo < n:
+        # rows lo..hi-1 hold at most ROW_NORM_BLOCK values (at least one row)
+        hi = int(np.searchsorted(indptr, indptr[lo] + ROW_NORM_BLOCK, side="right")) - 1
+        hi = min(max(hi, lo + 1), n)
+        k0, k1 = int(indptr[lo]), int(indptr[hi])
+        if k1 > k0:
+            starts = indptr[lo:hi] - k0
+            full = starts < indptr[lo + 1:hi + 1] - k0      # empty rows keep their 0
+            v = data[k0:k1]
+            # consecutive nonempty rows' starts: each segment is that row's values
+            out[lo:hi][full] = np.add.reduceat(v * v, starts[full])
+        lo = hi
+    return out
 
 
 def _bytes(n: int) -> str:

@@ -262,7 +262,7 @@ def _csc_column_sums(data, indptr):
 
 def _means(prob):
     """(xbar, ybar, u): the (weighted) means (zeros without an intercept), u = sqrt(v)."""
-    X, y, v, n = prob.X, prob.y.astype(float), prob.v, prob.n
+    X, y, v, n = prob.X, np.asarray(prob.y, dtype=float), prob.v, prob.n
     u = None if v is None else np.sqrt(v)
     if not prob.intercept:
         return np.zeros(prob.d), 0.0, u
@@ -495,23 +495,25 @@ class _SparseSquared:
     def __init__(self, prob):
         self.prob = prob
         cache = prob.cache
+        # this call's CSC copy is not cached: it stayed alive through the certificate (1.6x
+        # Lasso's memory beyond the data); the vectors below are kept along a path
+        X, u = prob.X, None if prob.v is None else np.sqrt(prob.v)
+        X.sum_duplicates()
+        self.Xv = X if u is None else sp.csc_matrix(sp.diags(u) @ X)
         if "sparse_stats" not in cache:
-            X = prob.X.tocsc()
-            X.sum_duplicates()
             n = prob.n
             colsum, sumsq = _csc_column_sums(X.data, X.indptr)
             if prob.v is None:      # the certificate's units and X^T 1, from this pass
                 cache["column_stats"] = (np.sqrt(sumsq / n), colsum)
             xbar, ybar, u = _means(prob)
-            Xv = X if u is None else sp.csc_matrix(sp.diags(u) @ X)
             if u is not None:
-                sumsq = _csc_column_sums(Xv.data, Xv.indptr)[1]
+                sumsq = _csc_column_sums(self.Xv.data, self.Xv.indptr)[1]
             var = sumsq - n * xbar * xbar          # ||Xc_j||^2 (v-weighted)
             # a column constant up to rounding: ||Xc_j|| = 0, coordinate left at 0
             var = np.where(var > 1e-12 * sumsq, var, 0.0)
-            uy = prob.y.astype(float) if u is None else u * prob.y
-            cache["sparse_stats"] = (Xv, xbar, ybar, u, uy, (2.0 / n) * var)
-        self.Xv, self.xbar, self.ybar, self.u, self.uy, self.hdiag = cache["sparse_stats"]
+            uy = np.asarray(prob.y, dtype=float) if u is None else u * prob.y
+            cache["sparse_stats"] = (xbar, ybar, u, uy, (2.0 / n) * var)
+        self.xbar, self.ybar, self.u, self.uy, self.hdiag = cache["sparse_stats"]
 
     def _state(self, w):
         p = 2.0 * (self.Xv @ w - self.uy)
@@ -571,12 +573,12 @@ class _SparseSquared:
             return None
         n, XA = self.prob.n, self.Xv[:, A]
         xa = self.xbar[A]
-        ubar = self.u if self.u is not None else np.ones(n)
         # Xc_A = X_vA - u xbar_A^T and X_vA^T u = n xbar_A, u^T u = n: Xc_A^T Xc_A =
         # X_vA^T X_vA - n xbar_A xbar_A^T; Xc_A^T yc = X_vA^T (u (y - ybar)) (u^T yc = 0)
         GA = (XA.T @ XA).toarray() - n * np.outer(xa, xa)
         GA *= 2.0 / n
-        rhs = (2.0 / n) * np.asarray(XA.T @ (self.uy - self.ybar * ubar)).ravel()
+        yc = self.uy - self.ybar if self.u is None else self.uy - self.ybar * self.u
+        rhs = (2.0 / n) * np.asarray(XA.T @ yc).ravel()
         wA = polish_face(GA, rhs, w[A], lam1, lam2)
         if wA is None:
             return None
