@@ -160,3 +160,15 @@ def test_sparse_row_norms_make_no_copy_of_x():
     size = X.data.nbytes + X.indices.nbytes
     assert peak < 3 * 8 * X.shape[0] + 8 * data.ROW_NORM_BLOCK + size / 4, \
         f"{peak / 1e6:.1f} MB for {size / 1e6:.1f} MB of data"
+
+
+def test_column_norms_by_blocks_equal_dense(monkeypatch):
+    from convexlearn.certify.optimality import column_rms
+    X, _ = _text_like(n=300, d=80, per_row=5, seed=8)
+    dense = X.toarray()
+    expect = np.sqrt(np.einsum("ij,ij->j", dense, dense) / 300)
+    expect[expect == 0] = 1.0
+    for block in (7, 2**18):
+        monkeypatch.setattr(data, "ROW_NORM_BLOCK", block)
+        for fmt in ("csr", "csc"):
+            np.testing.assert_allclose(column_rms(X.asformat(fmt)), expect, rtol=1e-14)
