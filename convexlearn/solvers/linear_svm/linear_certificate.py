@@ -15,7 +15,6 @@ precision by blocks of rows (O(nnz of a block) extra memory, never a dense copy 
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 from scipy import sparse

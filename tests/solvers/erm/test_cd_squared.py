@@ -233,3 +233,25 @@ def test_sparse_cd_keeps_no_copy_of_x_past_its_call():
     csc = X.nnz * (X.data.itemsize + X.indices.itemsize) + (d + 1) * X.indptr.itemsize
     # one CSC copy and a few vectors of n and d at a time
     assert peak < csc + 8 * 8 * (n + d), f"{peak / 1e6:.2f} MB, CSC {csc / 1e6:.2f} MB"
+
+
+@pytest.mark.parametrize("intercept", [True, False])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_sparse_ridge_by_conjugate_gradients_equals_dense(intercept, weighted):
+    X, y, rng = _problem(seed=12)
+    sw = rng.random(X.shape[0]) + 0.5 if weighted else None
+    args = dict(loss="squared", penalty="l2", lam=0.02, intercept=intercept, sample_weight=sw)
+    dense = cl.ERM(X, y, **args).solve()
+    erm = cl.ERM(sp.csr_matrix(X), y, **args)
+    sparse = erm.solve()
+    assert sparse.ok and sparse.provenance["route"] == "cd"
+    from convexlearn.solvers.erm.cd import coordinate_descent
+    info = coordinate_descent(erm.X, y, erm.loss, erm.penalty, 0.02, intercept,
+                              sample_weight=sw)[2]
+    assert info["cg_iterations"] > 0 and info["sweeps"] == 0      # no sweep was needed
+    assert np.max(np.abs(dense.w - sparse.w)) <= 1e-9 * max(1.0, np.abs(dense.w).max())
+    assert abs(dense.b - sparse.b) <= 1e-9 * max(1.0, abs(dense.b))
+    # the certificate fails on a point moved off the solution
+    moved = cl.Solution(w=sparse.w * (1 + 1e-6), b=sparse.b, objective=np.nan,
+                        status="x", method="x")
+    assert not erm.certificate(moved, tol=1e-9).passed
