@@ -182,7 +182,7 @@ def polynomial_regression(X: ArrayLike, y: ArrayLike, degree: int = 2) -> Linear
 
 
 def ridge_pcg(Xv: Any, xbar: np.ndarray, rhs: np.ndarray, diag: np.ndarray, lam2: float,
-              tol: float = 1e-14, max_iter: int = 1000) -> tuple[np.ndarray, int, bool]:
+              tol: float = 1e-12, max_iter: int = 1000) -> tuple[np.ndarray, int, bool]:
     """Ridge on a sparse X by preconditioned conjugate gradients on its normal equations,
     with implicit centring: solve (G + lam2 I) w = rhs, G = (2/n) Xc^T Xc,
     Xc = Xv - u xbar^T (u = 1 unweighted; Xv^T u = n xbar, u^T u = n), i.e.
