@@ -136,17 +136,21 @@ def test_residual_sweeps_when_the_working_set_outgrows_the_gram(monkeypatch):
     assert np.max(np.abs(sol.w - ref.w)) <= 1e-9 * np.abs(ref.w).max()
 
 
-def test_sparse_lasso_with_many_features_stays_small():
-    # the certificate built a dense (d x zeros) block for the zero coordinates: 200 MB here
-    rng = np.random.default_rng(9)
-    n, d, per_row = 3000, 5000, 5
+def _text_regression(n, d, per_row, seed, k=50, noise=0.5):
+    """CSR rows of ``per_row`` values in [0.1, 1.1), y = X w + noise, w: k entries of 3."""
+    rng = np.random.default_rng(seed)
     cols = rng.integers(0, d, (n, per_row))
     X = sp.csr_matrix((rng.random(n * per_row) + 0.1, cols.ravel(),
                        np.arange(0, n * per_row + 1, per_row)), shape=(n, d))
     X.sum_duplicates()
     w = np.zeros(d)
-    w[rng.choice(d, 40, replace=False)] = 3.0
-    y = X @ w + 0.3 * rng.standard_normal(n)
+    w[rng.choice(d, k, replace=False)] = 3.0
+    return X, X @ w + noise * rng.standard_normal(n)
+
+
+def test_sparse_lasso_with_many_features_stays_small():
+    # the certificate built a dense (d x zeros) block for the zero coordinates: 200 MB here
+    X, y = _text_regression(3000, 5000, 5, seed=9, k=40, noise=0.3)
     erm = cl.ERM(X, y, loss="squared", penalty="l1", lam=1e-3)
     tracemalloc.start()
     try:
@@ -198,17 +202,6 @@ def test_compiled_cycles_equal_the_python_loop(lam1, lam2):
     assert np.allclose(out[0][1], out[1][1], rtol=0, atol=1e-12)
     assert np.allclose(out[0][2], G @ out[0][1] - c, rtol=0, atol=1e-12)
     assert np.all(out[0][1][~keep] == 0)
-
-
-def _text_regression(n, d, per_row, seed):
-    rng = np.random.default_rng(seed)
-    cols = rng.integers(0, d, (n, per_row))
-    X = sp.csr_matrix((rng.random(n * per_row) + 0.1, cols.ravel(),
-                       np.arange(0, n * per_row + 1, per_row)), shape=(n, d))
-    X.sum_duplicates()
-    w = np.zeros(d)
-    w[rng.choice(d, 50, replace=False)] = 3.0
-    return X, X @ w + 0.5 * rng.standard_normal(n)
 
 
 def test_sparse_cd_keeps_no_copy_of_x_past_its_call():
