@@ -24,16 +24,18 @@ problem's ``objective`` (the SVM's primal); the first tol that agrees is the one
 If none agrees by 1e-12 the row says so.
 
 Every measurement runs in a fresh subprocess (``--child``) that generates the data, then
-solves twice (glibc's mmap threshold fixed at 128 KiB, so that memory freed by the
-first solve leaves the resident set): the first solve's wall time is "first" (imports done, compiled code not yet
-loaded), the second's is "warm"; the peak resident set is reset before the second solve
-(``/proc/self/clear_refs``) and its peak beyond the data is VmHWM minus VmRSS before it.
+solves twice (glibc's mmap threshold fixed at 128 KiB, so that memory freed by the first
+solve leaves the resident set): the first solve's wall time is "first" (imports done,
+compiled code not yet loaded), the second's is "warm"; the peak resident set is reset
+before the second solve (``/proc/self/clear_refs``) and its peak beyond the data is VmHWM
+minus VmRSS before it.
 CPU seconds (``time.process_time``, single-threaded BLAS) of the warm solve are reported
 beside the wall time: the machine is shared. For the anchors the tol search runs in one
 child (each fit a warm fit after the first): the agreeing fit's wall, CPU and peak are
 that child's, and one more fresh child gives its first call.
 
-Run: python benchmarks/bench_sparse_rcv1.py [--n N] [--record]
+Run: python benchmarks/bench_sparse_rcv1.py [--n N] [--record] [--from-log FILE] (the
+table from the lines a run printed, measuring nothing: for a run stopped part way)
 """
 
 from __future__ import annotations
@@ -188,15 +190,41 @@ def _mb(x):
     return f"{x / 2 ** 20:.1f}"
 
 
-def rcv1_rows(n):
+def read_log(path) -> dict:
+    """The per-measurement lines a run printed ("<problem> <side> {...}"), as a dict keyed
+    by (problem, side): a run stopped part way is recorded from its log (``--from-log``)."""
+    import ast
+    found = {}
+    for line in open(path):
+        for name, (_, anchors) in PROBLEMS.items():
+            for side in ("ours", *anchors):
+                head = f"{name} {side} "
+                if line.startswith(head) and line.rstrip().endswith("}"):
+                    found[(name, side)] = ast.literal_eval(line[len(head):].strip())
+    return found
+
+
+def rcv1_rows(n, log=None):
+    """The table's rows: measured (``log`` None), or read from a run's log, where a problem
+    the run did not reach gets a row saying so."""
     rows = []
     for name, (ours_label, anchors) in PROBLEMS.items():
-        ours = measure(problem=name, side="ours", n=n)
+        ours = measure(problem=name, side="ours", n=n) if log is None else log.get((name, "ours"))
+        if ours is None:
+            rows.append([name, "not measured: the run stopped before it"] + ["-"] * 9)
+            continue
         print(name, "ours", ours, flush=True)
         for label, kind in anchors.items():
-            a = measure(problem=name, side="anchor", kind=kind, target=ours["F"], n=n)
-            a["first"] = measure(problem=name, side="first", kind=kind, tol=a["tol"],
-                                 n=n)["first"]
+            if log is None:
+                a = measure(problem=name, side="anchor", kind=kind, target=ours["F"], n=n)
+                a["first"] = measure(problem=name, side="first", kind=kind, tol=a["tol"],
+                                     n=n)["first"]
+            else:
+                a = log.get((name, label))
+            if a is None:
+                rows.append([name, f"{label}: not measured, the run stopped before it"]
+                            + ["-"] * 9)
+                continue
             print(name, label, a, flush=True)
             rows.append([name, f"{label}, tol={a['tol']:g}"
                          + ("" if a["agreed"] else " (never within 1e-9)")
@@ -212,6 +240,10 @@ def rcv1_rows(n):
 
 
 # ------------------------------------------------------------- svmlight files
+SVMLIGHT_HEADER = ["file", "problem", "ours", "ours s (the first row loads compiled code)",
+                   "scikit-learn s", "(F_sklearn - F*) / |F*|"]
+
+
 def svmlight_rows():
     """The svmlight files scikit-learn ships (its test data), read by our reader and
     scikit-learn's; lasso and elastic net on their labels as targets, certified, against
@@ -281,14 +313,15 @@ def main():
     nnz = X.nnz
     data_mb = (X.data.nbytes + X.indices.nbytes + X.indptr.nbytes) / 2 ** 20
     del X
-    rows = rcv1_rows(n)
+    log = (read_log(sys.argv[sys.argv.index("--from-log") + 1]) if "--from-log" in sys.argv
+           else None)
+    rows = rcv1_rows(n, log)
     table = markdown_table(
         ["problem", "call", "answer", "warm s", "warm CPU s", "first call s",
          "CPU ratio", "peak MiB beyond the data", "memory ratio", "(F - F*) / |F*|",
          "anchor tol search: (F - F*) / |F*|"], rows)
     print(table, flush=True)
-    sv = markdown_table(["file", "problem", "ours", "ours s (the first row loads compiled code)", "scikit-learn s",
-                         "(F_sklearn - F*) / |F*|"], svmlight_rows())
+    sv = markdown_table(SVMLIGHT_HEADER, svmlight_rows())
     print(sv, flush=True)
     body = (f"Each figure from a fresh subprocess (module docstring): first call, then a warm "
             f"solve in the same process; ratios are CPU seconds of the warm solves (the "
@@ -311,7 +344,6 @@ if __name__ == "__main__":
     if "--child" in sys.argv:
         print(json.dumps(child(json.loads(sys.argv[sys.argv.index("--child") + 1]))))
     elif "--svmlight" in sys.argv:
-        print(markdown_table(["file", "problem", "ours", "ours s (the first row loads compiled code)", "scikit-learn s",
-                              "(F_sklearn - F*) / |F*|"], svmlight_rows()))
+        print(markdown_table(SVMLIGHT_HEADER, svmlight_rows()))
     else:
         main()
