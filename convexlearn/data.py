@@ -40,6 +40,8 @@ __all__ = [
     "check_solve_options",
     "as_sample_weight",
     "is_sparse",
+    "row_sq_norms",
+    "sq_norms",
     "dense_or_refuse",
     "DENSIFY_LIMIT_BYTES",
     "ARRAY_BACKENDS",
@@ -73,6 +75,55 @@ SPARSE_METHODS = ("SVM (linear kernel): 'dcd', 'pegasos', 'subgradient' and the 
 def is_sparse(X: ArrayLike) -> bool:
     """True for a scipy.sparse matrix or array."""
     return hasattr(X, "tocsr") and hasattr(X, "nnz")
+
+
+#: Stored values squared at a time by :func:`row_sq_norms` (2 MiB of temporaries).
+ROW_NORM_BLOCK = 2**18
+
+
+def row_sq_norms(X: Any) -> np.ndarray:
+    """||x_i||^2 for every row of a dense or scipy.sparse X: the linear kernel's diagonal
+    (:func:`sq_norms` along the rows)."""
+    return sq_norms(X, axis=1)
+
+
+def sq_norms(X: Any, axis: int = 1) -> np.ndarray:
+    """Sums of squares of a dense or scipy.sparse X along ``axis`` (1: of each row, 0: of
+    each column).
+
+    A sparse X is read in place by blocks of about :data:`ROW_NORM_BLOCK` stored values
+    (along its compressed axis: each block's squares summed by reduceat; across it:
+    scattered by bincount), so the extra memory is O(n + d) plus one block, never a copy
+    of X (``X.multiply(X)`` was two copies of all the values and an int64 copy of the
+    indices: 84 MB on 42 MB of data).
+    """
+    if not is_sparse(X):
+        return np.einsum("ij,ij->i" if axis == 1 else "ij,ij->j", X, X)
+    if X.format not in ("csr", "csc"):
+        X = X.tocsr()
+    size = X.shape[axis == 0]
+    out = np.zeros(size)
+    data, indptr = X.data, X.indptr
+    if (X.format == "csr") != (axis == 1):          # across the compressed axis
+        for k0 in range(0, data.shape[0], ROW_NORM_BLOCK):
+            v = data[k0:k0 + ROW_NORM_BLOCK]
+            out += np.bincount(X.indices[k0:k0 + ROW_NORM_BLOCK], weights=v * v,
+                               minlength=size)
+        return out
+    lo = 0
+    while lo < size:
+        # compressed rows (columns) lo..hi-1 hold at most ROW_NORM_BLOCK values (or one)
+        hi = int(np.searchsorted(indptr, indptr[lo] + ROW_NORM_BLOCK, side="right")) - 1
+        hi = min(max(hi, lo + 1), size)
+        k0, k1 = int(indptr[lo]), int(indptr[hi])
+        if k1 > k0:
+            starts = indptr[lo:hi] - k0
+            full = starts < indptr[lo + 1:hi + 1] - k0      # empty ones keep their 0
+            v = data[k0:k1]
+            # consecutive nonempty starts: each segment is exactly one row's values
+            out[lo:hi][full] = np.add.reduceat(v * v, starts[full])
+        lo = hi
+    return out
 
 
 def _bytes(n: int) -> str:

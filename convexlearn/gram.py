@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .data import check_positive, dense_or_refuse, is_sparse
+from .data import check_positive, dense_or_refuse, is_sparse, row_sq_norms
 from .errors import ParameterError
 from .kernels import DEFAULT_PSD_TOL, Kernel, PSDCheck, check_psd
 
@@ -93,12 +93,9 @@ def kernel_diagonal(kernel: Kernel, X: Any) -> np.ndarray:
 
     Closed forms for the named kernels (linear ||x||^2, poly (gamma ||x||^2 + coef0)^degree,
     rbf 1, sigmoid tanh(gamma ||x||^2 + coef0)); one kernel call per sample otherwise.
-    A sparse X is read by rows (the linear kernel keeps it sparse).
+    A sparse X is read in place (:func:`row_sq_norms`).
     """
-    if is_sparse(X):
-        sq = np.asarray(X.multiply(X).sum(axis=1), dtype=float).ravel()
-    else:
-        sq = np.einsum("ij,ij->i", X, X)
+    sq = row_sq_norms(X)
     if kernel.name == "linear":
         return sq
     if kernel.name == "poly":

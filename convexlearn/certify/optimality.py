@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import linprog, lsq_linear
 
-from ..data import DENSIFY_LIMIT_BYTES
+from ..data import DENSIFY_LIMIT_BYTES, sq_norms
 from ..losses import Loss
 from .duality import dual_objective
 from ..penalties import Penalty
@@ -126,13 +126,7 @@ def null_scale(loss: Loss, y: np.ndarray, intercept: bool) -> float:
 def column_rms(X: Any) -> np.ndarray:
     """Root mean square of each column (1 for a zero column), without an n x d temporary."""
     n = X.shape[0]
-    if hasattr(X, "multiply"):
-        sq = np.zeros(X.shape[1])
-        for lo in range(0, n, 16384):     # by row blocks: no temporary of every value
-            block = X[lo:lo + 16384]
-            sq += np.asarray(block.multiply(block).sum(axis=0)).ravel()
-    else:
-        sq = np.einsum("ij,ij->j", X, X)
+    sq = sq_norms(X, axis=0)          # a sparse X read in place (no copy of its values)
     units = np.sqrt(sq / n)
     return np.where(units > 0, units, 1.0)
 

@@ -484,7 +484,7 @@ def solve_exact(erm: Any, *, tol: float = EXACT_TOL, solver: str | None = None,
     chain = list(routes or exact_chain(erm))
     if solver is not None or options:
         chain = ["exact-primal"]
-    with small_problem_threads(erm.X.shape[0] * erm.X.shape[1]):    # see threads.py
+    with small_problem_threads(erm.X.nnz if is_sparse(erm.X) else erm.X.size):  # threads.py
         sol = walk(erm, [ROUTES[name] for name in chain],
                    certify=lambda s: snap_zeros(erm, _certify(erm, s, tol), tol),
                    violation=_violation, tol=tol,

@@ -203,9 +203,12 @@ def _logistic(prob, w, b, keep, tol, max_sweeps, polish, use_numba):
     intercept a coordinate of its own)."""
     X, y, loss, n = prob.X, prob.y, prob.loss, prob.n
     lam1, lam2 = prob.lam1, prob.lam2
-    if "fortran" not in prob.cache:
-        prob.cache["fortran"] = X if prob.sparse else np.asfortranarray(X, dtype=float)
-    Xf = prob.cache["fortran"]
+    if prob.sparse:
+        Xf = X          # this call's CSC copy (not cached: see _SparseSquared)
+    else:
+        if "fortran" not in prob.cache:
+            prob.cache["fortran"] = np.asfortranarray(X, dtype=float)
+        Xf = prob.cache["fortran"]
 
     def F_of(w_, b_):
         f_ = X @ w_ + b_

@@ -25,8 +25,8 @@ p = 2 (X_v w - u y) (X_v = diag(u) X, u = sqrt(v)) and U = u^T p, and use
 
 which is (1/n) Xc_j^T q at q = 2 (Xc w - yc) (the term in u cancels): O(nnz_j) per
 coordinate, extra memory O(nnz + n + d) (the CSC copy, p, a few d-vectors). The polish
-forms G_AA on the active set only (|A|^2 <= ``SPARSE_POLISH_ENTRIES``), the zeros are
-checked by one sparse pass.
+forms G_AA on the active set only (|A|^2 <= ``SPARSE_POLISH_ENTRIES`` and <= nnz / 8 or
+2^16: its ~6 dense copies stay below half the data's memory), zeros checked by one pass.
 
 The numba kernels have pure-numpy twins (:func:`sparse_epoch_reference`) the tests
 compare them with.
@@ -44,6 +44,7 @@ from numba import njit
 
 from .cd_polish import (active_cycles, polish_face, polish_with_copies, readmit,
                         zeros_stay_zero)
+from .closed_forms import ridge_pcg
 
 __all__ = ["squared_cd", "soft_threshold", "coordinate_step", "residual_epoch",
            "GRAM_MAX_FEATURES", "gram_cycles", "gram_epoch", "gram_epoch_reference",
@@ -51,7 +52,7 @@ __all__ = ["squared_cd", "soft_threshold", "coordinate_step", "residual_epoch",
            "WORKING_SET_FRACTION", "WORKING_SET_START"]
 
 #: The sparse polish's dense |A| x |A| system is formed up to this many entries (8 bytes
-#: each: 200 MB); a larger support is left to the sweeps at tighter tolerances.
+#: each: 200 MB) and nnz / 8 (module docstring); a larger support is left to the sweeps.
 SPARSE_POLISH_ENTRIES = 25_000_000
 #: The Gram block of the working set needs |K|^2 floats (8 |K|^2 bytes: 200 MB at 5000);
 #: beyond (or |K| > n), the sweeps run on the working set's centred columns (n a coordinate).
@@ -262,15 +263,14 @@ def _csc_column_sums(data, indptr):
 
 def _means(prob):
     """(xbar, ybar, u): the (weighted) means (zeros without an intercept), u = sqrt(v)."""
-    X, y, v, n = prob.X, prob.y.astype(float), prob.v, prob.n
+    X, y, v, n = prob.X, np.asarray(prob.y, dtype=float), prob.v, prob.n
     u = None if v is None else np.sqrt(v)
     if not prob.intercept:
         return np.zeros(prob.d), 0.0, u
     if v is None:
-        if "column_stats" in prob.cache:
-            return prob.cache["column_stats"][1] / n, float(y.mean()), u
-        xbar = np.asarray(X.sum(axis=0)).ravel() / n
-        return xbar, float(y.mean()), u
+        sums = prob.cache.get("column_stats", (0, None))[1]
+        return (np.asarray(X.sum(axis=0)).ravel() if sums is None else sums) / n, \
+            float(y.mean()), u
     return np.asarray(X.T @ v).ravel() / n, float(v @ y) / n, u
 
 
@@ -493,25 +493,25 @@ class _SparseSquared:
     """Implicitly centred coordinate descent on sparse X (module docstring)."""
 
     def __init__(self, prob):
-        self.prob = prob
-        cache = prob.cache
+        # this call's CSC copy is not cached: it stayed alive through the certificate (1.6x
+        # Lasso's memory beyond the data); the vectors below are kept along a path
+        self.prob, cache, X, u = prob, prob.cache, prob.X, None if prob.v is None else \
+            np.sqrt(prob.v)
+        X.sum_duplicates()
+        self.Xv = X if u is None else sp.csc_matrix(sp.diags(u) @ X)
         if "sparse_stats" not in cache:
-            X = prob.X.tocsc()
-            X.sum_duplicates()
             n = prob.n
             colsum, sumsq = _csc_column_sums(X.data, X.indptr)
             if prob.v is None:      # the certificate's units and X^T 1, from this pass
                 cache["column_stats"] = (np.sqrt(sumsq / n), colsum)
             xbar, ybar, u = _means(prob)
-            Xv = X if u is None else sp.csc_matrix(sp.diags(u) @ X)
             if u is not None:
-                sumsq = _csc_column_sums(Xv.data, Xv.indptr)[1]
-            var = sumsq - n * xbar * xbar          # ||Xc_j||^2 (v-weighted)
-            # a column constant up to rounding: ||Xc_j|| = 0, coordinate left at 0
-            var = np.where(var > 1e-12 * sumsq, var, 0.0)
-            uy = prob.y.astype(float) if u is None else u * prob.y
-            cache["sparse_stats"] = (Xv, xbar, ybar, u, uy, (2.0 / n) * var)
-        self.Xv, self.xbar, self.ybar, self.u, self.uy, self.hdiag = cache["sparse_stats"]
+                sumsq = _csc_column_sums(self.Xv.data, self.Xv.indptr)[1]
+            var = sumsq - n * xbar * xbar          # ||Xc_j||^2 (v-weighted); a column
+            var = np.where(var > 1e-12 * sumsq, var, 0.0)   # constant up to rounding: 0
+            uy = np.asarray(prob.y, dtype=float) if u is None else u * prob.y
+            cache["sparse_stats"] = (xbar, ybar, u, uy, (2.0 / n) * var)
+        self.xbar, self.ybar, self.u, self.uy, self.hdiag = cache["sparse_stats"]
 
     def _state(self, w):
         p = 2.0 * (self.Xv @ w - self.uy)
@@ -520,10 +520,8 @@ class _SparseSquared:
 
     def run(self, w, keep, tol, max_sweeps, polish, use_numba):
         prob = self.prob
-        lam1, lam2, n = prob.lam1, prob.lam2, prob.n
-        Xv, xbar, hdiag = self.Xv, self.xbar, self.hdiag
-        p, U = self._state(w)
-        ybar = self.ybar
+        lam1, lam2, n, Xv, xbar = prob.lam1, prob.lam2, prob.n, self.Xv, self.xbar
+        hdiag, (p, U), ybar = self.hdiag, self._state(w), self.ybar
 
         def sweep(coords):
             if use_numba:
@@ -539,7 +537,10 @@ class _SparseSquared:
             return 0.25 * qq / n + lam1 * np.abs(w).sum() + 0.5 * lam2 * float(w @ w)
 
         info = {"gram": False, "outer": 1, "readmitted": 0, "sweeps": 0, "polished": False}
-        for attempt in range(6):
+        if ridge := (lam1 == 0 and lam2 > 0):   # CG on the normal equations: 17 iterations
+            w[:], info["cg_iterations"], done = ridge_pcg(Xv, xbar, self._c(Xv), hdiag, lam2)
+            p, U = self._state(w)
+        for attempt in range(0 if ridge and done else 6):
             stop_tol = tol * 10.0 ** (-2 * attempt)
             info["sweeps"] += active_cycles(sweep, w, keep, lambda: stop_tol * abs(objective()),
                                             max_sweeps)
@@ -560,6 +561,11 @@ class _SparseSquared:
         info["grad"] = self._grad(p, U)
         return w, b, info
 
+    def _c(self, XA):
+        """(2/n) Xc_A^T yc = (2/n) X_vA^T (u (y - ybar)) (Xc_A = X_vA - u xbar_A^T, u^T yc = 0)."""
+        yc = self.uy - self.ybar if self.u is None else self.uy - self.ybar * self.u
+        return (2.0 / self.prob.n) * np.asarray(XA.T @ yc).ravel()
+
     def _grad(self, p, U):
         return (np.asarray(self.Xv.T @ p).ravel() - self.xbar * U[0]) / self.prob.n
 
@@ -567,17 +573,13 @@ class _SparseSquared:
         A = np.flatnonzero(w)
         if A.size == 0:
             return w.copy()
-        if A.size * A.size > SPARSE_POLISH_ENTRIES:
+        if A.size * A.size > min(SPARSE_POLISH_ENTRIES, max(1 << 16, self.Xv.nnz // 8)):
             return None
-        n, XA = self.prob.n, self.Xv[:, A]
-        xa = self.xbar[A]
-        ubar = self.u if self.u is not None else np.ones(n)
-        # Xc_A = X_vA - u xbar_A^T and X_vA^T u = n xbar_A, u^T u = n: Xc_A^T Xc_A =
-        # X_vA^T X_vA - n xbar_A xbar_A^T; Xc_A^T yc = X_vA^T (u (y - ybar)) (u^T yc = 0)
+        n, XA, xa = self.prob.n, self.Xv[:, A], self.xbar[A]
+        # X_vA^T u = n xbar_A, u^T u = n: Xc_A^T Xc_A = X_vA^T X_vA - n xbar_A xbar_A^T
         GA = (XA.T @ XA).toarray() - n * np.outer(xa, xa)
         GA *= 2.0 / n
-        rhs = (2.0 / n) * np.asarray(XA.T @ (self.uy - self.ybar * ubar)).ravel()
-        wA = polish_face(GA, rhs, w[A], lam1, lam2)
+        wA = polish_face(GA, self._c(XA), w[A], lam1, lam2)
         if wA is None:
             return None
         out = np.zeros_like(w)

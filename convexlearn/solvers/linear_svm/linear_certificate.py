@@ -15,10 +15,11 @@ precision by blocks of rows (O(nnz of a block) extra memory, never a dense copy 
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 from scipy import sparse
+
+from ...data import row_sq_norms
 
 __all__ = ["certificate", "GAP_TOL", "row_sq_norms"]
 
@@ -43,19 +44,6 @@ def _balanced(alpha: np.ndarray, y: np.ndarray, C: np.ndarray) -> np.ndarray | N
 
 _WIDE = np.longdouble      # 64-bit significand on x86-64 Linux (2^11 x float64's precision)
 _ROWS = 4096               # rows per block of the wide products (no wide copy of X)
-
-
-def row_sq_norms(X: Any) -> np.ndarray:
-    """||x_i||^2 for every row of a dense or scipy.sparse X (no dense copy)."""
-    if sparse.issparse(X):
-        X = sparse.csr_matrix(X)
-        sq = np.empty(X.shape[0])
-        step = 4 * _ROWS          # by blocks of rows: no temporary of all nnz values
-        for lo in range(0, X.shape[0], step):
-            block = X[lo:lo + step]
-            sq[lo:lo + step] = np.asarray(block.multiply(block).sum(axis=1)).ravel()
-        return sq
-    return np.einsum("ij,ij->i", X, X)
 
 
 def _wide_csr_block(Xb) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -366,3 +366,38 @@ def test_subgradient_default_step_on_exponential_loss_with_elastic_net():
     sol = erm.solve("subgradient", max_iter=3000)
     assert sol.provenance["step"] == "1/t"
     assert _rel(sol.objective, erm.solve("exact").objective) <= 1e-3
+
+
+def test_newton_cg_asks_no_more_of_its_model_than_half_the_tol(monkeypatch):
+    # the last Newton-CG step of a sparse logistic + l2 solve drove the model's residual to
+    # 1e-20 (31 Hessian products) where the stopping rule asked 1e-15
+    import scipy.sparse as sp
+    from convexlearn.solvers.erm import newton as newton_module
+    from convexlearn.solvers.erm.oracle import ERMOracle
+    rng = np.random.default_rng(4)
+    X = sp.random(3000, 800, density=0.01, format="csr", random_state=rng)
+    y = np.where(X @ rng.standard_normal(800) + 0.3 * rng.standard_normal(3000) > 0, 1.0, -1.0)
+    erm = cl.ERM(X, y, "logistic", "l2", lam=1.0 / 3000, intercept=False)
+    products, real = [], ERMOracle.hessian_vector
+
+    def counted(self, *args, **kwargs):
+        products[-1] += 1
+        return real(self, *args, **kwargs)
+
+    direction = newton_module._cg_direction
+
+    def step(oracle, x, grad, gnorm, floor=0.0):
+        products.append(0)
+        p = direction(oracle, x, grad, gnorm, floor)
+        residual = np.linalg.norm(oracle.hessian_vector(x, p) + grad)
+        products[-1] -= 1                            # that check is not CG's
+        assert residual <= max(min(0.5, np.sqrt(gnorm)) * gnorm, floor) * (1 + 1e-6)
+        return p
+
+    monkeypatch.setattr(ERMOracle, "hessian_vector", counted)
+    monkeypatch.setattr(newton_module, "_cg_direction", step)
+    tol = 1e-13
+    sol = newton_module.newton(erm.oracle(), tol=tol, max_iter=100)
+    assert sol.status == "converged"
+    assert sol.history["grad_norm"][-1] <= tol
+    assert products[-1] <= 12, products          # 1e-20 would take ~30
