@@ -342,8 +342,10 @@ def test_cascade_blocks_follow_the_worker_memory_limit(tight_client):
     formed whole and the nanny killed) passes and gives the values computed in memory."""
     from convexlearn.distributed import cascade
     per_thread = float(TIGHT_MEMORY_LIMIT)       # one thread per worker
+    share = min(int(per_thread * cascade.BLOCK_SHARE), cascade.MAX_BLOCK_BYTES)
     assert tight_client.submit(cascade.worker_block_bytes, pure=False).result() == \
-        int(per_thread * cascade.BLOCK_SHARE) == cascade.worker_block_bytes(per_thread)
+        share == cascade.worker_block_bytes(per_thread)
+    assert cascade.worker_block_bytes(2**20) == 2**20 * cascade.BLOCK_SHARE
     cache_mb = tight_client.submit(cascade.worker_cache_mb, pure=False).result()
     assert cache_mb == pytest.approx(per_thread * cascade.CACHE_SHARE / 2**20)
     assert cache_mb < cascade.DEFAULT_CACHE_MB
@@ -358,14 +360,25 @@ def test_cascade_blocks_follow_the_worker_memory_limit(tight_client):
     svm = cl.SVM(Xd, yd, C=1.0, kernel="rbf", gamma=0.5)
     assert 8 * (n // 2) * m > TIGHT_MEMORY_LIMIT
     W_X = rng.standard_normal((m, 2))
-    W = (np.arange(n, n + m), W_X, np.ones(m), np.zeros(m))   # indices outside the data
+    W = (np.arange(n, n + m), W_X, np.ones(m), np.ones(m))   # indices outside the data
     beta = rng.uniform(-1, 1, m) * (rng.random(m) < 0.9)
-    hinge, found, count, worst = cascade.margins_outside(svm.data, W, beta, 0.1,
-                                                         svm.kernel, 50)
+    hinge, found, count, worst, f_W, g = cascade.margins_outside(svm.data, W, beta, 0.1,
+                                                                 svm.kernel, 50)
     f = cascade.expansion_values(svm.kernel, X, W_X, beta, 2**24) + 0.1
     viol = 1.0 - y * f
     assert hinge == pytest.approx(np.maximum(viol, 0.0).sum(), rel=1e-12)
     assert count == int(np.sum(viol > 0)) and worst == pytest.approx(viol.max(), rel=1e-12)
+    assert np.allclose(np.concatenate(g), f - 0.1, rtol=1e-13, atol=1e-13)
+    # the worst violators of each chunk, with their f, outside W
+    for idx, _, _, _, f_found in found:
+        assert idx.size == 50 and np.allclose(f_found, f[idx], rtol=1e-13, atol=1e-13)
+    # incremental: a change of a few multipliers added to the last pass's g
+    change = np.zeros(m)
+    change[:7] = rng.uniform(-1, 1, 7)
+    inc = cascade.margins_outside(svm.data, W, change, 0.1, svm.kernel, 50, base=g)
+    f2 = cascade.expansion_values(svm.kernel, X, W_X, beta + change, 2**24) + 0.1
+    assert inc[0] == pytest.approx(np.maximum(1.0 - y * f2, 0.0).sum(), rel=1e-12)
+    assert np.allclose(np.concatenate(inc[5]), f2 - 0.1, rtol=1e-12, atol=1e-12)
     # blocks of a few rows give the values of one block
     small = cascade.expansion_values(svm.kernel, X[:500], W_X, beta, 8 * m * 3)
     assert np.allclose(small, f[:500] - 0.1, rtol=1e-13, atol=1e-13)
