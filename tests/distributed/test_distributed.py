@@ -382,3 +382,38 @@ def test_cascade_blocks_follow_the_worker_memory_limit(tight_client):
     # blocks of a few rows give the values of one block
     small = cascade.expansion_values(svm.kernel, X[:500], W_X, beta, 8 * m * 3)
     assert np.allclose(small, f[:500] - 0.1, rtol=1e-13, atol=1e-13)
+
+
+def test_cascade_with_sample_weights_matches_in_memory(client):
+    """Per-sample costs C s_i on the cascade (weights 0..3, zeros included: those samples
+    are absent): the dual optimum of the in-memory weighted solve, gamma="scale" from the
+    weighted variance as in memory, and a certificate that fails on other weights."""
+    rng = np.random.default_rng(6)
+    n = 1200
+    X = rng.standard_normal((n, 2))
+    y = np.where(X[:, 0] ** 2 + X[:, 1] ** 2 + 0.3 * rng.standard_normal(n) > 1.4, 1, -1)
+    s = rng.integers(0, 4, n).astype(float)
+    Xd, yd = _dask(client, X, y, chunks=4)
+    sd = da.from_array(s, chunks=Xd.chunks[0])
+    svm = cl.SVM(Xd, yd, C=2.0, kernel="rbf", sample_weight=sd)
+    mem = cl.SVM(X, y, C=2.0, kernel="rbf", sample_weight=s)
+    assert svm.kernel.gamma == pytest.approx(mem.kernel.gamma, rel=1e-12)
+    sol = svm.solve("cascade")
+    assert sol.status == "optimal" and sol.report.passed, sol.report.residuals
+    ref = mem.solve()
+    d_ref = mem.dual_objective(ref.alpha)
+    assert abs(sol.report.dual_objective - d_ref) <= 1e-9 * abs(d_ref)
+    assert mem.kkt(sol, tol=1e-8).passed            # certified again, in memory
+    assert np.all(sol.alpha <= 2.0 * s + 1e-15) and np.all(sol.alpha[s == 0] == 0.0)
+    assert sol.report.primal_objective == pytest.approx(mem.primal_objective(sol), rel=1e-9)
+    # the unweighted optimum is not the weighted one: the weighted check rejects it
+    plain = cl.SVM(X, y, C=2.0, kernel="rbf", gamma=svm.kernel.gamma).solve()
+    assert not mem.kkt(mem.from_alpha(np.minimum(plain.alpha, 2.0 * s), b=plain.b),
+                       tol=1e-8).passed
+    # a numpy weight vector works the same; a hard margin refuses weights
+    again = cl.SVM(Xd, yd, C=2.0, kernel="rbf", sample_weight=s).solve("cascade")
+    assert abs(again.report.dual_objective - d_ref) <= 1e-9 * abs(d_ref)
+    with pytest.raises(cl.ParameterError, match="finite C"):
+        cl.SVM(Xd, yd, C=None, kernel="rbf", sample_weight=sd)
+    with pytest.raises(cl.DataError, match="weight 0"):
+        cl.SVM(Xd, yd, kernel="rbf", sample_weight=np.where(y > 0, 1.0, 0.0))
