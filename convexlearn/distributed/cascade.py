@@ -45,11 +45,13 @@ import numpy as np
 
 from ..kernels import Kernel
 from ..solvers.kernel_svm.c_svc import c_svc_qp
-from ..solvers.kernel_svm.certified_smo import certified_smo
+from ..certify.kkt import svm_kkt
+from ..solvers.kernel_svm.certified_smo import SMOColumns, certified_smo
 from ..solvers.kernel_svm.polish import intercept_from_alpha, is_balanced
 from ..solvers.kernel_svm.smo import smo_qp, solve_svm
 
-__all__ = ["cascade_pass", "margins_outside", "solve_on", "smo_on", "exact_on", "empty_set",
+__all__ = ["cascade_pass", "margins_outside", "solve_on", "smo_on", "report_on", "exact_on",
+           "empty_set",
            "worker_block_bytes", "worker_cache_mb", "expansion_values", "sub_svm"]
 
 #: Share of a worker's memory per thread for one block of kernel rows: the block and the
@@ -252,19 +254,46 @@ def margins_outside(data: Any, W: tuple, beta: np.ndarray, b: float, kernel: Ker
     return hinge, found, count, worst, f_W, [p[5] for p in parts]
 
 
-def smo_on(svm: Any, alpha: np.ndarray, g: np.ndarray, tol: float) -> tuple:
+def smo_on(svm: Any, alpha: np.ndarray, g: np.ndarray, tol: float, polish: bool = False
+           ) -> tuple:
     """SMO on ``svm`` at ``tol`` from the feasible ``alpha`` with its gradient g = K (y *
-    alpha) known (no kernel product to start); returns (alpha, b)."""
+    alpha) known (no kernel product to start), then with ``polish`` the active-set polish
+    (reading K from SMO's column cache where it holds the columns, as the in-memory exact
+    route; its answer is kept when it is found); returns (alpha, b). Nothing is certified
+    here: the caller's pass over the chunks gives f on W for the report
+    (:func:`report_on`)."""
     qp = c_svc_qp(svm)
     res, _, _ = smo_qp(qp, tol=tol, alpha0=alpha, g0=g, record=False)
-    g = qp.target - res.v
-    b = intercept_from_alpha(svm.y, svm.C_bounds, res.alpha, g)[0] if svm.intercept else 0.0
-    return res.alpha, float(b)
+    alpha, b, g = res.alpha, None, qp.target - res.v
+    if polish:
+        cached = (SMOColumns(qp.gram, res.columns)
+                  if res.columns is not None and qp.gram.from_samples else None)
+        refined = qp.polish(alpha, g, kernel=cached)
+        if refined is not None:
+            alpha, b, g = refined
+    if not svm.intercept:
+        b = 0.0
+    elif b is None:
+        b = intercept_from_alpha(svm.y, svm.C_bounds, alpha, g)[0]
+    return alpha, float(b)
+
+
+def report_on(svm: Any, alpha: np.ndarray, b: float, f: np.ndarray, tol: float) -> Any:
+    """The KKT report of (alpha, b) on ``svm`` (the SVM on W) from its decision values f
+    on W, recomputed from the data by the pass over the chunks: the report of
+    :func:`convexlearn.certify.kkt.kkt_report` (beta = y * alpha: stationarity 0,
+    alpha^T Q alpha = beta^T (f - b)) without a kernel product on the client."""
+    beta = svm.y * alpha
+    aQa = float(beta @ (f - b))
+    scale = float(np.abs(beta) @ np.sqrt(np.maximum(svm.gram_operator.diagonal, 0.0)))
+    return svm_kkt(svm.y, svm.C_bounds, svm.intercept, alpha, f, aQa, aQa, 0.0, tol=tol,
+                   stationarity_scale=scale)
 
 
 def exact_on(svm: Any, alpha: np.ndarray, g: np.ndarray, tol: float, cert_tol: float) -> Any:
-    """The exact optimum of ``svm``: SMO at ``tol`` from ``alpha`` (gradient ``g``), the
-    active-set polish and the KKT report at ``cert_tol`` (relative gap too)
+    """The exact optimum of ``svm`` by the in-memory exact route, with its retries: SMO at
+    ``tol`` from ``alpha`` (gradient ``g``), the active-set polish and the KKT report at
+    ``cert_tol`` (relative gap too), SMO resumed at a smaller tolerance while it fails
     (:func:`~convexlearn.solvers.kernel_svm.certified_smo.certified_smo`)."""
     return certified_smo(svm, tol=tol, kkt_tol=cert_tol, gap_tol=cert_tol,
                          warm_start=alpha, warm_products=g)

@@ -394,8 +394,8 @@ def test_cascade_with_sample_weights_matches_in_memory(client):
     y = np.where(X[:, 0] ** 2 + X[:, 1] ** 2 + 0.3 * rng.standard_normal(n) > 1.4, 1, -1)
     s = rng.integers(0, 4, n).astype(float)
     Xd, yd = _dask(client, X, y, chunks=4)
-    sd = da.from_array(s, chunks=Xd.chunks[0])
-    svm = cl.SVM(Xd, yd, C=2.0, kernel="rbf", sample_weight=sd)
+    sd = client.persist(da.from_array(s, chunks=Xd.chunks[0]))
+    svm = cl.SVM(Xd, yd, C=2.0, kernel="rbf", sample_weight=sd, client=client)
     mem = cl.SVM(X, y, C=2.0, kernel="rbf", sample_weight=s)
     assert svm.kernel.gamma == pytest.approx(mem.kernel.gamma, rel=1e-12)
     sol = svm.solve("cascade")
@@ -411,9 +411,33 @@ def test_cascade_with_sample_weights_matches_in_memory(client):
     assert not mem.kkt(mem.from_alpha(np.minimum(plain.alpha, 2.0 * s), b=plain.b),
                        tol=1e-8).passed
     # a numpy weight vector works the same; a hard margin refuses weights
-    again = cl.SVM(Xd, yd, C=2.0, kernel="rbf", sample_weight=s).solve("cascade")
+    again = cl.SVM(Xd, yd, C=2.0, kernel="rbf", sample_weight=s, client=client).solve("cascade")
     assert abs(again.report.dual_objective - d_ref) <= 1e-9 * abs(d_ref)
     with pytest.raises(cl.ParameterError, match="finite C"):
-        cl.SVM(Xd, yd, C=None, kernel="rbf", sample_weight=sd)
+        cl.SVM(Xd, yd, C=None, kernel="rbf", sample_weight=sd, client=client)
     with pytest.raises(cl.DataError, match="weight 0"):
-        cl.SVM(Xd, yd, kernel="rbf", sample_weight=np.where(y > 0, 1.0, 0.0))
+        cl.SVM(Xd, yd, kernel="rbf", sample_weight=np.where(y > 0, 1.0, 0.0), client=client)
+
+
+def test_report_from_the_pass_is_the_in_memory_report():
+    """The report on W from the pass's decision values (no kernel product on the client)
+    gives the figures of SVM.kkt, passes at the optimum and fails on a perturbed point."""
+    from convexlearn.distributed import cascade
+    rng = np.random.default_rng(9)
+    X = rng.standard_normal((300, 3))
+    y = np.where(X[:, 0] + 0.5 * rng.standard_normal(300) > 0, 1.0, -1.0)
+    s = rng.integers(1, 3, 300).astype(float)
+    part = (np.arange(300), X, y, s, np.zeros(300))
+    svm = cascade.sub_svm(part, 1.5, cl.SVM(X, y, kernel="rbf").kernel, True, True)
+    sol = svm.solve(kkt_tol=1e-9)
+    f = svm.decision_function(sol)
+    rep = cascade.report_on(svm, sol.alpha, sol.b, f, 1e-9)
+    ref = svm.kkt(sol, tol=1e-9)
+    assert rep.passed and ref.passed
+    assert rep.max_violation == pytest.approx(ref.max_violation, rel=1e-6, abs=1e-13)
+    assert rep.dual_objective == pytest.approx(ref.dual_objective, rel=1e-12)
+    bad = sol.alpha.copy()
+    free = np.flatnonzero((bad > 0) & (bad < 1.5 * s))[:2]
+    bad[free] += 1e-4 * y[free] * np.array([1.0, -y[free[0]] * y[free[1]]])
+    moved = svm.from_alpha(bad, b=sol.b)
+    assert not cascade.report_on(svm, bad, sol.b, svm.decision_function(moved), 1e-9).passed
