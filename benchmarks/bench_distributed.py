@@ -2,8 +2,12 @@
 against dask-glm and the in-memory solvers, with scikit-learn as the timing anchor.
 
 Run: python benchmarks/bench_distributed.py [--quick] [--record], or with --scale
-N[,N...] the cascade SVM at n = N only (its own section of distributed.md, kept by the
-other runs). Peak worker memory =
+N[,N...] the cascade SVM at n = N only, or with --ab OLD_TREE[=LABEL] the A/B of the
+default's logistic Newton and cascade rows between the code in OLD_TREE (a checkout, e.g.
+a detached worktree of an older commit) and this tree, each measured in fresh processes
+in turns (old, new, old, new) after one unrecorded warm-up process per tree (numba's
+cache). --scale and --ab write their own sections of distributed.md, kept by the other
+runs. Peak worker memory =
 the largest ru_maxrss of the worker processes (a fresh cluster per configuration, so it is
 the peak of that configuration's runs).
 
@@ -16,21 +20,25 @@ in-memory references are likewise best of a few runs after a first call in this 
 
 from __future__ import annotations
 
+import json
+import math
 import os
+import subprocess
 import sys
 import time
 from datetime import datetime, timezone
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if "--ab-child" not in sys.argv:      # an A/B child imports the tree on its PYTHONPATH
+    sys.path.insert(0, ROOT)
 
 import dask  # noqa: E402
 import dask.array as da  # noqa: E402
 from dask.distributed import Client, LocalCluster, wait  # noqa: E402
 
 import convexlearn as cl  # noqa: E402
-from convexlearn.routes.svm import polished  # noqa: E402
 
 from _common import (best_time, markdown_table, record_text,  # noqa: E402
                      recorded_result, result_path, write_result)
@@ -181,6 +189,7 @@ def cascade_rows(n, chunks, workers_list):
     mem = cl.SVM(X, y, C=1.0, kernel="rbf", gamma=gamma)
     # this process's first call loads the compiled SMO loop (or compiles it into numba's
     # cache when the sources changed): reported apart
+    from convexlearn.routes.svm import polished
     t_mem_first, t_mem, ref = _cold_warm(
         lambda: polished(mem, mem.solve("smo", tol=1e-9), 1e-9), 2)
     rep = mem.kkt(ref, tol=1e-9)
@@ -236,9 +245,11 @@ def cascade_scale_rows(n, d=10, chunks=4, workers=2):
     cluster, client = _cluster(workers)
     m = -(-n // chunks)
     Xs, ys = _scale_data(2000, d)
+    t = time.perf_counter()
     cl.SVM(client.persist(da.from_array(Xs, chunks=(500, d))),
            client.persist(da.from_array(ys, chunks=500)), C=1.0, kernel="rbf",
            gamma=gamma).solve("cascade")                     # warm the workers
+    t_warmup = time.perf_counter() - t
     Xd = client.persist(da.from_array(X, chunks=(m, d)))
     yd = client.persist(da.from_array(y, chunks=m))
     wait([Xd, yd])
@@ -247,12 +258,18 @@ def cascade_scale_rows(n, d=10, chunks=4, workers=2):
     t_dask = time.perf_counter() - t
     rel = abs(sol.report.dual_objective - d_ref) / abs(d_ref)
     h = sol.history
-    steps = "; ".join(f"|W|={w} violators={v} at {t:.0f} s" for w, v, t in
-                      zip(h["working_set"], h["violators"], h["time"]))
+    kinds = ["cascade pass" if c else "SMO + polish" if e else "SMO"
+             for c, e in zip(h["cascade"], h["exact"])]
+    steps = "; ".join(
+        f"{k} {st:.1f} s, then the pass ({'whole' if k != 'SMO' else 'incremental'}, "
+        f"{ps:.1f} s): |W|={w:.0f}, moved {mv:.0f}, violators {v:.0f}"
+        for k, st, ps, w, mv, v in zip(kinds, h["step_s"], h["pass_s"], h["working_set"],
+                                       h["moved"], h["violators"]))
     row = [f"cascade rbf n={n}, d={d}, {chunks} chunks", workers, sol.status,
            f"{sol.report.max_violation:.1e}", f"{rel:.1e}", n_sv, sol.provenance["passes"],
            sol.provenance["finishing_rounds"], round(t_dask, 1), round(_peak_mb(client)),
            ref.status, round(t_mem, 1), round(mem_mb), round(t_dask / t_mem, 2),
+           round(t_warmup, 1), round((t_dask + t_warmup) / t_mem, 2),
            f"{load} / {_load()}"]
     client.close()
     cluster.close()
@@ -304,6 +321,122 @@ def lasso_scale_rows(n, d, chunks, workers):
                     and t_dask <= 3 * times[1e-4], t_dask / times[1e-4], times[1e-4])]
 
 
+def ab_child(warmup: bool = False) -> dict:
+    """One A/B turn, in a fresh process on the convexlearn of its PYTHONPATH: the default's
+    logistic Newton row (n=400000, d=20, 8 chunks) and cascade row (rbf, n=6000, 4 chunks)
+    on a fresh LocalCluster of 2 workers (first call, best of 2 warm calls), each with its
+    scikit-learn anchor (best of 3) measured in the same process. Only API that the older
+    code has too. ``warmup``: one small solve of each (loads or compiles numba's cache)."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.svm import SVC
+    out = {"convexlearn": os.path.dirname(os.path.dirname(os.path.abspath(cl.__file__))),
+           "load_start": _load()}
+    n, d, lam = (4000, 20, 1e-2) if warmup else (400_000, 20, 1e-2)
+    X, y = _data(n, d, 0, "logistic")
+    t_sk = best_time(lambda: LogisticRegression(C=1.0 / (n * lam), tol=1e-10,
+                                                max_iter=1000).fit(X, y), 3)[0]
+    rng = np.random.default_rng(5)
+    m_svm = 1000 if warmup else 6000
+    Xs = rng.standard_normal((m_svm, 2))
+    ys = np.where(Xs[:, 0] ** 2 + Xs[:, 1] ** 2 + 0.4 * rng.standard_normal(m_svm) > 1.4,
+                  1.0, -1.0)
+    gamma = 1.0 / (2 * Xs.var())
+    t_svc = best_time(lambda: SVC(C=1.0, kernel="rbf", gamma=gamma, tol=1e-3).fit(Xs, ys),
+                      3)[0]
+    cluster, client = _cluster(2)
+    m = -(-n // 8)
+    Xd = client.persist(da.from_array(X, chunks=(m, d)))
+    yd = client.persist(da.from_array(y, chunks=m))
+    m = -(-m_svm // 4)
+    Xsd = client.persist(da.from_array(Xs, chunks=(m, 2)))
+    ysd = client.persist(da.from_array(ys, chunks=m))
+    wait([Xd, yd, Xsd, ysd])
+    first, warm, sol = _cold_warm(
+        lambda: cl.ERM(Xd, yd, loss="logistic", penalty="l2", lam=lam).solve("exact"), 2)
+    out["logistic"] = dict(status=sol.status, first=first, warm=warm, anchor=t_sk)
+    first, warm, sol = _cold_warm(
+        lambda: cl.SVM(Xsd, ysd, C=1.0, kernel="rbf", gamma=gamma).solve("cascade"), 2)
+    out["cascade"] = dict(status=sol.status, first=first, warm=warm, anchor=t_svc,
+                          dual=float(sol.report.dual_objective))
+    out["load_end"] = _load()
+    client.close()
+    cluster.close()
+    return out
+
+
+def _ab_turn(tree: str, warmup: bool) -> dict:
+    """Run :func:`ab_child` in a fresh process with ``tree`` on its PYTHONPATH."""
+    env = dict(os.environ, PYTHONPATH=tree)
+    cmd = [sys.executable, os.path.abspath(__file__), "--ab-child"] + (
+        ["--warmup"] if warmup else [])
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=tree)
+    for line in proc.stdout.splitlines():
+        if line.startswith("AB-RESULT "):
+            return json.loads(line[len("AB-RESULT "):])
+    raise RuntimeError(f"A/B turn on {tree} failed:\n{proc.stderr[-3000:]}")
+
+
+def _commit_of(tree: str) -> str:
+    try:
+        return subprocess.run(["git", "-C", tree, "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "?"
+
+
+def ab_main(spec: str, turns: int = 2) -> None:
+    """--ab OLD_TREE[=LABEL]: turns of :func:`ab_child` on the old tree and this one,
+    alternating, recorded as the A/B section of distributed.md."""
+    old_tree, _, label = spec.partition("=")
+    old_tree = os.path.abspath(old_tree)
+    trees = [("old", old_tree, label or _commit_of(old_tree)),
+             ("new", ROOT, _commit_of(ROOT) + " (this tree)")]
+    for _, tree, _ in trees:
+        _ab_turn(tree, warmup=True)
+    rows, best = [], {}
+    for turn in range(1, turns + 1):
+        for name, tree, code in trees:
+            r = _ab_turn(tree, warmup=False)
+            print(name, json.dumps(r), flush=True)
+            for case in ("logistic", "cascade"):
+                c = r[case]
+                key = (name, case)
+                best[key] = min(best.get(key, (math.inf, math.inf)), (c["warm"], c["first"]))
+                rows.append([turn, f"{name}: {code}", case, c["status"], round(c["first"], 2),
+                             round(c["warm"], 2), round(c["anchor"], 3),
+                             round(c["warm"] / c["anchor"], 2),
+                             round(c["first"] / c["anchor"], 2),
+                             f"{r['load_start']} / {r['load_end']}"])
+    summary = []
+    for case in ("logistic", "cascade"):
+        (w_old, f_old), (w_new, f_new) = best[("old", case)], best[("new", case)]
+        summary.append([case, round(w_old, 2), round(w_new, 2), round(w_new / w_old, 2),
+                        round(f_old, 2), round(f_new, 2), round(f_new / f_old, 2)])
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    section = "\n".join([
+        AB_MARKER + " (old code against new, one run)",
+        "",
+        f"Recorded {stamp} (`--ab`). Each turn is a fresh process on one tree (its "
+        "PYTHONPATH; the LocalCluster's 2 worker processes inherit it) that measures "
+        "logistic+l2 `solve('exact')` (Newton; n=400000, d=20, 8 chunks, lam=0.01) and "
+        "the cascade (rbf, C=1, n=6000, 4 chunks) on a fresh cluster: first call, then "
+        "best of 2 warm calls; the anchors (scikit-learn LogisticRegression, SVC; best of "
+        "3) in the same process. Turns alternate old, new, old, new, after one unrecorded "
+        "warm-up process per tree (numba's cache).",
+        "",
+        markdown_table(["turn", "code", "case", "status", "first call s", "warm s",
+                        "anchor s", "ratio to anchor", "first-call ratio",
+                        "load start / end"], rows),
+        "",
+        "Best over the turns (new / old < 1: the new code is faster):",
+        "",
+        markdown_table(["case", "old warm s", "new warm s", "new / old", "old first call s",
+                        "new first call s", "new / old (first call)"], summary),
+    ])
+    print(section)
+    print(record_text(result_path("distributed"), _with_section(None, AB_MARKER, section)))
+
+
 def scale_main(sizes):
     """--scale N[,N...]: the cascade at scale only (the other sections are kept as recorded
     when --record: this section is appended to the file's scale section)."""
@@ -318,6 +451,9 @@ def scale_main(sizes):
 
 
 SCALE_MARKER = "## Cascade SVM at scale"
+AB_MARKER = "## A/B: the default's logistic Newton and cascade rows"
+#: Sections recorded apart (--scale, --ab): each run replaces its own, keeps the others.
+APART = (SCALE_MARKER, AB_MARKER)
 
 
 def _recorded() -> str:
@@ -325,10 +461,32 @@ def _recorded() -> str:
     return recorded_result("distributed") or "# convexlearn.distributed\n"
 
 
+def _sections(text: str) -> tuple[str, dict]:
+    """(the text before the first section recorded apart, {marker: its section})."""
+    starts = sorted((text.find(m), m) for m in APART if m in text)
+    head = text[:starts[0][0]] if starts else text
+    found = {}
+    for k, (at, marker) in enumerate(starts):
+        end = starts[k + 1][0] if k + 1 < len(starts) else len(text)
+        found[marker] = text[at:end].rstrip("\n")
+    return head.rstrip("\n"), found
+
+
+def _with_section(head: str | None, marker: str | None, section: str | None) -> str:
+    """The recorded file with ``head`` (None: the recorded one) and the section of
+    ``marker`` replaced by ``section``, the other apart sections kept."""
+    old_head, found = _sections(_recorded())
+    if marker is not None:
+        found[marker] = section.rstrip("\n")
+    head = old_head if head is None else head.rstrip("\n")
+    return "\n\n".join([head] + [found[m] for m in APART if m in found]) + "\n"
+
+
 SCALE_HEADER = ["problem", "workers", "status", "max KKT violation", "rel. dual",
                 "support vectors", "passes", "finishing rounds", "time s",
                 "peak worker MB", "in-memory status", "in-memory exact s",
-                "in-memory MB", "ratio to in-memory", "load start / end"]
+                "in-memory MB", "ratio to in-memory", "workers' first call s",
+                "first-call ratio", "load start / end"]
 
 
 def main():
@@ -341,8 +499,11 @@ def main():
             "Single runs (`--scale`), against the in-memory exact route "
             "(`cl.SVM(X, y, C=1, kernel='rbf').solve()`, certified at 1e-9) on the same data "
             "and machine, both timed in the same run; the cluster's workers are warmed by a "
-            "small cascade first. in-memory MB: the peak resident set above the data. "
-            "Working sets of the finish, the violators found outside them, the seconds:",
+            "small cascade first (its seconds: \"workers' first call s\", the cold "
+            "costs of fresh workers; \"first-call ratio\" = (time + that) / in-memory). "
+            "in-memory MB: the peak resident set above the data. The steps of the run "
+            "(each followed by a pass over the chunks; |W| the working set, moved the "
+            "multipliers that changed, violators those found outside W):",
             "",
             markdown_table(SCALE_HEADER, rows), "", *notes, "",
             markdown_table(["case", "workers", "holds (certified, rel. dual <= 1e-9, "
@@ -351,9 +512,14 @@ def main():
         ]
         stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         body.insert(2, f"Recorded {stamp} (`--scale {','.join(map(str, sizes))}`).\n")
-        kept = _recorded().split(SCALE_MARKER)[0].rstrip("\n")
         print(record_text(result_path("distributed"),
-                          kept + "\n\n" + "\n".join(body) + "\n"))
+                          _with_section(None, SCALE_MARKER, "\n".join(body))))
+        return
+    if "--ab-child" in sys.argv:
+        print("AB-RESULT " + json.dumps(ab_child("--warmup" in sys.argv)), flush=True)
+        return
+    if "--ab" in sys.argv:
+        ab_main(sys.argv[sys.argv.index("--ab") + 1])
         return
     quick = "--quick" in sys.argv
     n = 40_000 if quick else 400_000
@@ -422,9 +588,8 @@ def main():
         markdown_table(["case", "workers", "holds", "relative error", "reference figure"],
                        [[a, b, c, f"{d:.1e}", f"{e:.3g}"] for a, b, c, d, e in c1 + c2 + c3]),
     ]
-    recorded = _recorded()
-    if SCALE_MARKER in recorded:       # the --scale section, recorded apart, is kept
-        body += ["", SCALE_MARKER + recorded.split(SCALE_MARKER, 1)[1].rstrip("\n")]
+    # the sections recorded apart (--scale, --ab) are kept
+    body += [""] + [section for m, section in _sections(_recorded())[1].items()]
     path = write_result("distributed", "convexlearn.distributed on a LocalCluster",
                         "\n".join(body))
     print("\n".join(body))

@@ -1,25 +1,32 @@
 """The cascade SVM (Graf, Cosatto, Bottou, Dourdanovic and Vapnik, "Parallel support vector
-machines: the Cascade SVM", NIPS 2004), finished by an active-set polish so that the
+machines: the Cascade SVM", NIPS 2004), finished on a working set that grows until the
 answer is the exact optimum of the whole problem, certified on every chunk.
+
+A row set is a tuple (index, X, y, s, alpha): global indices, the rows, labels in {-1, +1},
+sample weights (the box is 0 <= alpha_i <= C s_i; s = 1 unweighted) and multipliers.
 
 One pass of the cascade, with S the support set of the previous pass (empty at first):
 
 1. every row block k solves the dual SVM on its rows plus S (the package's SMO,
    :func:`convexlearn.solvers.kernel_svm.smo.solve_svm`, on a :class:`convexlearn.SVM` built from
-   them) and keeps its support vectors;
+   them) and keeps its support vectors (rows of weight 0 are absent: left out);
 2. the support sets are merged pairwise up a binary tree, each merge solving the SVM on
-   the union and keeping its support vectors; the root's support set is the new S.
+   the union, warm-started from its children's multipliers (each child balances
+   y^T alpha = 0, so their union is a feasible start), and keeping its support vectors;
+   the root's support set, its multipliers and intercept, are the pass's answer.
 
-Passes repeat until S stops changing (Graf et al. prove the root's dual objective
-increases pass after pass and reaches the global optimum). The exact finish: on a working
-set W (S, then S plus any violators found) SMO at tolerance ``finish_tol`` followed by
-the active-set polish (:func:`convexlearn.solvers.kernel_svm.polish.polish_alpha`) gives the exact
-optimum of the SVM restricted to W, alpha = 0 outside. That is the global optimum iff no
-sample outside W violates its KKT condition, m_i = y_i f(x_i) >= 1 (alpha_i = 0): a pass
-over every chunk computes its margins against the expansion on W and returns the worst
-violators (at most ``max_add`` per chunk), which join W; repeat until none is left at
-``cert_tol``. Only support sets (rows of X) and scalars travel; each chunk's kernel block
-against W is formed on its worker.
+The finish (:mod:`convexlearn.distributed.svm`) works on a working set W, the root's
+support set at first: a pass over every chunk (:func:`margins_outside`) computes the
+margins m_i = y_i f(x_i) of all samples against the expansion on W and returns the worst
+violators outside W (m_i < 1 with alpha_i = 0), the values f on W and on them, and the
+weighted hinge total. While violators are far (1 - m_i above SMO's tolerance), they join
+W and SMO resumes on W from the previous multipliers (0 for the new rows), its starting
+gradient K_W (y alpha) read off the pass's f - b (:func:`smo_on`, no kernel product on
+the client); once they are within SMO's tolerance, the exact solve on W
+(:func:`exact_on`: SMO from the same warm start, the active-set polish, the KKT report on
+W at ``cert_tol``) makes the multipliers exact on W, alpha = 0 outside. That is the global
+optimum iff no sample outside W violates m_i >= 1: the next pass over the chunks checks
+it from the data (every f recomputed), and its violators, if any, join W again.
 
 Memory on a worker: its kernel rows against W are formed by blocks of at most
 :func:`worker_block_bytes` (a share of the worker's ``memory_limit`` per thread), and the
@@ -37,11 +44,15 @@ import math
 import numpy as np
 
 from ..kernels import Kernel
-from ..solvers.kernel_svm.polish import polish_alpha
-from ..solvers.kernel_svm.smo import solve_svm
+from ..solvers.kernel_svm.c_svc import c_svc_qp
+from ..certify.kkt import svm_kkt
+from ..solvers.kernel_svm.certified_smo import SMOColumns, certified_smo
+from ..solvers.kernel_svm.polish import intercept_from_alpha, is_balanced
+from ..solvers.kernel_svm.smo import smo_qp, solve_svm
 
-__all__ = ["cascade_pass", "margins_outside", "solve_on", "polished", "empty_set",
-           "worker_block_bytes", "worker_cache_mb", "expansion_values"]
+__all__ = ["cascade_pass", "margins_outside", "solve_on", "smo_on", "report_on", "exact_on",
+           "empty_set",
+           "worker_block_bytes", "worker_cache_mb", "expansion_values", "sub_svm"]
 
 #: Share of a worker's memory per thread for one block of kernel rows: the block and the
 #: kernel's temporaries (the rbf's squared distances, formed in place: ~3 blocks at most)
@@ -50,8 +61,12 @@ BLOCK_SHARE = 1 / 16
 #: Share of a worker's memory per thread for a leaf's or a merge's SMO column cache.
 CACHE_SHARE = 1 / 8
 #: Off a worker, or a worker without a memory limit: the in-memory bounds (SMO's default
-#: cache; a block of kernel rows of 64 MiB).
-DEFAULT_BLOCK_BYTES, DEFAULT_CACHE_MB = 64 * 2**20, 200.0
+#: cache; a block of kernel rows of 16 MiB).
+DEFAULT_BLOCK_BYTES, DEFAULT_CACHE_MB = 16 * 2**20, 200.0
+#: The largest block of kernel rows whatever the memory: measured (rbf, 5000 x 6369,
+#: d = 10, one thread), blocks of 2-16 MiB took 0.4-0.6 s of CPU, blocks of 128 MiB
+#: 1.3 s (the rbf's passes over the block leave the caches).
+MAX_BLOCK_BYTES = 16 * 2**20
 
 
 def _worker_memory() -> float | None:
@@ -68,10 +83,11 @@ def _worker_memory() -> float | None:
 
 def worker_block_bytes(memory: float | None = None) -> int:
     """Bytes one block of kernel rows may take: ``BLOCK_SHARE`` of ``memory`` (default:
-    this worker's memory per thread, :func:`_worker_memory`), or
-    ``DEFAULT_BLOCK_BYTES`` without a limit."""
+    this worker's memory per thread, :func:`_worker_memory`) up to
+    ``MAX_BLOCK_BYTES``, or ``DEFAULT_BLOCK_BYTES`` without a limit."""
     memory = _worker_memory() if memory is None else memory
-    return DEFAULT_BLOCK_BYTES if not memory else max(8, int(memory * BLOCK_SHARE))
+    return (DEFAULT_BLOCK_BYTES if not memory
+            else max(8, min(MAX_BLOCK_BYTES, int(memory * BLOCK_SHARE))))
 
 
 def worker_cache_mb(memory: float | None = None) -> float:
@@ -98,63 +114,88 @@ def expansion_values(kernel: Kernel, X: np.ndarray, Z: np.ndarray, beta: np.ndar
 
 
 def empty_set(d: int) -> tuple:
-    """A support set (index, X rows, y, alpha) with no vector; indices are global."""
-    return (np.zeros(0, int), np.zeros((0, d)), np.zeros(0), np.zeros(0))
+    """A row set (index, X, y, s, alpha) with no row; indices are global."""
+    return (np.zeros(0, int), np.zeros((0, d)), np.zeros(0), np.zeros(0), np.zeros(0))
 
 
 def _union(a: tuple, b: tuple) -> tuple:
-    """Rows of both sets, each global index once (sorted); alpha kept where present."""
+    """Rows of both sets, each global index once (sorted); the first set's alpha kept
+    where both hold a row."""
     idx = np.concatenate([a[0], b[0]])
     keep = np.unique(idx, return_index=True)[1]
     return tuple(np.concatenate([u, v])[keep] for u, v in zip(a, b))
 
 
-def solve_on(part: tuple, C: float, kernel: Kernel, intercept: bool, tol: float,
-             warm: bool = False) -> Any:
-    """SMO on the rows of ``part`` = (index, X, y, alpha); returns (Solution, SVM) or
-    (None, None) when the rows hold one class (nothing to separate)."""
+def sub_svm(part: tuple, C: float, kernel: Kernel, intercept: bool, weighted: bool) -> Any:
+    """The :class:`convexlearn.SVM` on the rows of ``part`` (its weights when
+    ``weighted``), the kernel's parameters resolved."""
     from ..svm import SVM
-    idx, X, y, alpha = part
-    if np.unique(y).size < 2:
+    _, X, y, s, _ = part
+    return SVM(X, y, C=C, kernel=kernel.name, intercept=intercept,
+               sample_weight=s if weighted else None, gamma=kernel.gamma,
+               degree=kernel.degree, coef0=kernel.coef0)
+
+
+def _feasible_start(alpha: np.ndarray, y: np.ndarray, upper: np.ndarray) -> bool:
+    """alpha in its box and balanced (y^T alpha = 0 to 1e-12 n max C_i): a start SMO keeps
+    feasible."""
+    top = float(np.max(upper)) if upper.size else 1.0
+    scale = top if math.isfinite(top) else max(1.0, float(np.max(alpha, initial=0.0)))
+    return bool(np.all(alpha >= 0.0) and np.all(alpha <= upper)
+                and is_balanced(y * alpha, scale, 0.0))
+
+
+def solve_on(part: tuple, C: float, kernel: Kernel, intercept: bool, tol: float,
+             weighted: bool = False, warm: bool = False) -> Any:
+    """SMO on the rows of ``part`` at ``tol`` (from its alpha when ``warm`` and feasible);
+    returns (Solution, SVM) or (None, None) when the rows hold one class (nothing to
+    separate)."""
+    if np.unique(part[2]).size < 2:
         return None, None
-    svm = SVM(X, y, C=C, kernel=kernel.name, intercept=intercept,
-              **_kernel_params(kernel))
-    start = alpha if warm and abs(float(alpha @ y)) <= 1e-12 * max(1.0, np.abs(alpha).sum()) \
-        else None
+    svm = sub_svm(part, C, kernel, intercept, weighted)
+    alpha = part[4]
+    upper = np.broadcast_to(np.asarray(svm.C_bounds, float), alpha.shape)
+    start = alpha if warm and alpha.any() and _feasible_start(alpha, svm.y, upper) else None
     return solve_svm(svm, tol=tol, warm_start=start, cache_size=worker_cache_mb()), svm
 
 
-def _kernel_params(kernel: Kernel) -> dict:
-    return {"gamma": kernel.gamma, "degree": kernel.degree, "coef0": kernel.coef0}
-
-
-def _support_of(part, C, kernel, intercept, tol):
-    """The support vectors of the SVM on ``part`` (the part itself when one-class)."""
-    sol, _ = solve_on(part, C, kernel, intercept, tol)
+def _support_of(part, C, kernel, intercept, tol, weighted, warm=False):
+    """(the support vectors of the SVM on ``part`` with their multipliers, its b); the
+    part itself and b = 0 when it holds one class."""
+    sol, _ = solve_on(part, C, kernel, intercept, tol, weighted, warm)
     if sol is None:
-        return part
+        return part, 0.0
     keep = sol.alpha > 0
-    idx, X, y, _ = part
-    return (idx[keep], X[keep], y[keep], sol.alpha[keep])
+    return tuple(v[keep] for v in part[:4]) + (sol.alpha[keep],), float(sol.b)
 
 
-def _leaf(X, y, offset, S, C, kernel, intercept, tol):
-    own = (np.arange(offset, offset + X.shape[0]), X, y, np.zeros(X.shape[0]))
-    return _support_of(_union(own, S), C, kernel, intercept, tol)
+def _leaf(X, y, offset, S, C, kernel, intercept, tol, weighted, weight=None):
+    s = np.ones(X.shape[0]) if weight is None else weight
+    own = (np.arange(offset, offset + X.shape[0]), X, y, s, np.zeros(X.shape[0]))
+    present = s > 0                    # weight 0: absent from the problem
+    own = tuple(v[present] for v in own)
+    # S's multipliers are those of another problem: a leaf starts from 0
+    S = S[:4] + (np.zeros(S[0].size),)
+    return _support_of(_union(own, S), C, kernel, intercept, tol, weighted)
 
 
-def _merge(a, b, C, kernel, intercept, tol):
-    return _support_of(_union(a, b), C, kernel, intercept, tol)
+def _merge(a, b, C, kernel, intercept, tol, weighted):
+    # each child's multipliers balance on its own rows: their union is a feasible start
+    # (where both hold a row, the first child's; then it may not balance: from 0)
+    return _support_of(_union(a[0], b[0]), C, kernel, intercept, tol, weighted, warm=True)
 
 
-def cascade_pass(data: Any, S: tuple, C: float, kernel: Kernel, intercept: bool, tol: float) -> Any:
+def cascade_pass(data: Any, S: tuple, C: float, kernel: Kernel, intercept: bool, tol: float,
+                 weighted: bool = False) -> Any:
     """One pass (leaves on every block with S fed back, binary tree of merges); returns
-    the root's support set (computed: only support sets travel)."""
+    the root's (support set, b), computed: only support sets travel."""
     from dask import delayed
     leaf, merge = delayed(_leaf, pure=True), delayed(_merge, pure=True)
-    level = [leaf(xb, yb, off, S, C, kernel, intercept, tol) for xb, yb, off in data.blocks]
+    weights = data.weight_blocks or [None] * data.n_chunks
+    level = [leaf(xb, yb, off, S, C, kernel, intercept, tol, weighted, weight=w)
+             for (xb, yb, off), w in zip(data.blocks, weights)]
     while len(level) > 1:
-        nxt = [merge(level[i], level[i + 1], C, kernel, intercept, tol)
+        nxt = [merge(level[i], level[i + 1], C, kernel, intercept, tol, weighted)
                for i in range(0, len(level) - 1, 2)]
         if len(level) % 2:
             nxt.append(level[-1])
@@ -162,45 +203,97 @@ def cascade_pass(data: Any, S: tuple, C: float, kernel: Kernel, intercept: bool,
     return data.compute(level[0])
 
 
-def _block_margins(X, y, offset, W_index, W_X, beta, b, kernel, max_add):
-    """On one block: (sum of hinge over all rows, worst margin violators outside W as
-    (index, X, y, 1 - m), count of violators at margin < 1, min margin outside W); the
-    kernel rows against W by blocks sized from the worker's memory."""
-    f = expansion_values(kernel, X, W_X, beta, worker_block_bytes()) + b
+def _block_margins(X, y, offset, base, W_index, Z, coef, b, kernel, max_add, weight=None):
+    """On one block, with g = ``base`` + sum_j coef_j k(x, z_j) (``base`` None: 0) and
+    f = g + b: (sum of s_i max(0, 1 - m_i) over its rows, the worst violators outside W
+    (1 - m_i > 0, s_i > 0; at most ``max_add``) as a row set with f in place of alpha,
+    their count, the largest 1 - m_i outside W, (global index, f) of its rows in W, g);
+    the kernel rows against Z by blocks sized from the worker's memory."""
+    s = np.ones(X.shape[0]) if weight is None else weight
+    g = expansion_values(kernel, X, Z, coef, worker_block_bytes())
+    if base is not None:
+        g += base
+    f = g + b
     m = y * f
-    hinge = float(np.maximum(0.0, 1.0 - m).sum())
+    hinge = float(s @ np.maximum(0.0, 1.0 - m))
     rows = np.arange(offset, offset + X.shape[0])
-    outside = ~np.isin(rows, W_index)
+    inside = np.isin(rows, W_index)
+    outside = ~inside & (s > 0)
     viol = np.where(outside, 1.0 - m, -math.inf)
     order = np.argsort(-viol)[:max_add]
     order = order[viol[order] > 0]
-    return (hinge, [(rows[order], X[order], y[order], viol[order])],
-            int(np.sum(viol > 0)), float(np.max(viol)) if outside.any() else -math.inf)
+    found = (rows[order], X[order], y[order], s[order], f[order])
+    return (hinge, found, int(np.sum(viol > 0)),
+            float(np.max(viol)) if outside.any() else -math.inf, (rows[inside], f[inside]), g)
 
 
 def margins_outside(data: Any, W: tuple, beta: np.ndarray, b: float, kernel: Kernel,
-                    max_add: int) -> Any:
-    """Chunk-wise global check: total hinge sum_i max(0, 1 - m_i), the worst violators
-    outside W (rows, at most ``max_add`` per chunk), their count, and the largest
-    1 - m_i outside W (-inf when W holds every sample)."""
-    parts = data.map_blocks(_block_margins, W[0], W[1], beta, float(b), kernel, max_add)
+                    max_add: int, base: list | None = None) -> Any:
+    """Chunk-wise global check of the expansion f = g + b, g = sum_{j in W} beta_j
+    k(., x_j): the weighted hinge total sum_i s_i max(0, 1 - m_i), the worst violators
+    outside W (row sets with f in place of alpha, at most ``max_add`` per chunk), their
+    count, the largest 1 - m_i outside W (-inf when W holds every sample), f on W (in
+    W's order: W's index is sorted), and g on each chunk.
+
+    With ``base`` (each chunk's g from an earlier pass), ``beta`` is the change of the
+    expansion since then and g = base + sum_j beta_j k(., x_j): the kernel rows of the
+    multipliers that moved only (an incremental pass; the certificate's pass recomputes
+    g whole)."""
+    keep = beta != 0.0          # only the nonzero terms travel
+    Z, coef = W[1][keep], beta[keep]
+    per_block = [(None if base is None else base[k], W[0], Z, coef, float(b), kernel, max_add)
+                 for k in range(data.n_chunks)]
+    parts = data.compute(*data.tasks(_block_margins, per_block))
     hinge = sum(p[0] for p in parts)
-    found = [p[1][0] for p in parts if p[1][0][0].size]
+    found = [p[1] for p in parts if p[1][0].size]
     count = sum(p[2] for p in parts)
     worst = max(p[3] for p in parts)
-    return hinge, found, count, worst
+    at = np.concatenate([p[4][0] for p in parts])
+    f_W = np.zeros(W[0].size)
+    f_W[np.searchsorted(W[0], at)] = np.concatenate([p[4][1] for p in parts])
+    return hinge, found, count, worst, f_W, [p[5] for p in parts]
 
 
-def polished(part: tuple, C: float, kernel: Kernel, intercept: bool, tol: float) -> Any:
-    """SMO at ``tol`` then the active-set polish on W = ``part``; returns (alpha, b, svm,
-    smo solution). The polished multipliers are kept when they pass the KKT check on W
-    better than SMO's (the caller certifies globally)."""
-    sol, svm = solve_on(part, C, kernel, intercept, tol, warm=True)
-    alpha, b = sol.alpha, sol.b
-    block = svm.kernel_block
-    refined = polish_alpha(svm.y, svm.C_bounds, alpha, intercept, block)
-    if refined is not None:
-        cand = svm.from_alpha(refined[0], b=refined[1])
-        if svm.kkt(cand).max_violation <= svm.kkt(sol).max_violation:
-            alpha, b = cand.alpha, cand.b
-    return alpha, float(b), svm, sol
+def smo_on(svm: Any, alpha: np.ndarray, g: np.ndarray, tol: float, polish: bool = False
+           ) -> tuple:
+    """SMO on ``svm`` at ``tol`` from the feasible ``alpha`` with its gradient g = K (y *
+    alpha) known (no kernel product to start), then with ``polish`` the active-set polish
+    (reading K from SMO's column cache where it holds the columns, as the in-memory exact
+    route; its answer is kept when it is found); returns (alpha, b). Nothing is certified
+    here: the caller's pass over the chunks gives f on W for the report
+    (:func:`report_on`)."""
+    qp = c_svc_qp(svm)
+    res, _, _ = smo_qp(qp, tol=tol, alpha0=alpha, g0=g, record=False)
+    alpha, b, g = res.alpha, None, qp.target - res.v
+    if polish:
+        cached = (SMOColumns(qp.gram, res.columns)
+                  if res.columns is not None and qp.gram.from_samples else None)
+        refined = qp.polish(alpha, g, kernel=cached)
+        if refined is not None:
+            alpha, b, g = refined
+    if not svm.intercept:
+        b = 0.0
+    elif b is None:
+        b = intercept_from_alpha(svm.y, svm.C_bounds, alpha, g)[0]
+    return alpha, float(b)
+
+
+def report_on(svm: Any, alpha: np.ndarray, b: float, f: np.ndarray, tol: float) -> Any:
+    """The KKT report of (alpha, b) on ``svm`` (the SVM on W) from its decision values f
+    on W, recomputed from the data by the pass over the chunks: the report of
+    :func:`convexlearn.certify.kkt.kkt_report` (beta = y * alpha: stationarity 0,
+    alpha^T Q alpha = beta^T (f - b)) without a kernel product on the client."""
+    beta = svm.y * alpha
+    aQa = float(beta @ (f - b))
+    scale = float(np.abs(beta) @ np.sqrt(np.maximum(svm.gram_operator.diagonal, 0.0)))
+    return svm_kkt(svm.y, svm.C_bounds, svm.intercept, alpha, f, aQa, aQa, 0.0, tol=tol,
+                   stationarity_scale=scale)
+
+
+def exact_on(svm: Any, alpha: np.ndarray, g: np.ndarray, tol: float, cert_tol: float) -> Any:
+    """The exact optimum of ``svm`` by the in-memory exact route, with its retries: SMO at
+    ``tol`` from ``alpha`` (gradient ``g``), the active-set polish and the KKT report at
+    ``cert_tol`` (relative gap too), SMO resumed at a smaller tolerance while it fails
+    (:func:`~convexlearn.solvers.kernel_svm.certified_smo.certified_smo`)."""
+    return certified_smo(svm, tol=tol, kkt_tol=cert_tol, gap_tol=cert_tol,
+                         warm_start=alpha, warm_products=g)

@@ -74,6 +74,9 @@ class ChunkedData:
         Weights s_i >= 0, not all 0. Kept normalized, v = s n / sum(s) (so sum v = n and
         (1/n) sum_i v_i l_i = (1/sum s) sum_i s_i l_i): every block function gets its
         block of v as the keyword ``weight`` (see :meth:`map_reduce`).
+    normalize : bool
+        False: the weights are kept as given, v = s (the SVM's per-sample costs C s_i),
+        with the same checks; ``weight_total`` is sum(s) either way.
 
     Attributes
     ----------
@@ -86,7 +89,7 @@ class ChunkedData:
     """
 
     def __init__(self, X: ArrayLike, y: ArrayLike, task: str, client: Any = None,
-                 sample_weight: Any = None):
+                 sample_weight: Any = None, normalize: bool = True):
         import dask.array as da
         if not is_dask_array(X):
             raise DataError(f"X must be a dask array here; got {type(X).__name__}")
@@ -136,13 +139,15 @@ class ChunkedData:
         offsets = np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]]).astype(int)
         self.blocks = list(zip(xb, yb, offsets.tolist()))
         self.chunk_rows = tuple(int(c) for c in X.chunks[0])
-        self.weights = self._normalized_weights(sample_weight, X.chunks[0])
+        self.weight_total = None
+        self.weights = self._normalized_weights(sample_weight, X.chunks[0], normalize)
         self.weight_blocks = (None if self.weights is None
                               else list(self.weights.to_delayed().ravel()))
 
-    def _normalized_weights(self, sample_weight: Any, chunks: tuple) -> Any:
-        """v = s n / sum(s) as a dask array in the row blocks of X (validated: finite,
-        >= 0, not all zero), or None."""
+    def _normalized_weights(self, sample_weight: Any, chunks: tuple, normalize: bool = True
+                            ) -> Any:
+        """v = s n / sum(s) (s itself when not ``normalize``) as a dask array in the row
+        blocks of X (validated: finite, >= 0, not all zero), or None."""
         import dask.array as da
         if sample_weight is None:
             return None
@@ -162,7 +167,8 @@ class ChunkedData:
         if not total > 0:
             raise DataError("sample_weight is zero everywhere: no sample is left to fit "
                             "(a weight of zero removes the sample)")
-        return s * (self.n / float(total))
+        self.weight_total = float(total)
+        return s * (self.n / float(total)) if normalize else s
 
     def _weight_of(self, k: int) -> dict:
         """The keyword arguments of block k's task: {} or {"weight": its v block}."""

@@ -342,8 +342,10 @@ def test_cascade_blocks_follow_the_worker_memory_limit(tight_client):
     formed whole and the nanny killed) passes and gives the values computed in memory."""
     from convexlearn.distributed import cascade
     per_thread = float(TIGHT_MEMORY_LIMIT)       # one thread per worker
+    share = min(int(per_thread * cascade.BLOCK_SHARE), cascade.MAX_BLOCK_BYTES)
     assert tight_client.submit(cascade.worker_block_bytes, pure=False).result() == \
-        int(per_thread * cascade.BLOCK_SHARE) == cascade.worker_block_bytes(per_thread)
+        share == cascade.worker_block_bytes(per_thread)
+    assert cascade.worker_block_bytes(2**20) == 2**20 * cascade.BLOCK_SHARE
     cache_mb = tight_client.submit(cascade.worker_cache_mb, pure=False).result()
     assert cache_mb == pytest.approx(per_thread * cascade.CACHE_SHARE / 2**20)
     assert cache_mb < cascade.DEFAULT_CACHE_MB
@@ -358,14 +360,84 @@ def test_cascade_blocks_follow_the_worker_memory_limit(tight_client):
     svm = cl.SVM(Xd, yd, C=1.0, kernel="rbf", gamma=0.5)
     assert 8 * (n // 2) * m > TIGHT_MEMORY_LIMIT
     W_X = rng.standard_normal((m, 2))
-    W = (np.arange(n, n + m), W_X, np.ones(m), np.zeros(m))   # indices outside the data
+    W = (np.arange(n, n + m), W_X, np.ones(m), np.ones(m))   # indices outside the data
     beta = rng.uniform(-1, 1, m) * (rng.random(m) < 0.9)
-    hinge, found, count, worst = cascade.margins_outside(svm.data, W, beta, 0.1,
-                                                         svm.kernel, 50)
+    hinge, found, count, worst, f_W, g = cascade.margins_outside(svm.data, W, beta, 0.1,
+                                                                 svm.kernel, 50)
     f = cascade.expansion_values(svm.kernel, X, W_X, beta, 2**24) + 0.1
     viol = 1.0 - y * f
     assert hinge == pytest.approx(np.maximum(viol, 0.0).sum(), rel=1e-12)
     assert count == int(np.sum(viol > 0)) and worst == pytest.approx(viol.max(), rel=1e-12)
+    assert np.allclose(np.concatenate(g), f - 0.1, rtol=1e-13, atol=1e-13)
+    # the worst violators of each chunk, with their f, outside W
+    for idx, _, _, _, f_found in found:
+        assert idx.size == 50 and np.allclose(f_found, f[idx], rtol=1e-13, atol=1e-13)
+    # incremental: a change of a few multipliers added to the last pass's g
+    change = np.zeros(m)
+    change[:7] = rng.uniform(-1, 1, 7)
+    inc = cascade.margins_outside(svm.data, W, change, 0.1, svm.kernel, 50, base=g)
+    f2 = cascade.expansion_values(svm.kernel, X, W_X, beta + change, 2**24) + 0.1
+    assert inc[0] == pytest.approx(np.maximum(1.0 - y * f2, 0.0).sum(), rel=1e-12)
+    assert np.allclose(np.concatenate(inc[5]), f2 - 0.1, rtol=1e-12, atol=1e-12)
     # blocks of a few rows give the values of one block
     small = cascade.expansion_values(svm.kernel, X[:500], W_X, beta, 8 * m * 3)
     assert np.allclose(small, f[:500] - 0.1, rtol=1e-13, atol=1e-13)
+
+
+def test_cascade_with_sample_weights_matches_in_memory(client):
+    """Per-sample costs C s_i on the cascade (weights 0..3, zeros included: those samples
+    are absent): the dual optimum of the in-memory weighted solve, gamma="scale" from the
+    weighted variance as in memory, and a certificate that fails on other weights."""
+    rng = np.random.default_rng(6)
+    n = 1200
+    X = rng.standard_normal((n, 2))
+    y = np.where(X[:, 0] ** 2 + X[:, 1] ** 2 + 0.3 * rng.standard_normal(n) > 1.4, 1, -1)
+    s = rng.integers(0, 4, n).astype(float)
+    Xd, yd = _dask(client, X, y, chunks=4)
+    sd = client.persist(da.from_array(s, chunks=Xd.chunks[0]))
+    svm = cl.SVM(Xd, yd, C=2.0, kernel="rbf", sample_weight=sd, client=client)
+    mem = cl.SVM(X, y, C=2.0, kernel="rbf", sample_weight=s)
+    assert svm.kernel.gamma == pytest.approx(mem.kernel.gamma, rel=1e-12)
+    sol = svm.solve("cascade")
+    assert sol.status == "optimal" and sol.report.passed, sol.report.residuals
+    ref = mem.solve()
+    d_ref = mem.dual_objective(ref.alpha)
+    assert abs(sol.report.dual_objective - d_ref) <= 1e-9 * abs(d_ref)
+    assert mem.kkt(sol, tol=1e-8).passed            # certified again, in memory
+    assert np.all(sol.alpha <= 2.0 * s + 1e-15) and np.all(sol.alpha[s == 0] == 0.0)
+    assert sol.report.primal_objective == pytest.approx(mem.primal_objective(sol), rel=1e-9)
+    # the unweighted optimum is not the weighted one: the weighted check rejects it
+    plain = cl.SVM(X, y, C=2.0, kernel="rbf", gamma=svm.kernel.gamma).solve()
+    assert not mem.kkt(mem.from_alpha(np.minimum(plain.alpha, 2.0 * s), b=plain.b),
+                       tol=1e-8).passed
+    # a numpy weight vector works the same; a hard margin refuses weights
+    again = cl.SVM(Xd, yd, C=2.0, kernel="rbf", sample_weight=s, client=client).solve("cascade")
+    assert abs(again.report.dual_objective - d_ref) <= 1e-9 * abs(d_ref)
+    with pytest.raises(cl.ParameterError, match="finite C"):
+        cl.SVM(Xd, yd, C=None, kernel="rbf", sample_weight=sd, client=client)
+    with pytest.raises(cl.DataError, match="weight 0"):
+        cl.SVM(Xd, yd, kernel="rbf", sample_weight=np.where(y > 0, 1.0, 0.0), client=client)
+
+
+def test_report_from_the_pass_is_the_in_memory_report():
+    """The report on W from the pass's decision values (no kernel product on the client)
+    gives the figures of SVM.kkt, passes at the optimum and fails on a perturbed point."""
+    from convexlearn.distributed import cascade
+    rng = np.random.default_rng(9)
+    X = rng.standard_normal((300, 3))
+    y = np.where(X[:, 0] + 0.5 * rng.standard_normal(300) > 0, 1.0, -1.0)
+    s = rng.integers(1, 3, 300).astype(float)
+    part = (np.arange(300), X, y, s, np.zeros(300))
+    svm = cascade.sub_svm(part, 1.5, cl.SVM(X, y, kernel="rbf").kernel, True, True)
+    sol = svm.solve(kkt_tol=1e-9)
+    f = svm.decision_function(sol)
+    rep = cascade.report_on(svm, sol.alpha, sol.b, f, 1e-9)
+    ref = svm.kkt(sol, tol=1e-9)
+    assert rep.passed and ref.passed
+    assert rep.max_violation == pytest.approx(ref.max_violation, rel=1e-6, abs=1e-13)
+    assert rep.dual_objective == pytest.approx(ref.dual_objective, rel=1e-12)
+    bad = sol.alpha.copy()
+    free = np.flatnonzero((bad > 0) & (bad < 1.5 * s))[:2]
+    bad[free] += 1e-4 * y[free] * np.array([1.0, -y[free[0]] * y[free[1]]])
+    moved = svm.from_alpha(bad, b=sol.b)
+    assert not cascade.report_on(svm, bad, sol.b, svm.decision_function(moved), 1e-9).passed
