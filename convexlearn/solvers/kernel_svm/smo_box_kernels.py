@@ -48,7 +48,7 @@ import numpy as np
 from numba import njit
 
 from .smo_kernels import (CONVERGED, DIVERGED, MAX_ITER, add_to_gbar, column_slot,
-                          unshrink_gradient)
+                          identity_order, unshrink_gradient)
 
 __all__ = ["smo_box_loop", "box_step", "coordinate", "pair_score", "solve_pair", "moved"]
 
@@ -190,7 +190,7 @@ def smo_box_loop(code: Any, X: Any, K: Any, gamma: float, coef0: float, degree: 
     on return every variable is active and v is exact on all of them.
     """
     n = y.shape[0]
-    act = np.arange(n)
+    act = identity_order(n)
     m = n
     full = True
     shrink_every = min(n, 1000)
@@ -246,7 +246,7 @@ def smo_box_loop(code: Any, X: Any, K: Any, gamma: float, coef0: float, degree: 
         # second-order choice of j: the largest decrease of a Newton step on (i, j), over
         # the variables that can move (free, or at a bound with the gradient pointing in)
         gi = -y[i] * v[i]
-        j = -1
+        j = np.int64(-1)     # not the literal -1: numba would compile the callees twice
         best = -math.inf
         for k in range(m):
             t = act[k]
