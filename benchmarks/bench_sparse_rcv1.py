@@ -229,18 +229,20 @@ def rcv1_rows(n, log=None):
             if a is None:
                 rows.append([name, f"{label}: not measured, the run stopped before it"]
                             + ["-"] * 9)
-                continue
-            print(name, label, a, flush=True)
-            rows.append([name, f"{label}, tol={a['tol']:g}"
-                         + ("" if a["agreed"] else " (never within 1e-9)")
-                         + f", {a['iters']} iterations", "-", a["warm"], a["cpu"], a["first"],
-                         1.0, _mb(a["peak"]), 1.0, f"{(a['F'] - ours['F']) / abs(ours['F']):.1e}",
-                         "; ".join(a["tried"])])
+            else:
+                print(name, label, a, flush=True)
+                rows.append([name, f"{label}, tol={a['tol']:g}"
+                             + ("" if a["agreed"] else " (never within 1e-9)")
+                             + f", {a['iters']} iterations", "-", a["warm"], a["cpu"],
+                             a["first"], 1.0, _mb(a["peak"]), 1.0,
+                             f"{(a['F'] - ours['F']) / abs(ours['F']):.1e}",
+                             "; ".join(a["tried"])])
             rows.append([name, ours_label.replace("SVM(", "SVM(X, y, ").replace(
                 "ERM(", "ERM(X, y, ") + ".solve()",
                 f"{ours['status']}, {ours['route']}, rel. gap {ours['rel_gap']:.1e}, "
                 f"{ours['nnz']} nonzeros", ours["warm"], ours["cpu"], ours["first"],
-                ours["cpu"] / a["cpu"], _mb(ours["peak"]), ours["peak"] / a["peak"], "0", "-"])
+                "-" if a is None else ours["cpu"] / a["cpu"], _mb(ours["peak"]),
+                "-" if a is None else ours["peak"] / a["peak"], "0", "-"])
     return rows
 
 
@@ -331,7 +333,7 @@ def main():
     body = (f"Each figure from a fresh subprocess (module docstring): first call, then a warm "
             f"solve in the same process; ratios are CPU seconds of the warm solves (the "
             f"machine is shared: 2 cores, several agents), memory is the warm solve's peak "
-            f"resident set beyond what was resident before it (the data included there).\n\n"
+            f"resident set beyond what was resident before it (the data already was).\n\n"
             f"## rcv1-shaped {n} x {D}, {PER_ROW} values a row\n\nData: {nnz} stored values, "
             f"{data_mb:.1f} MiB of CSR arrays. F* is our certified optimum."
             + (f" {sys.argv[sys.argv.index('--note') + 1]}" if "--note" in sys.argv else "")
