@@ -34,8 +34,9 @@ beside the wall time: the machine is shared. For the anchors the tol search runs
 child (each fit a warm fit after the first): the agreeing fit's wall, CPU and peak are
 that child's, and one more fresh child gives its first call.
 
-Run: python benchmarks/bench_sparse_rcv1.py [--n N] [--record] [--from-log FILE] (the
-table from the lines a run printed, measuring nothing: for a run stopped part way)
+Run: python benchmarks/bench_sparse_rcv1.py [--n N] [--record] [--problems "lasso,elastic
+net"] [--from-log FILE] [--note TEXT] (the table from the lines runs printed, measuring
+nothing: for runs stopped part way or of a few problems each; the note goes above it)
 """
 
 from __future__ import annotations
@@ -208,7 +209,11 @@ def rcv1_rows(n, log=None):
     """The table's rows: measured (``log`` None), or read from a run's log, where a problem
     the run did not reach gets a row saying so."""
     rows = []
+    only = (sys.argv[sys.argv.index("--problems") + 1].split(",") if "--problems" in sys.argv
+            else list(PROBLEMS))
     for name, (ours_label, anchors) in PROBLEMS.items():
+        if log is None and name not in only:
+            continue
         ours = measure(problem=name, side="ours", n=n) if log is None else log.get((name, "ours"))
         if ours is None:
             rows.append([name, "not measured: the run stopped before it"] + ["-"] * 9)
@@ -224,18 +229,20 @@ def rcv1_rows(n, log=None):
             if a is None:
                 rows.append([name, f"{label}: not measured, the run stopped before it"]
                             + ["-"] * 9)
-                continue
-            print(name, label, a, flush=True)
-            rows.append([name, f"{label}, tol={a['tol']:g}"
-                         + ("" if a["agreed"] else " (never within 1e-9)")
-                         + f", {a['iters']} iterations", "-", a["warm"], a["cpu"], a["first"],
-                         1.0, _mb(a["peak"]), 1.0, f"{(a['F'] - ours['F']) / abs(ours['F']):.1e}",
-                         "; ".join(a["tried"])])
+            else:
+                print(name, label, a, flush=True)
+                rows.append([name, f"{label}, tol={a['tol']:g}"
+                             + ("" if a["agreed"] else " (never within 1e-9)")
+                             + f", {a['iters']} iterations", "-", a["warm"], a["cpu"],
+                             a["first"], 1.0, _mb(a["peak"]), 1.0,
+                             f"{(a['F'] - ours['F']) / abs(ours['F']):.1e}",
+                             "; ".join(a["tried"])])
             rows.append([name, ours_label.replace("SVM(", "SVM(X, y, ").replace(
                 "ERM(", "ERM(X, y, ") + ".solve()",
                 f"{ours['status']}, {ours['route']}, rel. gap {ours['rel_gap']:.1e}, "
                 f"{ours['nnz']} nonzeros", ours["warm"], ours["cpu"], ours["first"],
-                ours["cpu"] / a["cpu"], _mb(ours["peak"]), ours["peak"] / a["peak"], "0", "-"])
+                "-" if a is None else ours["cpu"] / a["cpu"], _mb(ours["peak"]),
+                "-" if a is None else ours["peak"] / a["peak"], "0", "-"])
     return rows
 
 
@@ -326,9 +333,11 @@ def main():
     body = (f"Each figure from a fresh subprocess (module docstring): first call, then a warm "
             f"solve in the same process; ratios are CPU seconds of the warm solves (the "
             f"machine is shared: 2 cores, several agents), memory is the warm solve's peak "
-            f"resident set beyond what was resident before it (the data included there).\n\n"
+            f"resident set beyond what was resident before it (the data already was).\n\n"
             f"## rcv1-shaped {n} x {D}, {PER_ROW} values a row\n\nData: {nnz} stored values, "
-            f"{data_mb:.1f} MiB of CSR arrays. F* is our certified optimum.\n\n{table}\n\n"
+            f"{data_mb:.1f} MiB of CSR arrays. F* is our certified optimum."
+            + (f" {sys.argv[sys.argv.index('--note') + 1]}" if "--note" in sys.argv else "")
+            + f"\n\n{table}\n\n"
             f"## The svmlight files scikit-learn ships\n\nscikit-learn bundles no real "
             f"data set in svmlight format: `fetch_rcv1` downloads rcv1 (not available "
             f"offline here), and `sklearn/datasets/tests/data/` holds small test files "
