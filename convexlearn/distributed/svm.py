@@ -10,9 +10,10 @@ Sample weights s_i >= 0 (a dask array in X's row chunks, or a numpy vector) make
 0 <= alpha_i <= C s_i, as in memory; a sample of weight 0 is absent from the problem.
 
 The KKT report of a cascade solution is computed in two parts: the conditions on the
-final working set W (every support vector is in W) by
-:func:`convexlearn.certify.kkt.kkt_report` on the SVM restricted to W, and, chunk by
-chunk, the conditions of the samples outside W (alpha_i = 0 needs m_i >= 1: residual
+final working set W (every support vector is in W), the report of
+:func:`convexlearn.certify.kkt.kkt_report` on the SVM restricted to W from its decision
+values f on W as the last pass over the chunks recomputed them
+(:func:`~convexlearn.distributed.cascade.report_on`), and, chunk by chunk, the conditions of the samples outside W (alpha_i = 0 needs m_i >= 1: residual
 max(0, 1 - m_i), in margin units, reported as ``outside_margin``) and the duality gap of
 the whole problem, |P - D| / max(1, |P|) with P = 1/2 alpha^T Q alpha + C sum_i s_i max(0,
 1 - m_i) over all n samples and alpha^T Q alpha = beta_W^T (f_W - b) from the same pass
