@@ -258,13 +258,13 @@ def cascade_scale_rows(n, d=10, chunks=4, workers=2):
     t_dask = time.perf_counter() - t
     rel = abs(sol.report.dual_objective - d_ref) / abs(d_ref)
     h = sol.history
-    kinds = ["cascade pass" if c else "SMO + polish" if e else "SMO"
-             for c, e in zip(h["cascade"], h["exact"])]
+    kinds = ["cascade pass" if c else "SMO + polish" if e else "no step" if w else "SMO"
+             for c, e, w in zip(h["cascade"], h["exact"], h["whole"])]
     steps = "; ".join(
-        f"{k} {st:.1f} s, then the pass ({'whole' if k != 'SMO' else 'incremental'}, "
+        f"{k} {st:.1f} s, then the pass ({'whole' if wh else 'incremental'}, "
         f"{ps:.1f} s): |W|={w:.0f}, moved {mv:.0f}, violators {v:.0f}"
-        for k, st, ps, w, mv, v in zip(kinds, h["step_s"], h["pass_s"], h["working_set"],
-                                       h["moved"], h["violators"]))
+        for k, st, ps, w, mv, v, wh in zip(kinds, h["step_s"], h["pass_s"], h["working_set"],
+                                           h["moved"], h["violators"], h["whole"]))
     row = [f"cascade rbf n={n}, d={d}, {chunks} chunks", workers, sol.status,
            f"{sol.report.max_violation:.1e}", f"{rel:.1e}", n_sv, sol.provenance["passes"],
            sol.provenance["finishing_rounds"], round(t_dask, 1), round(_peak_mb(client)),
