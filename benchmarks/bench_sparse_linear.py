@@ -137,7 +137,8 @@ def child(spec: dict) -> dict:
 
 def measure(case, solver, mode, **kw) -> dict:
     spec = json.dumps(dict(case=case, solver=solver, mode=mode, **kw))
-    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", spec],
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", spec,
+                          "--rcv1-n", str(RCV1_N)],     # the child builds CASES from it
                          capture_output=True, text=True, timeout=3600)
     if out.returncode != 0:
         raise RuntimeError(out.stderr[-3000:])
