@@ -165,7 +165,7 @@ class _PathState:
     what a breakpoint needs from them kept up to date by rank-one changes.
 
     * ``QE``: the elbow's columns Q[:, E] (n x |E|, in the order of ``idx``), a column
-      added or dropped as a sample joins or leaves E;
+      added as a sample joins E; one that leaves swaps places with the last first;
     * ``inv``: the inverse of the bordered elbow matrix [[0, y_E^T], [y_E, Q_EE]], updated
       by its Schur complement when a sample joins (O(|E|^2)) and by the inverse's own
       blocks when one leaves, so that a direction costs O(|E|^2), not a factorization
@@ -176,7 +176,8 @@ class _PathState:
       cost O(n |E|). Its updates add round-off of eps max|Q| each, which the margins
       g / lambda multiply by C: qL is summed afresh once the updates since its last sum
       outnumber the columns of L (about the error of a fresh sum; O(n) a change,
-      amortized). The inverse is refactorized every :data:`_REFRESH` changes of E.
+      amortized). The inverse is refactorized every max(:data:`_REFRESH`, |E|) changes
+      of E, and at each change while there is none.
     """
 
     def __init__(self, Q, y, a, a0, lam, E, L):
