@@ -44,6 +44,9 @@ from typing import Callable
 import numpy as np
 from scipy.linalg import lapack
 
+from .svm_path_kernels import (EVENT_KINDS, add_outer, first_crossings, next_event,
+                               path_consistent)
+
 __all__ = ["SVMPath", "svm_c_path"]
 
 #: A margin within this of 1 (margin units) or a fraction within this of 0 or 1 puts a
@@ -237,9 +240,10 @@ class _PathState:
         if self.m == self._idx.size:
             self._grow()
         m = self.m
+        row = self.Q[i]              # = Q[:, i]: Q is symmetric, its rows are contiguous
         c = np.empty(m + 1)
         c[0] = self.y[i]
-        c[1:] = self.Q[self.idx, i]
+        c[1:] = row[self.idx]
         if self._has_inv:
             inv = self._invbuf[:m + 1, :m + 1]
             u = inv @ c
@@ -247,12 +251,12 @@ class _PathState:
             if abs(schur) <= 1e-12 * (abs(self.Q[i, i]) + np.abs(c) @ np.abs(u)):
                 self._has_inv = False        # nearly singular: factorize afresh below
             else:
-                inv += np.outer(u, u) / schur
+                add_outer(inv, m + 1, u, u, 1.0 / schur)
                 self._invbuf[:m + 1, m + 1] = -u / schur
                 self._invbuf[m + 1, :m + 1] = -u / schur
                 self._invbuf[m + 1, m + 1] = 1.0 / schur
         self._idx[m] = i
-        self._cols[m] = self.Q[:, i]
+        self._cols[m] = row
         self.m = m + 1
         self._changed()
 
@@ -277,7 +281,7 @@ class _PathState:
             e = self._invbuf[:last + 1, last + 1].copy()
             f = self._invbuf[last + 1, last + 1]
             if abs(f) > 1e-300:
-                self._invbuf[:last + 1, :last + 1] -= np.outer(e, e) / f
+                add_outer(self._invbuf, last + 1, e, e, -1.0 / f)
             else:
                 self._has_inv = False
         self.m = last
@@ -289,7 +293,7 @@ class _PathState:
             self.qL = self.Q[:, self.L].sum(axis=1)
             self.l_changes = 0
         else:
-            self.qL += sign * self.Q[:, i]
+            self.qL += sign * self.Q[i]      # (Q symmetric: its row i is its column)
 
     def _changed(self) -> None:
         # round-off of the updates does not accumulate: a fresh inverse (|E|^3) every
@@ -391,13 +395,7 @@ def _bordered_inverse(Q, y, idx):
 def _consistent(y, a, a0, lam, E, L, g, tol: float = 1e-10) -> bool:
     """The KKT conditions in the path's variables, at a breakpoint: box, balance, margin 1
     on E, <= 1 on L (a = 1), >= 1 on R (a = 0); margins g / lambda and a within ``tol``."""
-    margin = g / lam
-    R = ~E & ~L
-    return bool(abs(a @ y) <= tol * max(1.0, np.abs(a).sum())
-                and np.all(np.abs(margin[E] - 1) <= tol)
-                and np.all(margin[L] <= 1 + tol) and np.all(a[L] == 1.0)
-                and np.all(margin[R] >= 1 - tol) and np.all(a[R] == 0.0)
-                and np.all((a >= 0) & (a <= 1)))
+    return bool(path_consistent(y, a, lam, E, L, g, tol))
 
 
 def _check_anchor(Q, y, a, a0, lam, E, L) -> None:
@@ -473,7 +471,6 @@ def _consistent_direction(state):
     and would cross it at once (a just-joined multiplier that leaves its box, a sample
     on the margin whose margin moves the wrong way for its set). Modifies the sets."""
     a, lam, E, L = state.a, state.lam, state.E, state.L
-    on_margin = np.abs(state.g - lam) <= 1e-9 * lam
     for _ in range(state.Q.shape[0] + 1):
         idx = state.idx
         if idx.size == 0:
@@ -485,16 +482,16 @@ def _consistent_direction(state):
         # lambda decreases: a_i moves by -dE_i, the margin slack g_i - lambda by -(s_i - 1)
         to_R = idx[(a[idx] <= 0.0) & (dE > 0)]
         to_L = idx[(a[idx] >= 1.0) & (dE < 0)]
-        from_R = np.flatnonzero(~E & ~L & on_margin & (s > 1))
-        from_L = np.flatnonzero(L & on_margin & (s < 1))
+        # (samples on the margin, |g - lam| <= 1e-9 lam, of R rising or L falling into E)
+        from_R, from_L = first_crossings(state.g, s, lam, E, L)
         if to_R.size:
             state.leave(int(to_R[0]), False)
         elif to_L.size:
             state.leave(int(to_L[0]), True)
-        elif from_R.size:
-            state.join(int(from_R[0]))
-        elif from_L.size:
-            state.join(int(from_L[0]))
+        elif from_R >= 0:
+            state.join(int(from_R))
+        elif from_L >= 0:
+            state.join(int(from_L))
         else:
             return d0, dE, s
     return None, None, None
@@ -508,23 +505,11 @@ def _segment(state, lam, lam_end):
     if d0 is None:
         return None if state.idx.size else _empty_elbow(state, lam, lam_end)
     a, a0, g, idx, E, L = state.a, state.a0, state.g, state.idx, state.E, state.L
-    ceiling = lam * (1 - _EVENT_RTOL)
-    best, event = lam_end, None
-    with np.errstate(divide="ignore", invalid="ignore"):
-        # a multiplier of E reaches a bound: a_i + (l - lam) d_i in {0, 1}
-        for bound, kind in ((0.0, "E->R"), (1.0, "E->L")):
-            cand = lam + (bound - a[idx]) / dE
-            ok = np.isfinite(cand) & (cand > best) & (cand < ceiling)
-            if ok.any():
-                k = int(np.flatnonzero(ok)[np.argmax(cand[ok])])
-                best, event = float(cand[k]), (kind, int(idx[k]))
-        # a margin of L or R reaches 1: g_i + (l - lam) s_i = l
-        cand = (g - lam * s) / (1 - s)
-        for mask, kind in ((L & ~E, "L->E"), (~L & ~E, "R->E")):
-            ok = mask & np.isfinite(cand) & (cand > best) & (cand < ceiling)
-            if ok.any():
-                i = int(np.flatnonzero(ok)[np.argmax(cand[ok])])
-                best, event = float(cand[i]), (kind, i)
+    # a multiplier of E reaches a bound (a_i + (l - lam) d_i in {0, 1}) or a margin of L
+    # or R reaches 1 (g_i + (l - lam) s_i = l): the largest such l below lam
+    best, kind, who = next_event(a, idx, dE, g, s, E, L, lam, lam_end,
+                                 lam * (1 - _EVENT_RTOL))
+    event = None if kind < 0 else (EVENT_KINDS[kind], int(who))
     a_new = a.copy()
     a_new[idx] = a[idx] + (best - lam) * dE
     return best, a_new, a0 + (best - lam) * d0, event

@@ -1,0 +1,121 @@
+"""Compiled loops of the exact SVM C-path (:mod:`.svm_path`): one pass over the samples
+where numpy would make several (a mask, a comparison and a reduction each).
+
+The path spends its time between breakpoints on O(n) scans (which sample's margin reaches
+1 first, are the KKT conditions met) and O(|E|^2) rank-one changes of the elbow system's
+inverse; in numpy each is a few temporaries of that size. The numpy formulas these loops
+implement are written beside each docstring; tests/solvers/kernel_svm/test_svm_path.py
+checks each loop against them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["add_outer", "path_consistent", "first_crossings", "next_event"]
+
+#: Event codes of :func:`next_event` (the index into :data:`EVENT_KINDS`).
+EVENT_KINDS = ("E->R", "E->L", "L->E", "R->E")
+
+
+@njit(cache=True)
+def add_outer(A, m, u, v, scale):
+    """``A[:m, :m] += scale * outer(u[:m], v[:m])`` in place (A may be a strided view)."""
+    for i in range(m):
+        ui = scale * u[i]
+        for j in range(m):
+            A[i, j] += ui * v[j]
+
+
+@njit(cache=True, error_model="numpy")
+def path_consistent(y, a, lam, E, L, g, tol):
+    """The path's KKT conditions at a breakpoint, in one pass. With margin = g / lam and
+    R the complement of E and L::
+
+        |a . y| <= tol max(1, ||a||_1),  0 <= a <= 1,
+        |margin_E - 1| <= tol,  margin_L <= 1 + tol, a_L = 1,  margin_R >= 1 - tol, a_R = 0
+    """
+    balance = 0.0
+    total = 0.0
+    for i in range(a.size):
+        ai = a[i]
+        if not (ai >= 0.0 and ai <= 1.0):
+            return False
+        balance += ai * y[i]
+        total += abs(ai)
+        margin = g[i] / lam
+        if E[i]:
+            if not abs(margin - 1.0) <= tol:
+                return False
+        elif L[i]:
+            if not (margin <= 1.0 + tol and ai == 1.0):
+                return False
+        elif not (margin >= 1.0 - tol and ai == 0.0):
+            return False
+    return abs(balance) <= tol * max(1.0, total)
+
+
+@njit(cache=True)
+def first_crossings(g, s, lam, E, L):
+    """The first sample of R and of L that sits on the margin (|g_i - lam| <= 1e-9 lam)
+    and whose margin moves into the elbow as lambda falls: in numpy::
+
+        on = abs(g - lam) <= 1e-9 * lam
+        flatnonzero(~E & ~L & on & (s > 1))[0],  flatnonzero(L & on & (s < 1))[0]
+
+    (-1 where there is none)."""
+    from_r = -1
+    from_l = -1
+    band = 1e-9 * lam
+    for i in range(g.size):
+        if E[i] or abs(g[i] - lam) > band:
+            continue
+        if L[i]:
+            if from_l < 0 and s[i] < 1.0:
+                from_l = i
+        elif from_r < 0 and s[i] > 1.0:
+            from_r = i
+        if from_r >= 0 and from_l >= 0:
+            break
+    return from_r, from_l
+
+
+@njit(cache=True, error_model="numpy")
+def next_event(a, idx, dE, g, s, E, L, lam, lam_end, ceiling):
+    """The next breakpoint below lam: (lambda, kind, sample), kind an index into
+    :data:`EVENT_KINDS`, or (lam_end, -1, -1) when none comes before lam_end.
+
+    Candidates in (best, ceiling), best starting at lam_end; the groups in the order
+    E->R, E->L, L->E, R->E, each taking its largest candidate (the first of equal ones)
+    only when it beats those before. In numpy::
+
+        E->R: lam + (0 - a_E) / dE,   E->L: lam + (1 - a_E) / dE     (over the elbow)
+        L->E, R->E: (g - lam s) / (1 - s)                            (over L, over R)
+    """
+    best = lam_end
+    kind = -1
+    who = -1
+    for code in range(2):
+        bound = float(code)
+        for k in range(idx.size):
+            cand = lam + (bound - a[idx[k]]) / dE[k]
+            if np.isfinite(cand) and cand > best and cand < ceiling:
+                best, kind, who = cand, code, idx[k]
+    best_l, who_l, best_r, who_r = best, -1, best, -1
+    for i in range(g.size):
+        if E[i]:
+            continue
+        cand = (g[i] - lam * s[i]) / (1.0 - s[i])
+        if not (np.isfinite(cand) and cand < ceiling):
+            continue
+        if L[i]:
+            if cand > best_l:
+                best_l, who_l = cand, i
+        elif cand > best_r:
+            best_r, who_r = cand, i
+    if who_l >= 0:
+        best, kind, who = best_l, 2, who_l
+    if who_r >= 0 and best_r > best:
+        best, kind, who = best_r, 3, who_r
+    return best, kind, who

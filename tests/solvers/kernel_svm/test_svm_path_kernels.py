@@ -1,0 +1,121 @@
+"""The C-path's compiled loops against the numpy formulas they replace, on random states
+with the cases that decide them: ties between candidates, division by zero (s = 1),
+samples exactly on the margin band, and conditions failing one at a time."""
+
+import numpy as np
+import pytest
+
+from convexlearn.solvers.kernel_svm.svm_path_kernels import (EVENT_KINDS, add_outer,
+                                                             first_crossings, next_event,
+                                                             path_consistent)
+
+
+def _state(seed, n=40):
+    rng = np.random.default_rng(seed)
+    y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    E = rng.random(n) < 0.3
+    L = ~E & (rng.random(n) < 0.4)
+    a = np.where(E, rng.random(n), np.where(L, 1.0, 0.0))
+    lam = 0.7
+    g = np.where(E, lam, np.where(L, lam * (1 - rng.random(n)), lam * (1 + rng.random(n))))
+    s = rng.normal(1.0, 0.5, size=n)
+    s[E] = 1.0
+    return y, a, lam, E, L, g, s
+
+
+def _numpy_consistent(y, a, lam, E, L, g, tol):
+    margin = g / lam
+    R = ~E & ~L
+    return bool(abs(a @ y) <= tol * max(1.0, np.abs(a).sum())
+                and np.all(np.abs(margin[E] - 1) <= tol)
+                and np.all(margin[L] <= 1 + tol) and np.all(a[L] == 1.0)
+                and np.all(margin[R] >= 1 - tol) and np.all(a[R] == 0.0)
+                and np.all((a >= 0) & (a <= 1)))
+
+
+def _numpy_crossings(g, s, lam, E, L):
+    on = np.abs(g - lam) <= 1e-9 * lam
+    r, l_ = np.flatnonzero(~E & ~L & on & (s > 1)), np.flatnonzero(L & on & (s < 1))
+    return (int(r[0]) if r.size else -1), (int(l_[0]) if l_.size else -1)
+
+
+def _numpy_event(a, idx, dE, g, s, E, L, lam, lam_end, ceiling):
+    best, event = lam_end, None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for bound, kind in ((0.0, "E->R"), (1.0, "E->L")):
+            cand = lam + (bound - a[idx]) / dE
+            ok = np.isfinite(cand) & (cand > best) & (cand < ceiling)
+            if ok.any():
+                k = int(np.flatnonzero(ok)[np.argmax(cand[ok])])
+                best, event = float(cand[k]), (kind, int(idx[k]))
+        cand = (g - lam * s) / (1 - s)
+        for mask, kind in ((L & ~E, "L->E"), (~L & ~E, "R->E")):
+            ok = mask & np.isfinite(cand) & (cand > best) & (cand < ceiling)
+            if ok.any():
+                i = int(np.flatnonzero(ok)[np.argmax(cand[ok])])
+                best, event = float(cand[i]), (kind, i)
+    return best, event
+
+
+def test_add_outer_updates_the_leading_block_of_a_strided_view_only():
+    rng = np.random.default_rng(0)
+    buf = rng.normal(size=(9, 9))
+    u, v = rng.normal(size=9), rng.normal(size=9)
+    expected = buf.copy()
+    expected[:5, :5] += -0.3 * np.outer(u[:5], v[:5])
+    add_outer(buf[:6, :6], 5, u, v, -0.3)
+    np.testing.assert_allclose(buf, expected, rtol=1e-15, atol=1e-15)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_path_consistent_equals_the_numpy_conditions_as_each_one_fails(seed):
+    y, a, lam, E, L, g, s = _state(seed)
+    # make the balance hold, then break one condition at a time
+    e = np.flatnonzero(E)
+    a[e[0]] -= (a @ y) * y[e[0]]
+    a[e[0]] = np.clip(a[e[0]], 0, 1)
+    variants = [(a, g)]
+    for i, (da, dg) in enumerate([(0.0, 1e-3), (1e-3, 0.0), (0.0, -1e-3)]):
+        for member in (E, L, ~E & ~L):
+            k = np.flatnonzero(member)[0]
+            a2, g2 = a.copy(), g.copy()
+            a2[k] = a2[k] - da if a2[k] > 0.5 else a2[k] + da
+            g2[k] += dg * lam
+            variants.append((a2, g2))
+    a3 = a.copy()
+    a3[e[0]] = 1.5                                      # outside the box
+    variants.append((a3, g))
+    for tol in (1e-10, 1e-2, 1.0):
+        for a_, g_ in variants:
+            assert path_consistent(y, a_, lam, E, L, g_, tol) == \
+                _numpy_consistent(y, a_, lam, E, L, g_, tol)
+    assert any(not _numpy_consistent(y, a_, lam, E, L, g_, 1e-10) for a_, g_ in variants)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_first_crossings_equal_the_numpy_masks(seed):
+    y, a, lam, E, L, g, s = _state(seed)
+    rng = np.random.default_rng(seed + 100)
+    on = rng.random(g.size) < 0.5                      # put half the samples on the band
+    g = np.where(on & ~E, lam * (1 + rng.uniform(-5e-10, 5e-10, g.size)), g)
+    assert first_crossings(g, s, lam, E, L) == _numpy_crossings(g, s, lam, E, L)
+    assert first_crossings(g + 1.0, s, lam, E, L) == (-1, -1)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_next_event_equals_the_numpy_ratio_test_with_ties_and_zero_divisions(seed):
+    y, a, lam, E, L, g, s = _state(seed)
+    rng = np.random.default_rng(seed + 200)
+    idx = np.flatnonzero(E)
+    dE = rng.normal(size=idx.size)
+    dE[0] = 0.0                                        # a multiplier that does not move
+    s[np.flatnonzero(~E)[:2]] = 1.0                    # margins that move with lambda
+    if seed % 2:                                       # a tie across and within groups
+        k = np.flatnonzero(~E)
+        g[k[3]] = g[k[4]] = g[k[5]]
+        s[k[3]] = s[k[4]] = s[k[5]]
+    lam_end = 0.01 if seed < 4 else 0.69
+    got = next_event(a, idx, dE, g, s, E, L, lam, lam_end, lam * (1 - 1e-12))
+    best, event = _numpy_event(a, idx, dE, g, s, E, L, lam, lam_end, lam * (1 - 1e-12))
+    assert got[0] == best
+    assert (None if got[1] < 0 else (EVENT_KINDS[got[1]], int(got[2]))) == event
