@@ -10,6 +10,8 @@ checks each loop against them.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numba import njit
 
@@ -20,7 +22,7 @@ EVENT_KINDS = ("E->R", "E->L", "L->E", "R->E")
 
 
 @njit(cache=True)
-def add_outer(A, m, u, v, scale):
+def add_outer(A: Any, m: int, u: Any, v: Any, scale: float) -> None:
     """``A[:m, :m] += scale * outer(u[:m], v[:m])`` in place (A may be a strided view)."""
     for i in range(m):
         ui = scale * u[i]
@@ -29,7 +31,7 @@ def add_outer(A, m, u, v, scale):
 
 
 @njit(cache=True, error_model="numpy")
-def path_consistent(y, a, lam, E, L, g, tol):
+def path_consistent(y: Any, a: Any, lam: float, E: Any, L: Any, g: Any, tol: float) -> bool:
     """The path's KKT conditions at a breakpoint, in one pass. With margin = g / lam and
     R the complement of E and L::
 
@@ -57,7 +59,7 @@ def path_consistent(y, a, lam, E, L, g, tol):
 
 
 @njit(cache=True)
-def first_crossings(g, s, lam, E, L):
+def first_crossings(g: Any, s: Any, lam: float, E: Any, L: Any) -> tuple[int, int]:
     """The first sample of R and of L that sits on the margin (|g_i - lam| <= 1e-9 lam)
     and whose margin moves into the elbow as lambda falls: in numpy::
 
@@ -82,7 +84,8 @@ def first_crossings(g, s, lam, E, L):
 
 
 @njit(cache=True, error_model="numpy")
-def next_event(a, idx, dE, g, s, E, L, lam, lam_end, ceiling):
+def next_event(a: Any, idx: Any, dE: Any, g: Any, s: Any, E: Any, L: Any, lam: float,
+               lam_end: float, ceiling: float) -> tuple[float, int, int]:
     """The next breakpoint below lam: (lambda, kind, sample), kind an index into
     :data:`EVENT_KINDS`, or (lam_end, -1, -1) when none comes before lam_end.
 
