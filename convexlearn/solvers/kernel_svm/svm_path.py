@@ -201,6 +201,9 @@ class _PathState:
         self.qmax = max(float(np.max(np.diag(Q), initial=0.0)), 1e-300)   # >= |Q_ij| (PSD)
         self.refresh_inverse()
         self.g = self.margins()
+        self.s = None                 # d g / d lambda on the current segment
+        self.since_fresh = 0          # breakpoints since g was summed afresh, at lam_fresh
+        self.lam_fresh = lam
 
     @property
     def idx(self) -> np.ndarray:
@@ -317,7 +320,16 @@ class _PathState:
         the new elbow system so that round-off does not accumulate over breakpoints;
         False (the state is then stale: re-anchor) when the KKT conditions do not hold
         there (:func:`_consistent`)."""
-        self.a, self.a0, self.lam = a, a0, lam
+        # g on the segment is g + (l - lam) s, exactly in exact arithmetic: predicted, and
+        # summed afresh every _FRESH breakpoints and once lambda has halved since the last
+        # sum (the prediction's round-off is eps |g| at the sum, while the margins g /
+        # lambda it decides on grow as 1 / lambda; the direction's own error is in s, so
+        # the refinement below sees it)
+        self.since_fresh += 1
+        predict = (self.s is not None and self.since_fresh < _FRESH
+                   and lam >= 0.5 * self.lam_fresh)
+        g = self.g + (lam - self.lam) * self.s if predict else None
+        self.a, self.a0, self.lam, self.s = a, a0, lam, None
         if event is not None:
             kind, i = event
             if kind in ("E->L", "E->R"):
@@ -326,7 +338,8 @@ class _PathState:
             else:
                 for j in np.atleast_1d(i):     # an empty elbow is entered by a pair
                     self.join(int(j))
-        g = self.margins()
+        if g is None:
+            g, self.since_fresh, self.lam_fresh = self.margins(), 0, lam
         # iterative refinement on [[0, y_E^T], [y_E, Q_EE]] (the residual from g: the
         # balance -y^T a and the elbow's lam - g_E) until it is at round-off of the
         # margins' terms, so that round-off does not accumulate over breakpoints (a long
@@ -372,6 +385,8 @@ class _PathState:
 _REFRESH = 200
 #: Refinement steps at a breakpoint at most (the inverse refactorized halfway).
 _REFINE_STEPS = 4
+#: Breakpoints between two fresh sums of the margins g (predicted on the segment between).
+_FRESH = 8
 
 
 def _bordered_inverse(Q, y, idx):
@@ -505,6 +520,7 @@ def _segment(state, lam, lam_end):
     if d0 is None:
         return None if state.idx.size else _empty_elbow(state, lam, lam_end)
     a, a0, g, idx, E, L = state.a, state.a0, state.g, state.idx, state.E, state.L
+    state.s = s
     # a multiplier of E reaches a bound (a_i + (l - lam) d_i in {0, 1}) or a margin of L
     # or R reaches 1 (g_i + (l - lam) s_i = l): the largest such l below lam
     best, kind, who = next_event(a, idx, dE, g, s, E, L, lam, lam_end,
