@@ -29,7 +29,7 @@ loses definiteness in floating point.
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import lapack, solve_triangular
+from scipy.linalg import lapack
 
 __all__ = ["ratio_walk"]
 
@@ -37,6 +37,8 @@ __all__ = ["ratio_walk"]
 #: price of ~30 pairs of triangular solves at |F_0| = 1000, which are memory-bound) and
 #: reads W's new columns from it.
 INVERSE_AFTER = 24
+#: Steps of iterative refinement of the walk's last solution before it is judged.
+REFINE = 2
 
 
 def _ratio(beta: np.ndarray, d: np.ndarray, lo: np.ndarray, hi: np.ndarray
@@ -136,20 +138,46 @@ def ratio_walk(K0: np.ndarray, factor: np.ndarray, E0: np.ndarray, beta: np.ndar
     if x is None or not free.any():
         return beta, free, steps, None
     # the steered solution is in the box: it is the face's solution when it solves the
-    # system to a backward-stable solve's residual (else the caller solves afresh)
-    point = np.where(free, x, beta)
-    b = z[:m]
-    fixed_part = np.where(free, 0.0, beta)
-    residual = (K0 @ point)[free] + E0[free] @ b - (target - rest)[free]
-    residual = np.concatenate([residual, E0[free].T @ x[free] - totals])
+    # system to a backward-stable solve's residual after at most REFINE steps of
+    # iterative refinement by the same steering (else the caller solves afresh)
+    b = z[:m].copy()
+    r_free = (target - rest)[free]
     norm = float(np.max(np.abs(K0).sum(axis=1))) + 1.0
-    size = max(float(np.max(np.abs(x[free]))), float(np.max(np.abs(b), initial=0.0)))
-    rhs_size = float(np.max(np.abs((target - rest - K0 @ fixed_part)[free])))
-    rhs_size = max(rhs_size, float(np.max(np.abs(totals), initial=0.0)))
-    bound = residual.size * np.finfo(float).eps * (norm * size + rhs_size)
-    if not (np.all(np.isfinite(residual)) and np.max(np.abs(residual)) <= bound):
-        return beta, free, steps, None
-    return point, free, steps, b
+    fixed_part = (K0 @ np.where(free, 0.0, beta))[free]
+    rhs_size = max(float(np.max(np.abs(r_free - fixed_part))),
+                   float(np.max(np.abs(totals), initial=0.0)))
+    for refinement in range(REFINE + 1):
+        point = np.where(free, x, beta)
+        residual = np.concatenate([
+            (K0 @ np.where(free, x, 0.0))[free] + fixed_part + E0[free] @ b - r_free,
+            E0[free].T @ x[free] - totals])
+        size = max(float(np.max(np.abs(x[free]))), float(np.max(np.abs(b), initial=0.0)))
+        bound = residual.size * np.finfo(float).eps * (norm * size + rhs_size)
+        if not np.all(np.isfinite(residual)):
+            break
+        if np.max(np.abs(residual)) <= bound:
+            return point, free, steps, b
+        if refinement == REFINE:
+            break
+        padded = np.zeros(k)
+        padded[free] = -residual[:np.count_nonzero(free)]
+        if inverse is not None:
+            du = inverse @ padded
+        else:
+            du, info = lapack.dpotrs(factor, padded, lower=False)
+            if info != 0:
+                break
+        dx, dz = _face_solution(du, W, L, E0, G, -residual[np.count_nonzero(free):], m)
+        x = x + np.where(free, dx, 0.0)
+        b = b + dz[:m]
+    return beta, free, steps, None
+
+
+def _trsv(Lp: np.ndarray, v: np.ndarray, transposed: bool) -> np.ndarray:
+    """L^{-1} v (L^{-T} v when ``transposed``), L lower triangular (LAPACK's dtrtrs: no
+    argument checking, the walk calls it thousands of times)."""
+    x, _ = lapack.dtrtrs(Lp, v, lower=1, trans=int(transposed))
+    return x
 
 
 def _inverse(factor: np.ndarray) -> np.ndarray | None:
@@ -182,7 +210,7 @@ def _add(hit: np.ndarray, factor: np.ndarray, W: np.ndarray, L: np.ndarray,
         w = columns[:, c]
         p = m + len(G)
         s = np.concatenate([E0.T @ w, w[G]]) if p else np.zeros(0)
-        ell = solve_triangular(L[:p, :p], s, lower=True, check_finite=False) if p else s
+        ell = _trsv(L[:p, :p], s, False) if p else s
         pivot = float(w[j]) - float(ell @ ell)
         if not pivot > 1e-14 * abs(float(w[j])):
             return False
@@ -201,8 +229,7 @@ def _face_solution(u: np.ndarray, W: np.ndarray, L: np.ndarray, E0: np.ndarray,
         return u.copy(), np.zeros(0)
     rhs = np.concatenate([E0.T @ u - totals, u[G]])
     Lp = L[:p, :p]
-    z = solve_triangular(Lp, solve_triangular(Lp, rhs, lower=True, check_finite=False),
-                         lower=True, trans="T", check_finite=False)
+    z = _trsv(Lp, _trsv(Lp, rhs, False), True)
     x = u - W[:, :p] @ z
     x[G] = 0.0
     return x, z
