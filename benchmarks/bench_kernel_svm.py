@@ -13,7 +13,8 @@ ratio steps); 10-class digits
 route, SMO (tol 1e-3) + active-set polish + KKT certificate; SVC runs at its default tol
 (1e-3, uncertified). Issue 24's rows: rbf gamma=10 on make_blobs(2000, centers=2,
 random_state=0) (the issue's draw with make_blobs' defaults); make_classification(8000, 20,
-random_state=0) standardized at C=100; ``svm.path`` over 20 C (every point certified at
+random_state=0) standardized at C=100; rbf gamma=5, C=0.1 on make_blobs(3000, centers=2,
+random_state=0) standardized (StandardScaler); ``svm.path`` over 20 C (every point certified at
 1e-9) against twenty SVC fits and twenty cold exact solves. Each case runs in its own subprocess: peak memory is the process's
 VmHWM (/proc/self/status) minus its value after data and imports were loaded. The
 certified gap is recomputed here with scikit-learn's rbf_kernel (not convexlearn's code),
@@ -49,7 +50,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-REPEAT = {2000: 3, 4000: 3, 5000: 2, 8000: 2, 10000: 2, 20000: 2}
+REPEAT = {2000: 3, 3000: 3, 4000: 3, 5000: 2, 8000: 2, 10000: 2, 20000: 2}
 DIGITS_REPEAT = 5
 
 
@@ -72,6 +73,11 @@ def _data(n, kind="classification"):
     if kind == "local-defaults":    # the issue's draw: make_blobs' defaults, two centres
         from sklearn.datasets import make_blobs
         return make_blobs(n, centers=2, random_state=0)
+    if kind == "local-std":         # issue 24 (c): standardized blobs, gamma = 5, C = 0.1
+        from sklearn.datasets import make_blobs
+        from sklearn.preprocessing import StandardScaler
+        X, y = make_blobs(n, centers=2, random_state=0)
+        return StandardScaler().fit_transform(X), y
     if kind == "clf20":             # issue 24's profile: d = 20 at C = 100
         from sklearn.datasets import make_classification
         from sklearn.preprocessing import StandardScaler
@@ -105,9 +111,9 @@ def _independent_gap(X, y, alpha, b, C, gamma):
 
 #: gamma other than "scale": gamma = 10 on make_blobs (near-duplicate points: 1044 free
 #: multipliers at n = 2000, cond(K_FF) ~ 2e12, ~600 ratio steps in the polish)
-_GAMMA = {"local": 10.0, "local-defaults": 10.0}
+_GAMMA = {"local": 10.0, "local-defaults": 10.0, "local-std": 5.0}
 #: C other than 1
-_C = {"clf20": 100.0}
+_C = {"clf20": 100.0, "local-std": 0.1}
 
 
 def worker(side: str, n: int, kind: str = "classification") -> dict:
@@ -258,7 +264,8 @@ def main():
     cases += [(n, "blobs", f"rbf blobs n={n} d=2") for n in (5000, 10000)]
     cases += [(2000, "local", "rbf gamma=10, make_blobs n=2000 d=2")]
     cases += [(2000, "local-defaults", "rbf gamma=10, make_blobs n=2000 d=2 seed 0"),
-              (8000, "clf20", "rbf n=8000 d=20 C=100")]
+              (8000, "clf20", "rbf n=8000 d=20 C=100"),
+              (3000, "local-std", "rbf gamma=5 C=0.1, standardized make_blobs n=3000 d=2")]
     only = [a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--only=")]
     cases = [c for c in cases if not only or any(o in c[2] for o in only)]
     for n, kind, label in cases:

@@ -281,6 +281,19 @@ class Face:
                 return
         self.inverse = _bordered_inverse(self.K0, self.E0)
 
+    def cholesky(self) -> np.ndarray | None:
+        """The upper Cholesky factor of the block K_0 (F the block's whole set): the fresh
+        solve's, else factorized here (a block positive definite in floating point whose
+        condition the fresh solve found too large still steers); None when F is smaller
+        than the block or K_0 is not positive definite in floating point."""
+        if self.position.size != self.F0.size:
+            return None
+        if self.fresh_factor is None:
+            M = self.K0 if self.K0.flags.f_contiguous else self.K0.T
+            factor, info = lapack.dpotrf(M, lower=False, clean=False)
+            self.fresh_factor = factor if info == 0 else None
+        return self.fresh_factor
+
     def product(self, x: np.ndarray) -> np.ndarray:
         """K_FF @ x without forming K_FF."""
         if self.position.size == self.F0.size:

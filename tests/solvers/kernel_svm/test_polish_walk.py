@@ -1,0 +1,122 @@
+"""The ratio walk (polish_walk) against a numpy reference: the same ratio steps with every
+face solved afresh by np.linalg.solve."""
+
+import numpy as np
+import pytest
+from scipy.linalg import lapack
+
+import convexlearn as cl
+from convexlearn.solvers.kernel_svm.polish_walk import ratio_walk
+
+
+def _face(K, E, free, r, totals):
+    """The face's solution: [K_FF E_F; E_F^T 0] [x; b] = [r_F; totals] (x = 0 off F)."""
+    F = np.flatnonzero(free)
+    k, m = F.size, E.shape[1]
+    A = np.zeros((k + m, k + m))
+    A[:k, :k] = K[np.ix_(F, F)]
+    A[:k, k:] = E[F]
+    A[k:, :k] = E[F].T
+    sol = np.linalg.solve(A, np.concatenate([r[F], totals]))
+    x = np.zeros(K.shape[0])
+    x[F] = sol[:k]
+    return x, sol[k:]
+
+
+def _reference(K, E, beta, rest, target, lo, hi):
+    """One multiplier fixed per step, each face solved afresh (the textbook primal
+    active-set method); the point when the face's solution is in the box."""
+    beta, free = beta.copy(), np.ones(beta.size, dtype=bool)
+    totals = E.T @ beta
+    fixed_part = np.zeros(beta.size)
+    steps = 0
+    while free.any():
+        x, b = _face(K, E, free, target - rest - K @ fixed_part, totals - E[~free].T @ beta[~free]
+                     if (~free).any() else totals)
+        d = np.where(free, x - beta, 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            room = np.where(d < 0, (beta - lo) / -d, np.where(d > 0, (hi - beta) / d, np.inf))
+        room[~free] = np.inf
+        t = room.min()
+        if t >= 1.0:
+            return np.where(free, x, beta), free, steps, b
+        steps += 1
+        beta = beta + t * d
+        hit = np.flatnonzero(room <= t + 1e-15)
+        beta[hit] = np.where(d[hit] > 0, hi[hit], lo[hit])
+        free[hit] = False
+        fixed_part[hit] = beta[hit]
+    return beta, free, steps, None
+
+
+def _problem(intercept, seed=0, k=40):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(k, 2))
+    K = np.exp(-0.5 * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)) + 1e-3 * np.eye(k)
+    y = np.where(rng.random(k) < 0.5, 1.0, -1.0)
+    C = 1.0
+    lo, hi = np.where(y > 0, 0.0, -C), np.where(y > 0, C, 0.0)
+    beta = y * rng.uniform(0.2, 0.8, size=k)
+    E = np.ones((k, 1)) if intercept else np.ones((k, 0))
+    target = y
+    rest = 0.3 * rng.normal(size=k)
+    return K, E, beta, rest, target, lo, hi
+
+
+@pytest.mark.parametrize("intercept", [True, False])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_ratio_walk_takes_the_reference_steps(intercept, seed):
+    K, E, beta, rest, target, lo, hi = _problem(intercept, seed)
+    x0, _ = _face(K, E, np.ones(beta.size, dtype=bool), target - rest, E.T @ beta)
+    assert np.any((x0 < lo) | (x0 > hi))            # the face's solution leaves the box
+    ref_beta, ref_free, ref_steps, _ = _reference(K, E, beta, rest, target, lo, hi)
+    assert ref_steps >= 3                           # several steps: a walk to compare
+    factor, info = lapack.dpotrf(K, lower=False, clean=True)
+    assert info == 0
+    walked, free, steps, b = ratio_walk(K, factor, E, beta, rest, target, E.T @ beta,
+                                        lo, hi, x0 - beta)
+    np.testing.assert_array_equal(free, ref_free)
+    assert steps == ref_steps
+    fixed = ~free
+    np.testing.assert_array_equal(walked[fixed], ref_beta[fixed])   # exactly on bounds
+    assert np.all((walked >= lo) & (walked <= hi))
+    if intercept:
+        assert abs(walked.sum() - beta.sum()) <= 1e-12 * beta.size
+    if b is not None:           # its solution, accepted as accurate: the face's own
+        np.testing.assert_allclose(walked, ref_beta, atol=1e-9)
+
+
+def test_ratio_walk_with_the_inverse_after_many_steps():
+    # more than INVERSE_AFTER steps: W's columns come from K_0^{-1}, the same steps
+    K, E, beta, rest, target, lo, hi = _problem(True, seed=3, k=160)
+    x0, _ = _face(K, E, np.ones(beta.size, dtype=bool), target - rest, E.T @ beta)
+    ref_beta, ref_free, ref_steps, _ = _reference(K, E, beta, rest, target, lo, hi)
+    assert ref_steps > 24
+    factor, _ = lapack.dpotrf(K, lower=False, clean=True)
+    walked, free, steps, b = ratio_walk(K, factor, E, beta, rest, target, E.T @ beta,
+                                        lo, hi, x0 - beta)
+    np.testing.assert_array_equal(free, ref_free)
+    assert steps == ref_steps
+    np.testing.assert_array_equal(walked[~free], ref_beta[~free])
+    if b is not None:
+        np.testing.assert_allclose(walked, ref_beta, atol=1e-8)
+
+
+def test_ratio_walk_with_a_wrong_factor_departs_from_the_reference():
+    # the comparison can fail: steering with another matrix's factor takes other steps
+    K, E, beta, rest, target, lo, hi = _problem(True, seed=0)
+    x0, _ = _face(K, E, np.ones(beta.size, dtype=bool), target - rest, E.T @ beta)
+    ref_beta, ref_free, _, _ = _reference(K, E, beta, rest, target, lo, hi)
+    factor, _ = lapack.dpotrf(K + 5.0 * np.eye(K.shape[0]), lower=False, clean=True)
+    walked, free, _, _ = ratio_walk(K, factor, E, beta, rest, target, E.T @ beta,
+                                    lo, hi, x0 - beta)
+    assert not (np.array_equal(free, ref_free) and np.allclose(walked, ref_beta, atol=1e-8))
+
+
+def test_very_local_kernel_is_certified():
+    # issue 24's shape at a small size: rbf gamma = 10 on two 2-D blobs
+    from sklearn.datasets import make_blobs
+    X, y = make_blobs(400, centers=2, random_state=1)
+    sol = cl.SVM(X, y, C=1.0, kernel="rbf", gamma=10.0).solve()
+    assert sol.status == "optimal"
+    assert sol.report.relative_gap <= 1e-9
