@@ -441,6 +441,7 @@ def main():
             failures.append(row)
         print(f"[{i + 1}/{len(cases)}] {'FAIL ' if flag else ''}{label}: {r.get('route')} "
               f"{r.get('status')} {r.get('time', float('nan')):.3g}s "
+              f"{r.get('anchor', '')} ratio {ratio:.3g} "
               f"{_fmt_fallback(r.get('fallback')) or r.get('note', '')}", flush=True)
     pool.close()
     wall = time.perf_counter() - wall
