@@ -136,25 +136,6 @@ def test_exact_chain_records_its_route():
     assert sol.method == sol.provenance["route"]
 
 
-@pytest.mark.parametrize("intercept", [True, False])
-def test_linear_kernel_wider_than_tall_goes_to_smo_first(intercept):
-    # d + intercept > n: the dual QP of size n is the smaller problem (issue 24's sweep:
-    # wide_200x500 and hinge + l2 on clf_200x300 4-12x faster than exact-linear's w-space
-    # stages); the answer is the same optimum, certified
-    from sklearn.datasets import make_classification
-    from convexlearn.routes.svm import exact_chain
-    X, y = make_classification(60, 80, n_informative=8, flip_y=0.05, random_state=0)
-    svm = cl.SVM(X, y, C=1.0, kernel="linear", intercept=intercept)
-    assert exact_chain(svm)[:2] == ["exact-smo", "exact-linear"]
-    sol = svm.solve()
-    assert sol.provenance["route"] == "exact-smo" and sol.report.passed
-    ref = svm.solve("exact-linear")
-    assert ref.extra["certificate"]["relative_gap"] <= 1e-9
-    assert sol.objective == pytest.approx(ref.objective, rel=1e-9)
-    tall = cl.SVM(X[:, :10], y, C=1.0, kernel="linear", intercept=intercept)
-    assert exact_chain(tall)[0] == "exact-linear"
-
-
 def test_solution_carries_provenance_and_the_report():
     X, y = OVERLAPPING
     sol = cl.SVM(X, y, C=1.0).solve(method="exact-dual")

@@ -226,14 +226,9 @@ def exact_chain(svm: Any) -> list[str]:
 
     The linear kernel on features goes first to "exact-linear" (DCD, then the w-space
     active-set polish: benchmarks/bench_svm_linear.py, n=5000, d=50, both regimes, under
-    SVC(kernel="linear")'s time, certified at a relative gap of 1e-9); dense and wider
-    than tall (d + intercept > n) to "exact-smo" first, its QP of size n the smaller
-    (sweep_exact_erm.py's wide_200x500 and clf_200x300: 4-12x faster than exact-linear's
-    w-space stages of size d + 1).
+    SVC(kernel="linear")'s time, certified at a relative gap of 1e-9).
     """
     if svm.kernel.is_linear and svm.X is not None and not svm.gram_formed:
-        if not is_sparse(svm.X) and svm.X.shape[1] + int(svm.intercept) > svm.X.shape[0]:
-            return ["exact-smo", "exact-linear", "exact-dual", "exact-primal"]
         return ["exact-linear", "exact-dual", "exact-primal"]
     if not svm.kernel.is_linear:     # (with or without intercept, weights: compiled SMO)
         return ["exact-smo", "exact-dual", "exact-primal"]
