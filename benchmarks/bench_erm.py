@@ -22,8 +22,9 @@
 2. Lasso path on scikit-learn's grid (``lasso_path``'s 100 alphas, eps = 1e-3, on the
    data of 1.) vs ``lasso_path(tol=1e-8)``; ours ``ERM.path(2 * alphas)`` (the exact
    homotopy from lam_max to the grid's end, each grid point interpolated between two
-   breakpoints, every point certified from the data in one batch; a point that fails
-   falls back to coordinate descent).
+   breakpoints, every point certified from the Gram summaries the homotopy runs on,
+   rounding bounded, or where that bound does not fit from the data in one batch; a
+   point that fails falls back to coordinate descent).
 3. ``SVM.path`` over 20 C in logspace(-2, 2), rbf kernel, n = 2000 (make_classification,
    standardized) vs 20 ``SVC(C, kernel="rbf")`` fits (LIBSVM's default tol 1e-3).
 4. Logistic + l2 at n = 5000, d = 50: Newton vs lbfgs with the tolerance tightened until

@@ -15,7 +15,9 @@ certificate (:meth:`convexlearn.erm.ERM.certificate`, recomputed from the data):
 
 The first two certify all points in one batch: the scores X W + b and X^T G of every point
 come from two matrix products (one pass over X each, for all points together) instead of
-two passes per point. A point whose certificate fails at 1e-9 (relative), or that the
+two passes per point. The lasso's homotopy points are first certified from the Gram summaries
+the homotopy runs on (:mod:`convexlearn.certify.lasso_gram`: rounding bounded, O(d |S|)
+per point); only those whose bound does not fit go through the products. A point whose certificate fails at 1e-9 (relative), or that the
 homotopy did not reach, goes through :func:`~convexlearn.routes.erm.solve_exact` (the full
 chain: coordinate descent first for the lasso), warm-started from the previous point.
 ``path(exact=True)`` returns the homotopy's breakpoints themselves.
@@ -27,7 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from ..certify.optimality import fixed_multipliers
+from ..certify.lasso_gram import gram_certificate, gram_summary
+from ..certify.optimality import fixed_multipliers, null_scale
 from ..data import check_nonnegative, is_sparse
 from ..fingerprints import Provenance
 from ..errors import ConvexLearnError, NotApplicableError, ParameterError
@@ -80,8 +83,10 @@ def solve_path(erm: Any, lams: Any, *, method: str = "exact", tol: float = EXACT
             out.append(previous)
         return out
     timer = Timer()
+    summary = None
     if route == "cd" and _homotopy_applies(erm):
-        route, raw = "lasso-homotopy", _homotopy_points(erm, lams)
+        summary = gram_summary(erm.X, erm.y, erm.intercept)
+        route, raw = "lasso-homotopy", _homotopy_points(erm, lams, summary)
     else:
         raw, previous, screen = [], None, None
         for lam in lams:
@@ -93,7 +98,7 @@ def solve_path(erm: Any, lams: Any, *, method: str = "exact", tol: float = EXACT
             raw.append(previous)
             grad = None if previous is None else previous.extra.get("loss_grad")
             screen = None if grad is None else (_lam1(erm), grad)
-    out = _certify_batch(erm, lams, raw, tol, route)
+    out = _certify_batch(erm, lams, raw, tol, route, summary)
     for sol in out:
         sol.provenance["path_time_s"] = timer()
     return out
@@ -113,12 +118,13 @@ def _homotopy_applies(erm) -> bool:
             and isinstance(erm.X, np.ndarray) and n > d and d <= HOMOTOPY_MAX_DIM)
 
 
-def _homotopy_points(erm, lams: list) -> list[Solution | None]:
-    """Each lam's (w, b) on the exact lasso path (None below where the homotopy ended)."""
+def _homotopy_points(erm, lams: list, summary) -> list[Solution | None]:
+    """Each lam's (w, b) on the exact lasso path (None below where the homotopy ended);
+    ``summary``: the data's :func:`~convexlearn.certify.lasso_gram.gram_summary`."""
     timer = Timer()
     d = erm.X.shape[1]
     hp = lasso_homotopy(erm.X, erm.y, erm.intercept, lam_min=min(lams),
-                        max_breakpoints=4 * d + 2 * len(lams) + 10)
+                        max_breakpoints=4 * d + 2 * len(lams) + 10, summary=summary)
     end, elapsed = hp.lams[-1], timer()
     raw: list[Solution | None] = []
     for lam in lams:
@@ -174,10 +180,23 @@ def _batch_products(erm, sols: list[Solution], cols: np.ndarray,
     return scores, np.ascontiguousarray(XTG)
 
 
-def _certify_batch(erm, lams: list, raw: list, tol: float, route: str) -> list[Solution]:
+def _certify_batch(erm, lams: list, raw: list, tol: float, route: str,
+                   summary=None) -> list[Solution]:
     """Certify the points of ``raw`` (None: the route failed there) with batched products;
-    a point that fails goes through solve_exact, warm-started from the previous point."""
-    done = [k for k, sol in enumerate(raw) if sol is not None]
+    a point that fails goes through solve_exact, warm-started from the previous point.
+    With a Gram ``summary`` (the lasso), a point is first certified from it
+    (:func:`~convexlearn.certify.lasso_gram.gram_certificate`: O(d |S|), its rounding
+    bounded); the points it does not certify, from X."""
+    gram_reports = {}
+    if summary is not None:
+        s0 = null_scale(erm.loss, erm.y, erm.intercept)
+        for k, sol in enumerate(raw):
+            if sol is not None:
+                rep = gram_certificate(summary, erm.loss, erm.penalty, lams[k], sol.w,
+                                       sol.b, s0, tol)
+                if rep is not None:
+                    gram_reports[k] = rep
+    done = [k for k, sol in enumerate(raw) if sol is not None and k not in gram_reports]
     block = max(1, BATCH_FLOATS // max(1, erm.X.shape[0]))
     products: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     # ERM.certificate recomputes its own products under sample weights: none to batch
@@ -193,7 +212,8 @@ def _certify_batch(erm, lams: list, raw: list, tol: float, route: str) -> list[S
         sol = raw[k]
         if sol is not None:
             scores, XTg = products.pop(k, (None, None))
-            sol.report = erm.certificate(sol, tol=tol, scores=scores, XTg=XTg)
+            sol.report = gram_reports.get(k) or erm.certificate(sol, tol=tol, scores=scores,
+                                                                XTg=XTg)
             sol.objective = sol.report.objective
             sol.status = "optimal" if sol.report.passed else "inaccurate"
             sol = snap_zeros(erm, sol, tol)

@@ -255,8 +255,8 @@ def test_lasso_path_point_that_fails_its_certificate_falls_back_to_cd(monkeypatc
     lams = _lasso_grid(X, yr, k=8)
     exact_points = erm_path._homotopy_points
 
-    def spoiled(erm, grid):
-        raw = exact_points(erm, grid)
+    def spoiled(erm, grid, summary):
+        raw = exact_points(erm, grid, summary)
         raw[3].w = raw[3].w * (1 + 1e-6)         # a perturbed answer
         raw[5] = None                            # a point the homotopy did not reach
         return raw

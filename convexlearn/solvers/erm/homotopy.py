@@ -41,7 +41,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg import solve_triangular
 
-__all__ = ["LassoPath", "centred_gram", "lasso_homotopy"]
+from ...certify.lasso_gram import GramSummary, gram_summary
+
+__all__ = ["LassoPath", "lasso_homotopy"]
 
 #: Relative slack when comparing candidate breakpoints with the current mu: an event at
 #: mu (1 - _EVENT_RTOL) or above is the one just applied, seen again through round-off.
@@ -122,7 +124,8 @@ class LassoPath:
 
 
 def lasso_homotopy(X: np.ndarray, y: np.ndarray, intercept: bool = True,
-                   lam_min: float = 0.0, max_breakpoints: int = 10_000) -> LassoPath:
+                   lam_min: float = 0.0, max_breakpoints: int = 10_000,
+                   summary: GramSummary | None = None) -> LassoPath:
     """Follow the lasso path from lam_max down to ``lam_min`` (module docstring).
 
     Parameters
@@ -136,6 +139,9 @@ def lasso_homotopy(X: np.ndarray, y: np.ndarray, intercept: bool = True,
         outgrows the rank of X (the solution is not unique beyond).
     max_breakpoints : int
         A budget: each breakpoint costs one solve with the active Gram matrix.
+    summary : GramSummary, optional
+        :func:`convexlearn.certify.lasso_gram.gram_summary` of (X, y, intercept), when the
+        caller has it (n > d: its Gram matrix and X^T y, centred, are the homotopy's).
 
     Returns
     -------
@@ -144,20 +150,21 @@ def lasso_homotopy(X: np.ndarray, y: np.ndarray, intercept: bool = True,
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
     n, d = X.shape
-    if intercept:
-        x_mean, y_mean = X.mean(axis=0), float(y.mean())
-    else:
-        x_mean, y_mean = np.zeros(d), 0.0
-    yc = y - y_mean
     # n > d: every product goes through the d x d Gram matrix of the centred X, computed
     # once (n d^2) by row blocks (no n x d centred copy), and a breakpoint costs O(d |A|)
     # instead of O(n d). Else the centred X itself.
     if n > d:
-        gram, Xc = (centred_gram(X, x_mean) if intercept else X.T @ X), None
-        c = X.T @ yc - x_mean * yc.sum()            # Xc^T yc
+        if summary is None:
+            summary = gram_summary(X, y, intercept)
+        gram, Xc, c = summary.gram, None, summary.xty
+        x_mean, y_mean = summary.x_mean, summary.y_mean
     else:
+        if intercept:
+            x_mean, y_mean = X.mean(axis=0), float(y.mean())
+        else:
+            x_mean, y_mean = np.zeros(d), 0.0
         gram, Xc = None, X - x_mean
-        c = Xc.T @ yc
+        c = Xc.T @ (y - y_mean)
     j0 = int(np.argmax(np.abs(c)))
     mu = float(abs(c[j0]))
     mu_min = n * float(lam_min) / 2
@@ -246,22 +253,6 @@ def lasso_homotopy(X: np.ndarray, y: np.ndarray, intercept: bool = True,
         notes.append(f"stopped after max_breakpoints={max_breakpoints} at lam = "
                      f"{2 * mu / n:.6g}")
     return _finish(mus, coefs, events, notes, n, x_mean, y_mean, X, y)
-
-
-def centred_gram(X: np.ndarray, mean: np.ndarray, block: int = 2048) -> np.ndarray:
-    """Xc^T Xc for Xc = X - 1 mean^T, accumulated over blocks of ``block`` rows: each block
-    is centred in a small buffer (no n x d copy of X), its symmetric product added. The
-    same sums as forming Xc (centring before multiplying: no cancellation of
-    n mean mean^T against X^T X)."""
-    n, d = X.shape
-    gram = np.zeros((d, d))
-    buf = np.empty((min(block, n), d))
-    for start in range(0, n, block):
-        rows = X[start:start + block]
-        Z = buf[:rows.shape[0]]
-        np.subtract(rows, mean, out=Z)
-        gram += Z.T @ Z
-    return gram
 
 
 def _chol_solve(chol: np.ndarray, rhs: np.ndarray) -> np.ndarray:

@@ -125,10 +125,20 @@ def test_a_feature_that_just_joined_does_not_leave_through_round_off(seed):
     np.testing.assert_allclose(path.coefs, coefs.T, rtol=0, atol=1e-9 * np.abs(coefs).max())
 
 
-def test_centred_gram_is_the_product_of_the_centred_matrix():
-    from convexlearn.solvers.erm.homotopy import centred_gram
+def test_gram_summary_is_the_products_of_the_centred_data():
+    from convexlearn.certify.lasso_gram import gram_summary
     rng = np.random.default_rng(0)
     X = rng.normal(size=(1000, 7)) * [1, 10, 1e-3, 1, 1, 5, 2] + 100.0   # large means
-    Xc = X - X.mean(0)
-    np.testing.assert_allclose(centred_gram(X, X.mean(0), block=96), Xc.T @ Xc, rtol=1e-12,
+    y = rng.normal(size=1000) + 50.0
+    Xc, yc = X - X.mean(0), y - y.mean()
+    s = gram_summary(X, y, True, block=96)
+    np.testing.assert_allclose(s.gram, Xc.T @ Xc, rtol=1e-12,
                                atol=1e-12 * np.abs(Xc.T @ Xc).max())
+    np.testing.assert_allclose(s.xty, Xc.T @ yc, rtol=1e-10, atol=1e-12 * np.abs(Xc.T @ yc).max())
+    assert s.yty == pytest.approx(yc @ yc, rel=1e-12)
+    np.testing.assert_allclose(s.units, np.sqrt((X * X).mean(0)), rtol=1e-12)
+    assert np.abs(s.x_dev).max() <= 1e-9 * np.abs(X).sum(0).max() and abs(s.y_dev) <= 1e-9 * 50e3
+    # the homotopy from a summary is the homotopy that computes its own
+    a, b = lasso_homotopy(X, y, lam_min=1e-3), lasso_homotopy(X, y, lam_min=1e-3, summary=s)
+    assert a.events == b.events
+    np.testing.assert_allclose(a.coefs, b.coefs, rtol=0, atol=1e-9 * np.abs(a.coefs).max())

@@ -176,13 +176,29 @@ def test_nearly_separable_hands_dcd_free_vectors_to_the_active_set():
     n, d = 5000, 50
     y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
     X = rng.standard_normal((n, d)) + y[:, None] * (2.5 / np.sqrt(d))
-    svm = cl.SVM(X, y, C=1.0)
+    _certified_by_stage(cl.SVM(X, y, C=1.0), "active set", "dcd free vectors")
+
+
+def _certified_by_stage(svm, polish, warm_start):
+    """The exact-linear route answers from this stage, certified, at the cvxpy dual's
+    optimum."""
     sol = svm.solve()
     assert sol.status == "optimal" and sol.provenance["route"] == "exact-linear"
-    assert (sol.provenance["polish"], sol.provenance["warm_start"]) == (
-        "active set", "dcd free vectors")
+    assert (sol.provenance["polish"], sol.provenance["warm_start"]) == (polish, warm_start)
     assert sol.extra["certificate"]["relative_gap"] <= 1e-9
     ref = svm.solve("exact-dual")
     assert ref.status == "optimal"
     assert sol.objective <= ref.objective * (1 + 1e-9)
     assert sol.objective == pytest.approx(ref.objective, rel=1e-9)
+
+
+def test_dcd_free_set_above_p_is_refined_before_the_costly_stages():
+    # issue 24's sweep case over_5000x50 without intercept at C = 1e-3: DCD at its tol
+    # leaves 51 > p = 50 free multipliers (some still on their way to a bound), so the
+    # polish was skipped and the free vectors (failed) then the interior point answered at
+    # ~10x DCD's time; a few DCD epochs more at tol / 10 settle the sets and the polish
+    # certifies
+    from sklearn.datasets import make_classification
+    X, y = make_classification(5000, 50, flip_y=0.1, random_state=0)
+    _certified_by_stage(cl.SVM(X, y, C=1e-3, kernel="linear", intercept=False), "pdas",
+                        "dcd refined (tol / 10)")
