@@ -3,7 +3,7 @@
 Run from the repository root: ``python benchmarks/sweep_exact_erm.py [--quick] [--only erm|svm]
 [--seed N]``. --seed (default 0) draws other synthetic data sets, sample weights and
 subsamples (the breast cancer and diabetes features stay): a second seed checks that the
-picture does not belong to one draw.
+picture does not belong to one draw; the record says which seed it ran.
 With --record, writes benchmarks/results/sweep_exact_erm.md.
 
 Every case runs ``solve()`` (method "exact") in a worker process with a time limit and
@@ -451,8 +451,9 @@ def main():
                  or r[4] == "exact-linear" and r[5] == "optimal")
     by_design = sum(1 for r in rows if r[5] == "optimal" and r[4] == "exact-primal"
                     and r not in failures)
-    summary = (f"{len(rows)} cases in {wall:.0f} s (one worker, {CASE_TIMEOUT:.0f} s limit "
-               f"per case; 2 shared cores, ~5 agents: seconds are rough, one run each). "
+    summary = (f"{len(rows)} cases (data seed {SEED}) in {wall:.0f} s (one worker, "
+               f"{CASE_TIMEOUT:.0f} s limit per case; 2 cores, load average "
+               f"{os.getloadavg()[0]:.1f} at the end; one run each). "
                f"Certified by a fast route: {n_fast}; by cvxpy, the only route of the chain: "
                f"{by_design}; failures (status != optimal, or a fallback from a fast route "
                f"to cvxpy): {len(failures)}.")
@@ -465,18 +466,22 @@ def main():
         ["kind", "anchor", "our route", "cases", "median ratio", "max ratio"],
         [[*k, len(v), float(np.median(v)), float(np.max(v))] for k, v in sorted(ratios.items())])
     print(by_anchor)
+    overall = []
     for kind in ("erm", "svm"):
         every = [r[11] for r in rows if r[0] == kind and isinstance(r[11], float)
                  and np.isfinite(r[11])]
         if every:
-            print(f"{kind}: {len(every)} cases with an anchor, ratio median "
-                  f"{np.median(every):.3g}, 90th percentile {np.percentile(every, 90):.3g}")
+            overall.append(f"{kind}: {len(every)} cases with an anchor, ratio median "
+                           f"{np.median(every):.3g}, 90th percentile "
+                           f"{np.percentile(every, 90):.3g}")
+            print(overall[-1])
+    summary += "\n\n" + "; ".join(overall) + "."
     body = (__doc__.split("\n\n", 1)[1] + "\n\n" + summary + "\n\n## Time over the "
             "anchor's (ours / scikit-learn, same problem, same run)\n\n" + by_anchor
             + "\n\n## Failures\n\n"
             + (markdown_table(header, failures) if failures else "none") + "\n\n## All cases\n\n"
             + markdown_table(header, rows))
-    if not QUICK and ONLY is None and SEED == 0:
+    if not QUICK and ONLY is None:
         print(write_result("sweep_exact_erm", "Sweep of the certified exact routes (ERM, "
                            "linear SVM)", body))
 
