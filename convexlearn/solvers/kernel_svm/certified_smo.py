@@ -54,15 +54,23 @@ from .smo import SMOResult, raise_diverged, smo, smo_qp
 #: 0.40 s (benchmarks/bench_cold_start.py).
 SMALL_N, SMALL_BUDGET, LOAD_CPU_SECONDS = 500, 2000, 0.5
 _numpy_loop_cpu = [0.0]          # CPU seconds this process spent in those numpy loops
+_loaded: set = set()             # the loops found loaded (they stay loaded)
 
 
 def compiled_loop_loaded(intercept: bool = True) -> bool:
     """Whether this process has the compiled SMO loop (compiled or loaded from its cache):
-    the loop with the equality row, or (``intercept`` False) the one without."""
+    the loop with the equality row, or (``intercept`` False) the one without. A loop once
+    found loaded is remembered (numba's ``signatures`` costs ~0.1 ms a call, a fixed cost
+    of every small solve)."""
+    if intercept in _loaded:
+        return True
     name, loop = ("smo_kernels", "smo_loop") if intercept else ("smo_box_kernels",
                                                                 "smo_box_loop")
     kernels = sys.modules.get(f"{__package__}.{name}")
-    return kernels is not None and bool(getattr(kernels, loop).signatures)
+    if kernels is not None and bool(getattr(kernels, loop).signatures):
+        _loaded.add(intercept)
+        return True
+    return False
 
 
 def smo_small_first(qp: DualQP, *, tol: float, max_iter: int | None, alpha0: Any,

@@ -86,6 +86,7 @@ assert not cs.compiled_loop_loaded()
 X = rng.normal(size=(1000, 5))
 y = np.where(X[:, 0] + 0.5 * rng.normal(size=1000) > 0, 1, -1)
 assert cl.SVM(X, y, C=1.0, kernel="rbf").solve().status == "optimal"
+assert cs.compiled_loop_loaded() and True in cs._loaded      # remembered once found
 assert cs.compiled_loop_loaded()
 print("ok")
 """
