@@ -101,6 +101,11 @@ class KernelSamples:
         once), with ``params`` and the kernel's parameters: a problem's fingerprint."""
         return self.deferred_samples_fingerprint(*arrays, **params).make()
 
+    def fingerprint(self) -> str:
+        """The problem's fingerprint (``provenance["fingerprint"]``): its
+        ``deferred_fingerprint()``, hashed now."""
+        return self.deferred_fingerprint().make()
+
     def deferred_samples_fingerprint(self, *arrays, **params) -> Deferred:
         """:meth:`samples_fingerprint` at the current parameters, hashed when first read
         (what ``solve`` records: a small problem's solve, e.g. one of the 45 pairs of a
@@ -274,14 +279,9 @@ class SVM(KernelSamples):
     def __repr__(self) -> str:
         return f"<{self.describe()}>"
 
-    def fingerprint(self) -> str:
-        """sha256 of X or K, y, weights, C, intercept and kernel (``provenance["fingerprint"]``)."""
-        return self.deferred_fingerprint().make()
-
     def deferred_fingerprint(self) -> Deferred:
-        """:meth:`fingerprint`, hashed when first read (:meth:`deferred_samples_fingerprint`)."""
-        return self.deferred_samples_fingerprint(self.y, self.sample_weight,
-                                                 svm=(self.C, self.intercept))
+        """sha256 of X or K, y, weights, C, intercept and kernel, hashed when first read."""
+        return self.deferred_samples_fingerprint(self.y, self.sample_weight, svm=_key(self))
 
     def with_C(self, C: float) -> "SVM":
         """The same data and kernel with another C (the Gram matrix is shared, not copied)."""
@@ -471,6 +471,11 @@ class SVM(KernelSamples):
 
 
 SVM_LOSSES["hinge"] = SVM
+
+
+def _key(svm: SVM) -> tuple:
+    """The SVM's own parameters in its fingerprint."""
+    return (svm.C, svm.intercept)
 
 
 def recorded_fingerprint(problem: Any, solution: Any) -> str | None:
