@@ -33,8 +33,8 @@ from .routes import svm as routes
 from .routes.halfspace import SeparabilityResult
 from .path import Path
 from .routes.svm_warm_path import svm_warm_path
-from .solution import (Solution, check_same_problem, check_solution_shapes, data_digest,
-                       problem_fingerprint)
+from .fingerprints import DataDigest, Deferred, Provenance
+from .solution import Solution, check_same_problem, check_solution_shapes, problem_fingerprint
 from .solvers.kernel_svm.c_svc import c_svc_solution
 
 __all__ = ["SVM", "EXACT_METHODS", "ITERATIVE_METHODS", "SVM_LOSSES"]
@@ -99,11 +99,23 @@ class KernelSamples:
     def samples_fingerprint(self, *arrays, **params) -> str:
         """sha256 of the samples (X or K) and ``arrays`` (digest cached: every byte is read
         once), with ``params`` and the kernel's parameters: a problem's fingerprint."""
+        return self.deferred_samples_fingerprint(*arrays, **params).make()
+
+    def fingerprint(self) -> str:
+        """The problem's fingerprint (``provenance["fingerprint"]``): its
+        ``deferred_fingerprint()``, hashed now."""
+        return self.deferred_fingerprint().make()
+
+    def deferred_samples_fingerprint(self, *arrays, **params) -> Deferred:
+        """:meth:`samples_fingerprint` at the current parameters, hashed when first read
+        (what ``solve`` records: a small problem's solve, e.g. one of the 45 pairs of a
+        one-vs-one fit, does not pay a pass over its data for it). The digest box is the
+        problem's, shared by its copies (``with_C``): the data are hashed at most once."""
         if getattr(self, "_digest", None) is None:
-            self._digest = data_digest(self._gram.source, *arrays)
-        k = self.kernel
-        return problem_fingerprint(self._digest, {**params, "kernel": (
-            k.name, k.gamma, k.degree, k.coef0, k.function)})
+            self._digest = DataDigest(self._gram.source, *arrays)
+        digest, k = self._digest, self.kernel
+        params = {**params, "kernel": (k.name, k.gamma, k.degree, k.coef0, k.function)}
+        return Deferred(lambda: problem_fingerprint(digest(), params))
 
     def gram_products(self, B: Any) -> np.ndarray:
         """``K @ B`` for the training Gram matrix K, B of shape (n,) or (n, k), by blocks
@@ -267,9 +279,9 @@ class SVM(KernelSamples):
     def __repr__(self) -> str:
         return f"<{self.describe()}>"
 
-    def fingerprint(self) -> str:
-        """sha256 of X or K, y, weights, C, intercept and kernel (``provenance["fingerprint"]``)."""
-        return self.samples_fingerprint(self.y, self.sample_weight, svm=(self.C, self.intercept))
+    def deferred_fingerprint(self) -> Deferred:
+        """sha256 of X or K, y, weights, C, intercept and kernel, hashed when first read."""
+        return self.deferred_samples_fingerprint(self.y, self.sample_weight, svm=_key(self))
 
     def with_C(self, C: float) -> "SVM":
         """The same data and kernel with another C (the Gram matrix is shared, not copied)."""
@@ -356,10 +368,10 @@ class SVM(KernelSamples):
         options = check_solve_options(options)     # seed, callback, max_iter, ... at the edge
         # before solving: a route may densify a sparse X, and the fingerprint is of the
         # data as given (a fresh problem on the same file must match it)
-        fingerprint = self.fingerprint()
+        fingerprint = self.deferred_fingerprint()
         solution = routes.solve(self, method, solver=check_solver(solver), tol=tol,
                                 kkt_tol=cert_tol, polish=polish, **options)
-        solution.provenance["fingerprint"] = fingerprint
+        solution.provenance = Provenance.of(solution.provenance, fingerprint=fingerprint)
         return solution
 
     def feature_space_separability(self) -> SeparabilityResult:
@@ -417,7 +429,7 @@ class SVM(KernelSamples):
         the report's ``notes`` say which. Tolerances: see :mod:`convexlearn.certify.kkt`.
         A solution of another problem (:meth:`fingerprint`, sizes) is a ParameterError.
         """
-        check_same_problem(solution, self.fingerprint(), "SVM.kkt")
+        check_same_problem(solution, recorded_fingerprint(self, solution), "SVM.kkt")
         check_solution_shapes(solution, self.n_samples, getattr(self.X, "shape", (0, None))[1],
                               "SVM.kkt")
         return kkt_report(self, solution, check_positive("tol", tol))
@@ -459,6 +471,19 @@ class SVM(KernelSamples):
 
 
 SVM_LOSSES["hinge"] = SVM
+
+
+def _key(svm: SVM) -> tuple:
+    """The SVM's own parameters in its fingerprint."""
+    return (svm.C, svm.intercept)
+
+
+def recorded_fingerprint(problem: Any, solution: Any) -> str | None:
+    """``problem.fingerprint()`` when ``solution`` records one to compare it with, else None
+    (a solution a solver function built, e.g. inside a route before its certificate:
+    nothing to compare, and no pass over the data for it)."""
+    recorded = getattr(solution, "provenance", None)
+    return problem.fingerprint() if recorded is None or "fingerprint" in recorded else None
 
 
 def _problem_of(loss: Any) -> type:

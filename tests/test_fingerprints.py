@@ -107,3 +107,31 @@ def test_exact_path_points_record_their_own_lam():
     for sol in path.solutions[:3]:
         erm.lam = sol.extra["lam"]
         assert sol.provenance["fingerprint"] == erm.fingerprint()
+
+
+def _kernel_svm(C=1.0, shift=0.0):
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((80, 3)) + shift
+    return cl.SVM(X, np.where(X[:, 0] + X[:, 1] > 0, 1, -1), C=C, kernel="rbf")
+
+
+def test_svm_solve_does_not_hash_until_the_fingerprint_is_read(hashes):
+    svm = _kernel_svm()
+    sol = svm.solve()            # its certificate included: nothing to compare inside
+    assert sol.status == "optimal" and hashes[0] == 0
+    assert isinstance(sol.provenance, Provenance) and "fingerprint" in sol.provenance
+    recorded = sol.provenance["fingerprint"]
+    assert hashes[0] == 1 and recorded == svm.fingerprint() and hashes[0] == 1
+    assert svm.with_C(2.0).solve().provenance["fingerprint"] == svm.with_C(2.0).fingerprint()
+    assert hashes[0] == 1                       # with_C shares the problem's digest
+    assert svm.kkt(sol, tol=1e-6).passed        # the recorded fingerprint is compared
+
+
+def test_svm_deferred_fingerprint_refuses_other_problems():
+    sol = _kernel_svm().solve()
+    for other in (_kernel_svm(shift=1e-12), _kernel_svm(C=2.0)):
+        with pytest.raises(ParameterError, match="another problem"):
+            other.kkt(sol)
+    sol_c = _kernel_svm().solve()
+    _kernel_svm().with_C(3.0)                   # (a copy's C does not leak into the record)
+    assert sol_c.provenance["fingerprint"] == _kernel_svm().fingerprint()

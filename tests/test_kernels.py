@@ -58,6 +58,47 @@ def test_indefinite_sigmoid_is_refused_with_its_eigenvalue():
         cl.SVM(X, np.arange(30) % 2, kernel="sigmoid", gamma=2.0, coef0=-1.0).solve()
 
 
+def _with_spectrum(eigenvalues, seed=1):
+    Q, _ = np.linalg.qr(np.random.default_rng(seed).normal(size=(len(eigenvalues),) * 2))
+    K = (Q * np.asarray(eigenvalues)) @ Q.T
+    return 0.5 * (K + K.T)
+
+
+@pytest.mark.parametrize("n", [5, 60, 400])
+def test_cholesky_proof_is_a_true_lower_bound(n):
+    X = np.random.default_rng(n).normal(size=(n, 3))
+    for K in (rbf_kernel(X, gamma=0.4), X @ X.T, polynomial_kernel(X, degree=2)):
+        _, check = check_psd(K)
+        assert check.method == "cholesky"
+        lam_min = np.linalg.eigvalsh(K)[0]
+        # the proven bound is below the true smallest eigenvalue and above -tol ||K||_2
+        assert check.min_eigenvalue <= lam_min
+        assert -check.tolerance <= check.min_eigenvalue < 0
+        assert check.tolerance <= 1e-9 * np.max(np.abs(np.linalg.eigvalsh(K))) * (1 + 1e-12)
+
+
+def test_indefinite_beyond_the_tolerance_is_refused_with_its_eigenvalue():
+    # lambda_min = -3e-9 ||K||_2: Cholesky of K + eps I fails, the eigenvalues refuse it
+    K = _with_spectrum([-3e-9, 0.0, 1e-3, 0.5, 1.0, 2.0, 2.0, 1.5])
+    lam_min = np.linalg.eigvalsh(K)[0]
+    with pytest.raises(cl.NotPSDError, match=re.escape(f"{lam_min:.3e}")) as info:
+        check_psd(K)
+    assert info.value.min_eigenvalue == pytest.approx(lam_min)
+    assert info.value.tolerance == pytest.approx(1e-9 * 2.0)
+    fixed, check = check_psd(K, repair=True)
+    assert check.repaired and check.method == "eigvalsh"
+    assert np.linalg.eigvalsh(fixed)[0] >= -1e-15
+
+
+def test_psd_within_tolerance_but_beyond_the_shift_falls_back_to_eigenvalues():
+    # lambda_min = -0.9e-9 ||K||_2: accepted (as before), but not provable with the shift
+    # eps = tol s / 2 <= 0.5e-9 ||K||_2, so the eigenvalues decide
+    K = _with_spectrum([-0.9e-9, 0.3, 1.0, 1.0, 0.7, 0.2])
+    out, check = check_psd(K)
+    assert out is K and check.method == "eigvalsh" and not check.repaired
+    assert check.min_eigenvalue == pytest.approx(np.linalg.eigvalsh(K)[0])
+
+
 def test_psd_repair_is_reported_and_yields_psd():
     X = RNG.normal(size=(30, 3))
     K = cl.make_kernel("sigmoid", X, gamma=2.0, coef0=-1.0)(X)

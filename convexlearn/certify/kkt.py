@@ -420,9 +420,14 @@ def kkt_report(svm: Any, solution: Any, tol: float = 1e-6,
         # (svm.gram_products): O(block x n_SV) memory, no n x n matrix at scale.
         beta = (np.asarray(solution.dual_coef, float) if solution.dual_coef is not None
                 else y * alpha)
-        if products is None:
-            products = svm.gram_products(np.column_stack([beta, y * alpha]))
-        Kb, Kya = products[:, 0], products[:, 1]
+        ya = y * alpha
+        if products is None and np.array_equal(beta, ya):
+            # the same vector (a dual solver's expansion): one column, not two
+            Kb = Kya = np.asarray(svm.gram_products(beta), dtype=float).reshape(-1)
+        else:
+            if products is None:
+                products = svm.gram_products(np.column_stack([beta, ya]))
+            Kb, Kya = products[:, 0], products[:, 1]
         f = Kb + b
         diff = beta - y * alpha
         w_norm2, aQa = float(beta @ Kb), float((y * alpha) @ Kya)

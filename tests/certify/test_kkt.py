@@ -173,3 +173,24 @@ def test_property_C_scaling_law(seed, t):
     base = cl.SVM(X, y, C=C / t).solve()
     assert scaled.objective == pytest.approx(t * base.objective, rel=1e-7)
     np.testing.assert_allclose(scaled.alpha, t * base.alpha, atol=1e-6 * C)
+
+
+def test_one_product_when_the_expansion_is_y_alpha_gives_the_two_column_report():
+    """kkt_report forms K beta once when beta == y * alpha (the dual solvers' expansion);
+    the report equals the one from the two-column product, and a perturbed answer fails."""
+    from convexlearn.certify.kkt import kkt_report
+    X, y = binary_dataset("wine", classes=(1, 2))
+    svm = cl.SVM(X, y, C=2.0, kernel="rbf")
+    sol = svm.solve()
+    assert np.array_equal(sol.dual_coef, svm.y * sol.alpha)
+    one = kkt_report(svm, sol, tol=1e-6)
+    beta = np.asarray(sol.dual_coef, float)
+    two = kkt_report(svm, sol, tol=1e-6,
+                     products=svm.gram_products(np.column_stack([beta, svm.y * sol.alpha])))
+    assert one.passed and two.passed
+    assert one.residuals["stationarity"] == 0.0
+    assert one.relative_gap == pytest.approx(two.relative_gap, abs=1e-15)
+    np.testing.assert_allclose(one.margins, two.margins, rtol=1e-13, atol=1e-13)
+    bad = dataclasses.replace(sol, dual_coef=beta * (1 + 1e-3), report=None)
+    worse = kkt_report(svm, bad, tol=1e-6)       # beta != y alpha: both columns again
+    assert not worse.passed and worse.residuals["stationarity"] > 1e-4

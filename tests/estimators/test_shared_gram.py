@@ -92,3 +92,24 @@ def test_platt_folds_read_the_shared_gram(monkeypatch):
     np.testing.assert_allclose(shared.probA_, alone.probA_, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(shared.probB_, alone.probB_, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(shared.predict_proba(X), alone.predict_proba(X), atol=1e-8)
+
+
+def test_integer_targets_skip_no_check_that_matters():
+    """fit_classes checks 1-D integer labels itself (always valid classification targets);
+    every other kind still goes through scikit-learn's checks and messages."""
+    from convexlearn.estimators import KernelSVMClassifier
+    from convexlearn.estimators._base import fit_classes
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(40, 3))
+    y = np.arange(40) % 3
+    for labels in (y, y.astype(np.uint8), y.astype(float), np.array(["a", "b", "c"])[y]):
+        est = KernelSVMClassifier().fit(X, labels)
+        assert list(est.classes_) == list(np.unique(labels))
+    np.testing.assert_array_equal(fit_classes(np.array([True, False, True]), None),
+                                  [False, True])
+    with pytest.raises(ValueError, match="Unknown label type"):
+        KernelSVMClassifier().fit(X, rng.normal(size=40))        # continuous targets
+    with pytest.raises(ValueError, match="Unknown label type"):
+        fit_classes(np.array([0.5, 1.0, 2.0]), None)
+    with pytest.raises(cl.DataError, match="one class"):
+        fit_classes(np.zeros(5, dtype=int), None)

@@ -51,6 +51,20 @@ def test_a_small_qp_runs_the_numpy_loop_first_with_the_same_answer(not_loaded):
     np.testing.assert_allclose(first.alpha, compiled.alpha, atol=1e-10)
 
 
+def test_the_numpy_loop_reads_k_formed_once_and_leaves_the_operator_unformed(not_loaded,
+                                                                              monkeypatch):
+    qp = _c_svc_qp()
+    calls = []
+    real = qp.gram.block
+    monkeypatch.setattr(qp.gram, "block", lambda r, c: calls.append(len(r)) or real(r, c))
+    monkeypatch.setattr(qp.gram, "columns", lambda *a: pytest.fail("columns one by one"))
+    res, stats, loop = _small_first(qp, 1e-8)
+    assert loop.startswith("numpy reference") and calls == [qp.n]
+    assert qp.gram.from_samples and not qp.gram.formed
+    compiled, _, _ = smo.smo_qp(qp, tol=1e-8)
+    assert res.n_iter == compiled.n_iter
+
+
 def test_past_its_budget_the_compiled_loop_takes_over(not_loaded, monkeypatch):
     monkeypatch.setattr(cs, "SMALL_BUDGET", 5)
     qp = _c_svc_qp()
@@ -86,6 +100,7 @@ assert not cs.compiled_loop_loaded()
 X = rng.normal(size=(1000, 5))
 y = np.where(X[:, 0] + 0.5 * rng.normal(size=1000) > 0, 1, -1)
 assert cl.SVM(X, y, C=1.0, kernel="rbf").solve().status == "optimal"
+assert cs.compiled_loop_loaded() and True in cs._loaded      # remembered once found
 assert cs.compiled_loop_loaded()
 print("ok")
 """
