@@ -166,8 +166,9 @@ class ERMOracle:
     def last_loss_grad(self, x: np.ndarray) -> np.ndarray | None:
         """grad L(x) = (1/n) A^T (v * l'(f)) as the last :meth:`loss_value_grad` at this
         x computed it, else None (no pass over X: for a certificate of the iterate)."""
-        last, at = self._last_loss_grad, self._last_x
-        if last is None or last[0] is not self._last_f or at is None or at.shape != x.shape \
+        # (getattr: an oracle without the in-memory scores, e.g. the distributed one)
+        last, at = getattr(self, "_last_loss_grad", None), getattr(self, "_last_x", None)
+        if last is None or at is None or last[0] is not self._last_f or at.shape != x.shape \
                 or not bool((at == x).all()):
             return None
         return last[1]
