@@ -59,6 +59,7 @@ from ..solvers.erm.prox import fista, ista
 from ..threads import small_problem_threads
 from .chain import Route, walk
 from .erm_newton import newton_route
+from .erm_resume import CD_RESUME_TOLS, resume_until_certified
 
 __all__ = ["EXACT_TOL", "HOMOTOPY_FIRST_FRACTION", "HOMOTOPY_MAX_DIM", "ITERATIVE_METHODS", "ITERATIVE_TOL", "METHODS",
            "ROUTES", "closed_form_applies", "exact_chain", "solve", "solve_closed_form", "solve_exact",
@@ -202,12 +203,12 @@ def _certify(erm, sol: Solution, tol: float) -> Solution:
 
 
 # --------------------------------------------------------------------- routes
-def _cd_route(erm, warm_start=None, screen=None, **_):
+def _cd_route(erm, warm_start=None, screen=None, cd_tol=1e-12, **_):
     timer = Timer()
     w0 = None if warm_start is None else np.asarray(warm_start.w, dtype=float)
     b0 = 0.0 if warm_start is None else float(warm_start.b)
     w, b, info = coordinate_descent(erm.X, erm.y, erm.loss, erm.penalty, erm.lam,
-                                    erm.intercept, w0=w0, b0=b0, screen=screen,
+                                    erm.intercept, w0=w0, b0=b0, screen=screen, tol=cd_tol,
                                     cache=erm.work_cache("cd"), sample_weight=erm.sample_weight)
     sol = Solution(w=w, b=b, objective=math.nan, status="converged", method="cd",
                    n_iter=info["sweeps"], time_s=timer(),
@@ -433,7 +434,10 @@ def _cvxpy_once(erm, solver, options) -> Solution:
 #: Every exact route by name: ``run(erm, *, warm_start, screen, solver, options, tol)``.
 ROUTES: dict[str, Route] = {route.name: route for route in (
     Route("newton", newton_route, applies=_newton_applies),
-    Route("cd", _cd_route, applies=_cd_applies),
+    Route("cd", _cd_route, applies=_cd_applies,     # resumed tighter when the gap falls short
+          refine=lambda erm, sol, tol: resume_until_certified(
+              lambda s, t: _cd_route(erm, warm_start=s, cd_tol=t),
+              lambda s: _certify(erm, s, tol), sol, CD_RESUME_TOLS)),
     Route("homotopy", _homotopy_route, applies=_homotopy_applies),
     Route("zero", _zero_route, applies=_zero_applies),
     Route("lp", _lp_route, applies=_lp_applies, refine=lambda erm, sol, tol: _lp_refine(erm, sol, tol)),
