@@ -98,6 +98,11 @@ def test_last_loss_grad_is_of_the_point_asked():
     _, grad = oracle.loss_value_grad(x)
     np.testing.assert_array_equal(oracle.last_loss_grad(x), grad)
     assert oracle.last_loss_grad(x + 1e-3) is None     # another point: nothing remembered
+    # asked again at the same point: the remembered gradient (a copy), no product with X
+    oracle.X = None                                      # any product would now fail
+    again = oracle.loss_value_grad(x)[1]
+    np.testing.assert_array_equal(again, grad)
+    assert again is not grad
 
 
 def test_check_below_is_a_fraction():

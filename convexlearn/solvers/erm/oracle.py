@@ -159,7 +159,11 @@ class ERMOracle:
     def loss_value_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         """(L(x), grad L(x)) for a differentiable loss."""
         f = self.scores(x)
-        grad = self._AT(self._weighted(self.loss.derivative(self.y, f))) / self.n
+        last = self._last_loss_grad
+        if last is not None and last[0] is f:     # asked again at the same point: no pass
+            grad = last[1].copy()
+        else:
+            grad = self._AT(self._weighted(self.loss.derivative(self.y, f))) / self.n
         self._last_loss_grad = (f, grad)      # (the scores object identifies the point)
         return float(np.mean(self._weighted(self.loss.value(self.y, f)))), grad
 
