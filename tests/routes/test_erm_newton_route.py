@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
+from helpers import sparse_rows
 
 import convexlearn as cl
 from convexlearn.routes import erm_newton
@@ -13,11 +13,7 @@ from convexlearn.solvers.erm.newton import newton
 
 def _text_like(n=3000, d=800, per_row=12, seed=0):
     """CSR rows of ``per_row`` values, labels from a planted w with noise."""
-    rng = np.random.default_rng(seed)
-    cols = np.sort(rng.integers(d, size=(n, per_row)), axis=1).ravel()
-    X = sp.csr_matrix((rng.random(n * per_row), cols, np.arange(0, n * per_row + 1, per_row)),
-                      shape=(n, d))
-    X.sum_duplicates()
+    X, rng = sparse_rows(n, d, per_row, seed)
     s = X @ rng.standard_normal(d)
     y = np.where(s + 0.3 * np.std(s) * rng.standard_normal(n) >= 0, 1.0, -1.0)
     return X, y

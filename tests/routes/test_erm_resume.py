@@ -1,7 +1,7 @@
 """Coordinate descent resumed tighter when its certificate falls short (routes/erm_resume.py)."""
 
 import numpy as np
-import scipy.sparse as sp
+from helpers import sparse_rows
 
 import convexlearn as cl
 from convexlearn.certify.optimality import OptimalityReport
@@ -12,11 +12,7 @@ from convexlearn.solution import Solution
 
 def _lasso(n=400, d=900, per_row=15, seed=3):
     """Sparse rows, more columns than rows (a lasso near interpolation: many nonzeros)."""
-    rng = np.random.default_rng(seed)
-    cols = np.sort(rng.integers(d, size=(n, per_row)), axis=1).ravel()
-    X = sp.csr_matrix((rng.random(n * per_row), cols, np.arange(0, n * per_row + 1, per_row)),
-                      shape=(n, d))
-    X.sum_duplicates()
+    X, rng = sparse_rows(n, d, per_row, seed)
     y = X @ rng.standard_normal(d) + 0.1 * rng.standard_normal(n)
     lam_max = 2.0 * float(np.abs(X.T @ (y - y.mean())).max()) / n
     return cl.ERM(X, y, "squared", "l1", lam=lam_max / 20)
