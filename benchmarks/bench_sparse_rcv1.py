@@ -37,6 +37,8 @@ that child's, and one more fresh child gives its first call.
 Run: python benchmarks/bench_sparse_rcv1.py [--n N] [--record] [--problems "lasso,elastic
 net"] [--from-log FILE] [--note TEXT] (the table from the lines runs printed, measuring
 nothing: for runs stopped part way or of a few problems each; the note goes above it)
+[--anchor-budget S] (each anchor's tol search, and its first call, stopped after S wall
+seconds: the last fit that finished stands, marked "stopped after S s")
 """
 
 from __future__ import annotations
@@ -61,6 +63,10 @@ D, PER_ROW, SEED = 50_000, 70, 1
 TOLS = (1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12)
 AGREE = 1e-9
 LASSO_FRACTION = 1 / 5           # lam = lam_max / 5 for the lasso and the elastic net
+TRIED = "TRIED "                 # the prefix of an anchor fit's line in a child's output
+#: --anchor-budget S: each anchor's tol search is stopped after S seconds (wall)
+BUDGET = (float(sys.argv[sys.argv.index("--anchor-budget") + 1])
+          if "--anchor-budget" in sys.argv else None)
 
 #: problem -> (our call, anchors: label -> scikit-learn constructor at a given tol)
 PROBLEMS = {
@@ -165,6 +171,9 @@ def child(spec: dict) -> dict:
         F = objective(name, X, y, w, b)
         rel = (F - spec["target"]) / abs(spec["target"])
         tried.append(f"{tol:g}: {rel:.1e}")
+        # each fit as it ends (a run stopped by --anchor-budget keeps the fits so far)
+        print(TRIED + json.dumps(dict(tol=tol, warm=wall, cpu=cpu, peak=peak, F=F, iters=it,
+                                      tried=list(tried), agreed=rel <= AGREE)), flush=True)
         if rel <= AGREE:
             return dict(tol=tol, warm=wall, cpu=cpu, peak=peak, F=F, iters=it, tried=tried,
                         agreed=True)
@@ -172,16 +181,28 @@ def child(spec: dict) -> dict:
                 agreed=False)
 
 
-def measure(**spec) -> dict:
+def measure(budget=None, **spec) -> dict:
+    """One fresh child's figures; ``budget`` (s): the child is stopped after that long and
+    its last finished fit (a ``TRIED`` line) stands, marked ``stopped`` (the tol search of
+    an anchor that does not agree in time); None when no fit finished."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
            "MKL_NUM_THREADS": "1",
            # a fixed mmap threshold: every large block is mapped and unmapped when freed
            # (glibc's dynamic threshold otherwise keeps a freed solve's memory resident,
            # and the next solve's peak beyond it reads 0)
            "MALLOC_MMAP_THRESHOLD_": "131072"}
-    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child",
-                          json.dumps(spec)], capture_output=True, text=True, env=env,
-                         timeout=7200)
+    try:
+        out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child",
+                              json.dumps(spec)], capture_output=True, text=True, env=env,
+                             timeout=7200 if budget is None else budget)
+    except subprocess.TimeoutExpired as stopped:
+        text = stopped.stdout or b""
+        text = text.decode() if isinstance(text, bytes) else text
+        fits = [json.loads(line[len(TRIED):]) for line in text.splitlines()
+                if line.startswith(TRIED)]
+        if not fits:
+            return None
+        return dict(fits[-1], stopped=f"stopped after {budget:g} s")
     if out.returncode != 0:
         raise RuntimeError(out.stderr[-3000:])
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -221,18 +242,23 @@ def rcv1_rows(n, log=None):
         print(name, "ours", ours, flush=True)
         for label, kind in anchors.items():
             if log is None:
-                a = measure(problem=name, side="anchor", kind=kind, target=ours["F"], n=n)
-                a["first"] = measure(problem=name, side="first", kind=kind, tol=a["tol"],
-                                     n=n)["first"]
+                a = measure(problem=name, side="anchor", kind=kind, target=ours["F"], n=n,
+                            budget=BUDGET)
+                if a is not None:
+                    first = measure(problem=name, side="first", kind=kind, tol=a["tol"], n=n,
+                                    budget=BUDGET)
+                    a["first"] = "-" if first is None else first["first"]
             else:
                 a = log.get((name, label))
             if a is None:
-                rows.append([name, f"{label}: not measured, the run stopped before it"]
-                            + ["-"] * 9)
+                rows.append([name, f"{label}: not measured, the run stopped before it"
+                             + (f" (no fit within --anchor-budget {BUDGET:g} s)"
+                                if BUDGET is not None and log is None else "")] + ["-"] * 9)
             else:
                 print(name, label, a, flush=True)
                 rows.append([name, f"{label}, tol={a['tol']:g}"
                              + ("" if a["agreed"] else " (never within 1e-9)")
+                             + (f" ({a['stopped']})" if a.get("stopped") else "")
                              + f", {a['iters']} iterations", "-", a["warm"], a["cpu"],
                              a["first"], 1.0, _mb(a["peak"]), 1.0,
                              f"{(a['F'] - ours['F']) / abs(ours['F']):.1e}",

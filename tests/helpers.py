@@ -106,3 +106,15 @@ def support_is_unique(svm, report):
     else:
         M = Q
     return np.linalg.matrix_rank(M, tol=1e-8 * max(1.0, np.abs(M).max())) == M.shape[0]
+
+
+def sparse_rows(n: int, d: int, per_row: int, seed: int = 0):
+    """A CSR matrix of ``per_row`` values a row (columns uniform, duplicates summed, values
+    uniform on [0, 1)): text-like sparse data; and the generator, for the labels."""
+    import scipy.sparse as sp
+    rng = np.random.default_rng(seed)
+    cols = np.sort(rng.integers(d, size=(n, per_row)), axis=1).ravel()
+    X = sp.csr_matrix((rng.random(n * per_row), cols, np.arange(0, n * per_row + 1, per_row)),
+                      shape=(n, d))
+    X.sum_duplicates()
+    return X, rng

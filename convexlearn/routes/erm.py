@@ -58,6 +58,8 @@ from ..solvers.erm.newton import newton
 from ..solvers.erm.prox import fista, ista
 from ..threads import small_problem_threads
 from .chain import Route, walk
+from .erm_newton import newton_route
+from .erm_resume import CD_RESUME_TOLS, resume_until_certified
 
 __all__ = ["EXACT_TOL", "HOMOTOPY_FIRST_FRACTION", "HOMOTOPY_MAX_DIM", "ITERATIVE_METHODS", "ITERATIVE_TOL", "METHODS",
            "ROUTES", "closed_form_applies", "exact_chain", "solve", "solve_closed_form", "solve_exact",
@@ -201,24 +203,12 @@ def _certify(erm, sol: Solution, tol: float) -> Solution:
 
 
 # --------------------------------------------------------------------- routes
-def _newton_route(erm, warm_start=None, **_):
-    oracle = erm.oracle()
-    x0 = None if warm_start is None else oracle.join(warm_start.w, warm_start.b)
-    # tol in the gradient's own units: 1e-13 of the gradient at w = 0, b = 0 (its size far
-    # from the optimum, the same for a cold and a warm start); the certificate decides.
-    _, g0 = oracle.value_grad(oracle.zeros())
-    tol = 1e-13 * max(float(np.linalg.norm(g0)), 1e-300)
-    # tol is far below the certificate's need: chord steps (a reused factor) may finish
-    sol = newton(oracle, x0, tol=tol, max_iter=200, reuse_hessian=True)
-    return sol
-
-
-def _cd_route(erm, warm_start=None, screen=None, **_):
+def _cd_route(erm, warm_start=None, screen=None, cd_tol=1e-12, **_):
     timer = Timer()
     w0 = None if warm_start is None else np.asarray(warm_start.w, dtype=float)
     b0 = 0.0 if warm_start is None else float(warm_start.b)
     w, b, info = coordinate_descent(erm.X, erm.y, erm.loss, erm.penalty, erm.lam,
-                                    erm.intercept, w0=w0, b0=b0, screen=screen,
+                                    erm.intercept, w0=w0, b0=b0, screen=screen, tol=cd_tol,
                                     cache=erm.work_cache("cd"), sample_weight=erm.sample_weight)
     sol = Solution(w=w, b=b, objective=math.nan, status="converged", method="cd",
                    n_iter=info["sweeps"], time_s=timer(),
@@ -443,8 +433,11 @@ def _cvxpy_once(erm, solver, options) -> Solution:
 
 #: Every exact route by name: ``run(erm, *, warm_start, screen, solver, options, tol)``.
 ROUTES: dict[str, Route] = {route.name: route for route in (
-    Route("newton", _newton_route, applies=_newton_applies),
-    Route("cd", _cd_route, applies=_cd_applies),
+    Route("newton", newton_route, applies=_newton_applies),
+    Route("cd", _cd_route, applies=_cd_applies,     # resumed tighter when the gap falls short
+          refine=lambda erm, sol, tol: resume_until_certified(
+              lambda s, t: _cd_route(erm, warm_start=s, cd_tol=t),
+              lambda s: _certify(erm, s, tol), sol, CD_RESUME_TOLS)),
     Route("homotopy", _homotopy_route, applies=_homotopy_applies),
     Route("zero", _zero_route, applies=_zero_applies),
     Route("lp", _lp_route, applies=_lp_applies, refine=lambda erm, sol, tol: _lp_refine(erm, sol, tol)),

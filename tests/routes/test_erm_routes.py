@@ -70,13 +70,17 @@ def test_fast_route_agrees_with_cvxpy_and_certifies(loss, penalty, params):
 @pytest.mark.parametrize("loss,intercept", [("logistic", True), ("squared_hinge", False)])
 def test_newton_route_with_subsampled_and_reused_hessians_agrees_with_cvxpy(loss, intercept):
     # n = 800 >= 20 (d + 1): the route's Newton starts on every 8th row, ends on all rows
-    # and reuses a factor in its last steps; the answer is the cvxpy one all the same.
+    # and (run past its certificate, to its last resort) reuses a factor in its last
+    # steps; the answer is the cvxpy one all the same.
+    from convexlearn.routes.erm_newton import newton_route
     X, yc, _ = _data(seed=11, n=800, d=4)
     erm = cl.ERM(X, yc, loss=loss, penalty="l2", lam=1e-3, intercept=intercept)
     sol = erm.solve()
     rows = sol.history["hessian_rows"]
     assert sol.provenance["route"] == "newton" and rows[0] == 100 and rows[-1] == 800
-    assert 0 in sol.history["hessian_formed"][:-1]
+    deep = newton_route(erm, tol=0.0)            # no certificate passes at 0
+    assert 0 in deep.history["hessian_formed"][:-1]
+    assert abs(deep.objective - sol.objective) <= 1e-12 * abs(sol.objective)
     assert sol.ok and sol.report.relative_distance <= 1e-9
     assert sol.report.relative_gap <= 1e-9
     ref = erm.solve("exact-primal")

@@ -52,15 +52,16 @@ MAX_CHORDS = 4
 
 
 def _cg_direction(oracle: ERMOracle, x: np.ndarray, grad: np.ndarray,
-                  gnorm: float, floor: float = 0.0) -> np.ndarray:
+                  gnorm: float, floor: float = 0.0, scale: float = 1.0) -> np.ndarray:
     """Truncated-Newton step: CG on H p = -grad until ||H p + grad|| <= max(eta ||grad||,
-    floor), eta = min(0.5, sqrt(||grad||)) (superlinear near the solution: Eisenstat-Walker's
-    forcing term, as in LIBLINEAR's trust-region Newton), at most 250 iterations; ``floor``
+    floor), eta = min(0.5, sqrt(||grad|| / scale)) (superlinear near the solution:
+    Eisenstat-Walker's forcing term, as in LIBLINEAR's trust-region Newton; ``scale`` a
+    gradient norm that makes it unit-free, 1 by default), at most 250 iterations; ``floor``
     (half Newton's tol): a model residual below it buys nothing (the last step's CG went
     from 6e-14 to 1e-20 in 31 products where 1e-15 was asked). A direction of
     non-positive curvature ends CG with the iterate so far (or -grad)."""
     h = oracle.curvature(x)
-    eta = min(0.5, float(np.sqrt(gnorm)))
+    eta = min(0.5, float(np.sqrt(gnorm / scale)))
     p = np.zeros_like(grad)
     r = -grad.copy()
     d = r.copy()
@@ -108,7 +109,9 @@ def newton(oracle: ERMOracle, x0: np.ndarray | None = None, *, tol: float = 1e-8
            max_iter: int = 100, callback: Callable[..., Any] | None = None, armijo: float = 1e-4,
            max_backtracks: int = 60,
            mixed_precision: bool = True, subsample: bool | None = None,
-           reuse_hessian: bool = False) -> Any:
+           reuse_hessian: bool = False,
+           stop: Callable[[np.ndarray, float, np.ndarray], bool] | None = None,
+           forcing_scale: float = 1.0) -> Any:
     """Minimize F by damped Newton; returns a Solution (history: objective, grad_norm, step,
     precision, hessian_rows, hessian_formed, subsample_residual, time; each row is the
     iterate and the step that led to it, except hessian_rows / hessian_formed / precision:
@@ -144,6 +147,18 @@ def newton(oracle: ERMOracle, x0: np.ndarray | None = None, *, tol: float = 1e-8
     overshoot it by orders; the exact route (whose ``tol`` is far below what its
     certificate needs) turns it on.
 
+    ``stop``: called at each iterate as ``stop(x, F(x), grad F(x))`` before the test
+    ||grad|| <= tol; True ends the run there with status "converged" (the caller's own
+    criterion, e.g. the exact route's certificate; ``tol`` stays the last resort). A
+    ``stop`` with an attribute ``gradient_target`` (a gradient norm at which it expects to
+    pass) also sets Newton-CG's floor (half of it, as half of ``tol`` otherwise): CG then
+    does not solve the model further than the caller needs.
+
+    ``forcing_scale``: Newton-CG's forcing term is sqrt(||grad|| / forcing_scale) (see
+    :func:`_cg_direction`); the default 1 takes the gradient's own units, the exact route
+    passes ||grad F(0)|| (measured on a 50000 x 20000 sparse logistic problem: 44
+    Hessian-vector products and 8 steps against 54 and 7 with the default).
+
     Both approximations (subsample, float32) end for good (all rows, float64) at the first
     step that fails to halve the gradient norm, or whose line search finds no decrease
     (the step is then retried with the exact Hessian): the inexact direction is the
@@ -177,11 +192,13 @@ def newton(oracle: ERMOracle, x0: np.ndarray | None = None, *, tol: float = 1e-8
         if callback is not None and callback(k, x, value) is False:
             status = "stopped"
             break
-        if gnorm <= tol:
+        if gnorm <= tol or (stop is not None and stop(x, value, grad)):
             status = "converged"
             break
         if cg:
-            p = _cg_direction(oracle, x, grad, gnorm, 0.5 * tol)
+            p = _cg_direction(oracle, x, grad, gnorm,
+                              0.5 * max(tol, getattr(stop, "gradient_target", 0.0)),
+                              forcing_scale)
         elif reuse:
             p = -cho_solve(factor, grad)
         else:

@@ -65,6 +65,7 @@ class ERMOracle:
         # Scores f = A x of the last point asked for: Newton asks for the value, the
         # gradient and the Hessian at the same x, and X @ w is a full pass over X.
         self._last_x, self._last_f = None, None
+        self._last_loss_grad = None       # (scores, grad L) of the last loss_value_grad
         self._buffers = {}
 
     # ------------------------------------------------------------------ shapes
@@ -158,8 +159,23 @@ class ERMOracle:
     def loss_value_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         """(L(x), grad L(x)) for a differentiable loss."""
         f = self.scores(x)
-        return (float(np.mean(self._weighted(self.loss.value(self.y, f)))),
-                self._AT(self._weighted(self.loss.derivative(self.y, f))) / self.n)
+        last = self._last_loss_grad
+        if last is not None and last[0] is f:     # asked again at the same point: no pass
+            grad = last[1].copy()
+        else:
+            grad = self._AT(self._weighted(self.loss.derivative(self.y, f))) / self.n
+        self._last_loss_grad = (f, grad)      # (the scores object identifies the point)
+        return float(np.mean(self._weighted(self.loss.value(self.y, f)))), grad
+
+    def last_loss_grad(self, x: np.ndarray) -> np.ndarray | None:
+        """grad L(x) = (1/n) A^T (v * l'(f)) as the last :meth:`loss_value_grad` at this
+        x computed it, else None (no pass over X: for a certificate of the iterate)."""
+        # (getattr: an oracle without the in-memory scores, e.g. the distributed one)
+        last, at = getattr(self, "_last_loss_grad", None), getattr(self, "_last_x", None)
+        if last is None or at is None or last[0] is not self._last_f or at.shape != x.shape \
+                or not bool((at == x).all()):
+            return None
+        return last[1]
 
     def value_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         """(F(x), grad F(x)) for a differentiable loss and penalty."""

@@ -386,12 +386,12 @@ def test_newton_cg_asks_no_more_of_its_model_than_half_the_tol(monkeypatch):
 
     direction = newton_module._cg_direction
 
-    def step(oracle, x, grad, gnorm, floor=0.0):
+    def step(oracle, x, grad, gnorm, floor=0.0, scale=1.0):
         products.append(0)
-        p = direction(oracle, x, grad, gnorm, floor)
+        p = direction(oracle, x, grad, gnorm, floor, scale)
         residual = np.linalg.norm(oracle.hessian_vector(x, p) + grad)
         products[-1] -= 1                            # that check is not CG's
-        assert residual <= max(min(0.5, np.sqrt(gnorm)) * gnorm, floor) * (1 + 1e-6)
+        assert residual <= max(min(0.5, np.sqrt(gnorm / scale)) * gnorm, floor) * (1 + 1e-6)
         return p
 
     monkeypatch.setattr(ERMOracle, "hessian_vector", counted)
