@@ -121,7 +121,7 @@ def worker(side: str, n: int, kind: str = "classification") -> dict:
     import convexlearn as cl
     from sklearn.svm import SVC
     X, y = _data(n, kind)
-    small_X, small_y = _data(300)
+    small_X, small_y = _data(600)   # above SMALL_N: the compiled loop
     if side == "ours":
         cl.SVM(small_X, small_y, C=1.0, kernel="rbf").solve()      # load the compiled loop
     else:
@@ -213,7 +213,7 @@ def worker_path() -> dict:
     import convexlearn as cl
     from sklearn.svm import SVC
     X, y = _data(2000)
-    small_X, small_y = _data(300)
+    small_X, small_y = _data(600)   # above SMALL_N: the compiled loop
     cl.SVM(small_X, small_y, C=1.0, kernel="rbf").solve()
     SVC().fit(small_X, small_y)
     svm = cl.SVM(X, y, kernel="rbf")
@@ -239,7 +239,7 @@ def worker_compile() -> dict:
     """First-call times with an empty numba cache (compile) and with the cache (load)."""
     sys.path.insert(0, ROOT)
     import convexlearn as cl
-    X, y = _data(300)
+    X, y = _data(600)   # above SMALL_N: the compiled loop, not numpy's
     start = time.perf_counter()
     cl.SVM(X, y, C=1.0, kernel="rbf").solve()
     first = time.perf_counter() - start
@@ -304,7 +304,7 @@ def main():
         ["problem", "convexlearn solve() s", "SVC fit s", "ratio", "peak MiB (ours / SVC)",
          "relative gap, recomputed (ours / SVC)", "notes"], rows)
     compile_note = (f"Load average at the end of the run (1 / 5 / 15 min): {load}.\n\n"
-                    f"numba, first solve() of a 300-sample problem in a fresh process: "
+                    f"numba, first solve() of a 600-sample problem in a fresh process: "
                     f"{fresh['first']:.2f} s with an empty cache (compilation), "
                     f"{cached['first']:.2f} s with the disk cache (loading); a second call "
                     f"{cached['second']:.3f} s.")
