@@ -59,14 +59,19 @@ import numpy as np
 from scipy.optimize import lsq_linear
 
 from ..errors import NotApplicableError
+from .kkt_kernels import compiled_ready, kkt_pass
 
 __all__ = ["KKTReport", "kkt_report", "relative_gap", "solution_multipliers", "svm_kkt",
-           "reconstruct_multipliers", "gram_factor", "dual_qp_objectives", "CONDITIONS"]
+           "reconstruct_multipliers", "gram_factor", "dual_qp_objectives", "CONDITIONS",
+           "svm_kkt_rows"]
 
 CONDITIONS = ("stationarity", "balance", "primal_feasibility", "slack_nonnegativity",
               "dual_feasibility", "complementary_margin", "complementary_slack", "duality_gap")
 
 _WORST_SHOWN = 5
+#: The per-sample rows of svm_kkt_rows / kkt_pass, in their order.
+_ROWS = ("primal_feasibility", "slack_nonnegativity", "dual_feasibility",
+         "complementary_margin", "complementary_slack")
 
 
 @dataclass(repr=False)
@@ -313,32 +318,74 @@ def svm_kkt(y: np.ndarray, C: float, intercept: bool, alpha: np.ndarray, f: np.n
     notes : iterable of str
     """
     alpha = np.asarray(alpha, dtype=float)
-    C = np.broadcast_to(np.asarray(C, dtype=float), alpha.shape)
-    hard = bool(np.all(np.isinf(C)))
-    m = y * f
-    xi_used = np.maximum(0.0, 1.0 - m) if (xi is None or hard) else np.asarray(xi, float)
-    if hard:
-        xi_used = np.zeros_like(m)
-    s_a = max(1.0, float(np.max(alpha))) if hard else float(np.max(C))
+    C = np.asarray(C, dtype=float)
+    if C.ndim == 0:              # (one C: no reduction over a broadcast vector)
+        hard = math.isinf(C)
+        C = np.full(alpha.shape, float(C))
+    else:
+        C = np.broadcast_to(C, alpha.shape)
+        hard = bool(np.all(np.isinf(C)))
+    s_a = max(1.0, float(alpha.max())) if hard else float(C.max())
     s_w = math.sqrt(max(w_norm2, 0.0)) if stationarity_scale is None else stationarity_scale
+    use_xi = xi is not None and not hard
+    xi = np.asarray(xi, dtype=float) if use_xi else np.zeros(0)
+    args = (np.asarray(y, dtype=float), C, alpha, np.asarray(f, dtype=float), xi, use_xi,
+            hard, s_a, float(tol))
+    if compiled_ready() and alpha.ndim == 1:
+        # one compiled pass, the same operations as svm_kkt_rows (kkt_kernels)
+        m, xi_used, rows, top, *sets = kkt_pass(*(np.ascontiguousarray(a) if
+                                                  isinstance(a, np.ndarray) else a
+                                                  for a in args))
+    else:
+        m, xi_used, rows, top, *sets = svm_kkt_rows(*args)
+    support, free, bounded, margin_support, disagreements = sets
     res = {"stationarity": stationarity / max(s_w, GAP_FLOOR) if stationarity else 0.0}
     if intercept:
         res["balance"] = abs(float(alpha @ y)) / s_a
-    res["primal_feasibility"] = np.maximum(0.0, 1.0 - xi_used - m)
+    res["primal_feasibility"] = rows[0]
     if not hard:
-        res["slack_nonnegativity"] = np.maximum(0.0, -xi_used)
-    upper = np.maximum(0.0, alpha - C) if not hard else np.zeros_like(alpha)
-    res["dual_feasibility"] = np.maximum(np.maximum(0.0, -alpha), upper) / s_a
-    res["complementary_margin"] = np.abs(alpha) * np.abs(m - 1.0 + xi_used) / s_a
+        res["slack_nonnegativity"] = rows[1]
+    res["dual_feasibility"] = rows[2]
+    res["complementary_margin"] = rows[3]
     if not hard:
-        res["complementary_slack"] = np.abs(C - alpha) * np.abs(xi_used) / s_a
+        res["complementary_slack"] = rows[4]
     primal = 0.5 * w_norm2 + (0.0 if hard else float(C @ xi_used))
-    dual = float(np.sum(alpha)) - 0.5 * alpha_Q_alpha
+    dual = float(alpha.sum()) - 0.5 * alpha_Q_alpha
     gap = primal - dual
     rel_gap = relative_gap(primal, dual)
     res["duality_gap"] = rel_gap
-    max_violation = max(float(np.max(r)) if np.ndim(r) else float(r) for r in res.values())
+    # the largest residual, in the order of ``res`` (each row's maximum from the pass)
+    row_max = dict(zip(_ROWS, top.tolist())) if m.size else {}
+    max_violation = max(row_max[k] if k in row_max else
+                        (float(np.max(r)) if np.ndim(r) else float(r))
+                        for k, r in res.items())
+    return KKTReport(
+        passed=bool(max_violation <= tol), tol=tol, max_violation=max_violation,
+        duality_gap=gap, relative_gap=rel_gap, primal_objective=primal, dual_objective=dual,
+        residuals=res, support=support, free=free, bounded=bounded,
+        margin_support=margin_support, disagreements=disagreements, margins=m, alpha=alpha,
+        notes=list(notes))
 
+
+def svm_kkt_rows(y: np.ndarray, C: np.ndarray, alpha: np.ndarray, f: np.ndarray,
+                 xi: np.ndarray, use_xi: bool, hard: bool, s_a: float, tol: float) -> tuple:
+    """The per-sample rows and index sets of the KKT report, in numpy: the reference of
+    :func:`~convexlearn.certify.kkt_kernels.kkt_pass` (its docstring has the formulas;
+    the same return values, the row maxima as ``np.max`` of each row)."""
+    m = y * f
+    xi_used = xi if use_xi else np.maximum(0.0, 1.0 - m)
+    if hard:
+        xi_used = np.zeros_like(m)
+    rows = np.zeros((5, m.size))
+    rows[0] = np.maximum(0.0, 1.0 - xi_used - m)
+    if not hard:
+        rows[1] = np.maximum(0.0, -xi_used)
+    upper = np.maximum(0.0, alpha - C) if not hard else np.zeros_like(alpha)
+    rows[2] = np.maximum(np.maximum(0.0, -alpha), upper) / s_a
+    rows[3] = np.abs(alpha) * np.abs(m - 1.0 + xi_used) / s_a
+    if not hard:
+        rows[4] = np.abs(C - alpha) * np.abs(xi_used) / s_a
+    top = np.max(rows, axis=1) if m.size else np.full(5, -np.inf)
     a_tol = tol * s_a
     support = alpha > a_tol
     at_upper = alpha >= C - a_tol if not hard else np.zeros_like(support)
@@ -349,12 +396,9 @@ def svm_kkt(y: np.ndarray, C: float, intercept: bool, alpha: np.ndarray, f: np.n
     disagree = ((support & (m > 1 + tol))                       # SV strictly outside the margin
                 | (~at_upper & (m < 1 - tol))                   # margin violator not at C
                 | (free & (np.abs(m - 1) > tol)))               # free SV off the margin
-    return KKTReport(
-        passed=bool(max_violation <= tol), tol=tol, max_violation=max_violation,
-        duality_gap=gap, relative_gap=rel_gap, primal_objective=primal, dual_objective=dual,
-        residuals=res, support=np.flatnonzero(support), free=np.flatnonzero(free),
-        bounded=np.flatnonzero(bounded), margin_support=np.flatnonzero(margin_support),
-        disagreements=np.flatnonzero(disagree), margins=m, alpha=alpha, notes=list(notes))
+    return (m, xi_used, rows, top, np.flatnonzero(support), np.flatnonzero(free),
+            np.flatnonzero(bounded), np.flatnonzero(margin_support),
+            np.flatnonzero(disagree))
 
 
 def solution_multipliers(svm: Any, solution: Any, band: float) -> tuple[np.ndarray, str | None]:

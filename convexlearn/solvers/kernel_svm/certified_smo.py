@@ -36,6 +36,7 @@ import time
 import numpy as np
 
 from ...data import check_positive
+from ...certify.kkt_kernels import allow_compiled
 from ...gram import KernelColumns, indexed_products
 from ...solution import History, Solution, Timer
 from .c_svc import c_svc_qp, c_svc_solution
@@ -282,9 +283,11 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
     chunk, budget = _budgets(svm, max_iter)
     attempt = 0
     while True:
-        res, cache_stats, _ = smo_small_first(qp, tol=tol, max_iter=chunk, alpha0=alpha0,
-                                              cache_size=cache_size, shrinking=shrinking,
-                                              g0=g0)
+        res, cache_stats, loop = smo_small_first(qp, tol=tol, max_iter=chunk, alpha0=alpha0,
+                                                 cache_size=cache_size, shrinking=shrinking,
+                                                 g0=g0)
+        if loop.startswith("compiled"):
+            allow_compiled()          # numba is initialized: the report's compiled pass
         if res.status == "diverged":
             raise_diverged(svm, res)
         iterations += res.n_iter

@@ -209,7 +209,9 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
     scale = max(1.0, float(np.max(alpha))) if hard else float(np.max(C))
     cut = threshold * scale
     beta = y * np.where(alpha > cut, np.where(alpha >= C - cut, C, alpha), 0.0)
-    g = g + products(beta - y * alpha)       # snapping changed few entries: cheap columns
+    snap = beta - y * alpha
+    if snap.any():       # snapping changed few entries (SMO's ends none): cheap columns
+        g = g + products(snap)
     free = (np.abs(beta) > 0) & (np.abs(beta) < C)
     target = y if target is None else target
     intercept = intercept or by_sign

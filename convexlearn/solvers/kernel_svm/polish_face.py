@@ -128,10 +128,16 @@ def _spd_bordered_solve(KFF: np.ndarray, E: np.ndarray | None, r: np.ndarray, cu
     solved, _ = lapack.dpotrs(factor, np.column_stack([r[:k], E]), lower=False)
     u, W = solved[:, 0], solved[:, 1:]
     S = E.T @ W
-    try:
-        b = np.linalg.solve(S, E.T @ u - r[k:k + m])
-    except np.linalg.LinAlgError:
-        return None
+    if m == 1:
+        # (the 1 x 1 case of the solve below, LAPACK's division, without its call cost)
+        if S[0, 0] == 0.0:
+            return None
+        b = (E.T @ u - r[k:k + m]) / S[0, 0]
+    else:
+        try:
+            b = np.linalg.solve(S, E.T @ u - r[k:k + m])
+        except np.linalg.LinAlgError:
+            return None
     return _kept(np.concatenate([u - W @ b, b]), factor, factors)
 
 
