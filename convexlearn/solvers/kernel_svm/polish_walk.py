@@ -57,7 +57,7 @@ def _ratio(beta: np.ndarray, d: np.ndarray, lo: np.ndarray, hi: np.ndarray
 def ratio_walk(K0: np.ndarray, factor: np.ndarray, E0: np.ndarray, beta: np.ndarray,
                rest: np.ndarray, target: np.ndarray, totals: np.ndarray, lo: np.ndarray,
                hi: np.ndarray, direction: np.ndarray, limit: int = 1024
-               ) -> tuple[np.ndarray, np.ndarray, int]:
+               ) -> tuple[np.ndarray, np.ndarray, int, np.ndarray | None]:
     """Ratio steps on the face F_0 until its steered solution is in the box (module
     docstring).
 
@@ -86,9 +86,10 @@ def ratio_walk(K0: np.ndarray, factor: np.ndarray, E0: np.ndarray, beta: np.ndar
 
     Returns
     -------
-    beta, free, steps
+    beta, free, steps, b
         The point reached (the fixed entries exactly on their bound), the mask of F_0's
-        multipliers still free, and the number of ratio steps taken.
+        multipliers still free, the number of ratio steps taken, and the intercepts of
+        the face's solution when the point is that solution (None otherwise).
     """
     k, m = E0.shape
     beta = beta.copy()
@@ -96,7 +97,7 @@ def ratio_walk(K0: np.ndarray, factor: np.ndarray, E0: np.ndarray, beta: np.ndar
     u, info = lapack.dpotrs(factor, target - rest, lower=False)
     WE, info_e = lapack.dpotrs(factor, E0, lower=False) if m else (np.zeros((k, 0)), 0)
     if info != 0 or info_e != 0:
-        return beta, free, 0
+        return beta, free, 0, None
     limit = min(limit, k)
     W = np.empty((k, m + limit), order="F")
     W[:, :m] = WE.reshape(k, m)
@@ -105,7 +106,7 @@ def ratio_walk(K0: np.ndarray, factor: np.ndarray, E0: np.ndarray, beta: np.ndar
         S0 = E0.T @ WE.reshape(k, m)
         L0, info = lapack.dpotrf(S0, lower=True, clean=True)
         if info != 0:
-            return beta, free, 0
+            return beta, free, 0, None
         L[:m, :m] = L0
     G: list[int] = []
     totals = np.array(totals, dtype=float).reshape(m)

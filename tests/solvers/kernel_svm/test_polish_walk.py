@@ -171,3 +171,14 @@ def test_ratio_walk_steps_do_not_depend_on_the_prefetch(prefetch, monkeypatch):
     np.testing.assert_array_equal(free, ref_free)
     assert steps == ref_steps
     np.testing.assert_array_equal(walked[~free], ref_beta[~free])
+
+
+def test_ratio_walk_that_cannot_start_returns_its_four_values():
+    # a border whose Schur complement E^T K^{-1} E is not positive definite (E = 0): no
+    # step, the point unchanged, no face solution (the caller unpacks four values)
+    K, E, beta, rest, target, lo, hi = _problem(True, seed=0)
+    factor, _ = lapack.dpotrf(K, lower=False, clean=True)
+    walked, free, steps, b = ratio_walk(K, factor, np.zeros_like(E), beta, rest, target,
+                                        np.zeros(1), lo, hi, -beta)
+    assert steps == 0 and b is None and free.all()
+    np.testing.assert_array_equal(walked, beta)
