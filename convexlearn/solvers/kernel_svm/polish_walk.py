@@ -112,16 +112,16 @@ def ratio_walk(K0: np.ndarray, factor: np.ndarray, E0: np.ndarray, beta: np.ndar
     totals = np.array(totals, dtype=float).reshape(m)
     steps, d, inverse = 0, direction, None
     columns = _Columns(factor, PREFETCH)
+    positions = np.arange(k)
     x = z = None
     while True:
-        t, blocking, room = _ratio(beta[free], d[free], lo[free], hi[free])
+        # (d is 0 on the fixed entries: their room is infinite)
+        t, hit, room = _ratio(beta, d, lo, hi)
         if not t < 1.0:
             break
         steps += 1
-        idx = np.flatnonzero(free)
-        columns.nearest = (idx, room)
-        beta[idx] += t * d[idx]
-        hit = idx[blocking]
+        columns.nearest = (positions, room)
+        beta += t * d
         beta[hit] = np.where(d[hit] > 0.0, hi[hit], lo[hit])
         if inverse is None and steps > INVERSE_AFTER:
             inverse = _inverse(factor)
