@@ -86,8 +86,12 @@ def test_ratio_walk_takes_the_reference_steps(intercept, seed):
         np.testing.assert_allclose(walked, ref_beta, atol=1e-9)
 
 
-def test_ratio_walk_with_the_inverse_after_many_steps():
-    # more than INVERSE_AFTER steps: W's columns come from K_0^{-1}, the same steps
+@pytest.mark.parametrize("prefetch", [0, 8])
+def test_ratio_walk_with_the_inverse_after_many_steps(prefetch, monkeypatch):
+    # more than INVERSE_AFTER steps: W's columns come from K_0^{-1}, the same steps;
+    # before that from the column cache, whatever it prefetches
+    import convexlearn.solvers.kernel_svm.polish_walk as walk
+    monkeypatch.setattr(walk, "PREFETCH", prefetch)
     K, E, beta, rest, target, lo, hi = _problem(True, seed=3, k=160)
     x0, _ = _face(K, E, np.ones(beta.size, dtype=bool), target - rest, E.T @ beta)
     ref_beta, ref_free, ref_steps, _ = _reference(K, E, beta, rest, target, lo, hi)
@@ -120,3 +124,50 @@ def test_very_local_kernel_is_certified():
     sol = cl.SVM(X, y, C=1.0, kernel="rbf", gamma=10.0).solve()
     assert sol.status == "optimal"
     assert sol.report.relative_gap <= 1e-9
+
+
+@pytest.mark.parametrize("prefetch", [0, 3, 8])
+def test_column_cache_returns_the_inverse_columns(prefetch):
+    # K_0^{-1} e_j against numpy's inverse, for the asked columns and (read later without
+    # a solve) the prefetched nearest ones
+    from convexlearn.solvers.kernel_svm.polish_walk import _Columns
+    K = _problem(True, seed=4, k=90)[0]
+    factor, _ = lapack.dpotrf(K, lower=False, clean=True)
+    reference = np.linalg.inv(K)
+    tol = 1e-10 * np.abs(reference).max()              # (cond(K) ~ 3.5e4)
+    cache = _Columns(factor, prefetch)
+    idx = np.arange(0, 90, 2)
+    room = np.linspace(1.0, 0.0, idx.size)              # the last positions are nearest
+    cache.nearest = (idx, room)
+    asked = np.array([5, 7])
+    np.testing.assert_allclose(cache.get(asked), reference[:, asked], rtol=0, atol=tol)
+    nearest = idx[-prefetch:] if prefetch else idx[:0]
+    solved = np.flatnonzero(cache.slot >= 0)
+    np.testing.assert_array_equal(solved, np.union1d(asked, nearest))
+    used = cache.used
+    if prefetch:
+        np.testing.assert_allclose(cache.get(nearest[::-1]), reference[:, nearest[::-1]],
+                                   rtol=0, atol=tol)
+        assert cache.used == used                       # no new solve
+    many = np.arange(1, 90, 2)                          # beyond the first allocation
+    np.testing.assert_allclose(cache.get(many), reference[:, many], rtol=0, atol=tol)
+    np.testing.assert_allclose(cache.get(asked), reference[:, asked], rtol=0, atol=tol)
+
+
+def test_column_cache_with_a_wrong_factor_departs_from_the_inverse():
+    from convexlearn.solvers.kernel_svm.polish_walk import _Columns
+    K = _problem(True, seed=4, k=30)[0]
+    factor, _ = lapack.dpotrf(K + np.eye(30), lower=False, clean=True)
+    got = _Columns(factor, 4).get(np.array([3]))
+    assert not np.allclose(got, np.linalg.inv(K)[:, [3]], rtol=1e-6)
+
+
+def test_ratio_walk_that_cannot_start_returns_its_four_values():
+    # a border whose Schur complement E^T K^{-1} E is not positive definite (E = 0): no
+    # step, the point unchanged, no face solution (the caller unpacks four values)
+    K, E, beta, rest, target, lo, hi = _problem(True, seed=0)
+    factor, _ = lapack.dpotrf(K, lower=False, clean=True)
+    walked, free, steps, b = ratio_walk(K, factor, np.zeros_like(E), beta, rest, target,
+                                        np.zeros(1), lo, hi, -beta)
+    assert steps == 0 and b is None and free.all()
+    np.testing.assert_array_equal(walked, beta)
