@@ -109,7 +109,8 @@ class MarginBound:
 
     def corrected(self, k: int, c: np.ndarray, c0: float, a: np.ndarray, a0: float) -> None:
         size = (self.qabs * float(np.abs(c).sum()) + abs(c0)) * _SAFE
-        N = self._scale(a, a0)
+        # ||a + c||_1 <= ||a||_1 + ||c||_1 (rounding: 1 + u): no pass over a
+        self.N = N = (self.N + size) * (1 + _U) * _SAFE
         self.err = (self.err + _gamma(k + 1) * size + _U * N
                     + 2 * _U * (N + self.err + size)) * _SAFE
 
