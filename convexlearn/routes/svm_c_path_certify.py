@@ -12,7 +12,10 @@ A breakpoint is certified at ``tol`` in one of two ways, each a true certificate
 * by the full KKT report recomputed from the data (:func:`convexlearn.certify.kkt.
   kkt_report`, the products K (y alpha) formed for a block of breakpoints at once): at
   every :data:`FULL_EVERY`-th breakpoint, at the last, and at any breakpoint whose
-  bounds do not pass (the bounds are worst-case: ~1e3 times the margins' actual error).
+  bounds do not pass (the bounds are worst-case: ~1e3 times the margins' actual error);
+  the breakpoint keeps the report's figures in the same compact form (its residual
+  maxima, gap and counts: ~200 bytes, not the report's n-vectors, ~180 KB at n = 2000),
+  ``full()`` recomputing it.
 
 Between two certified breakpoints the solution is linear in lambda = 1 / C (a = alpha / C
 and a_0 = b / C are, :class:`~convexlearn.solvers.kernel_svm.svm_path.SVMPath`), so the
@@ -59,9 +62,9 @@ class PathPointReport:
     n_free: int
     n_bounded: int
     recompute: Callable[[], Any] = field(repr=False)
+    source: str = "bounds from the path's margins"
     notes: list = field(default_factory=lambda: [
-        "certified from the path's margins with their rounding bounded "
-        "(convexlearn.certify.path_kkt_bound); full() recomputes the KKT report"])
+        "compact: full() recomputes the KKT report from the data"])
 
     def full(self) -> Any:
         """The full :class:`~convexlearn.certify.kkt.KKTReport`, recomputed from the data."""
@@ -69,8 +72,8 @@ class PathPointReport:
 
     def summary(self) -> str:
         return (f"KKT check {'PASSED' if self.passed else 'FAILED'} at tol={self.tol:g} "
-                f"(bounds from the path's margins): max violation <= {self.max_violation:.2e}, "
-                f"relative gap <= {self.relative_gap:.2e}; support vectors: {self.n_support} "
+                f"({self.source}): max violation {self.max_violation:.2e}, "
+                f"relative gap {self.relative_gap:.2e}; support vectors: {self.n_support} "
                 f"({self.n_free} free, {self.n_bounded} bounded)")
 
     __str__ = summary
@@ -107,18 +110,26 @@ def certify_breakpoints(svm: Any, path: Any, tol: float) -> list[Solution]:
             problem = svm.with_C(path.Cs[i])
             Kb = products[:, j]
             sol = c_svc_solution(problem, alphas[j], Kb, path.intercepts[i])
-            sol.report = kkt_report(problem, sol, tol, products=np.column_stack([Kb, Kb]))
-            solutions[i] = path_point(sol, problem, path.Cs[i], path.events[i])
+            report = kkt_report(problem, sol, tol, products=np.column_stack([Kb, Kb]))
+            solutions[i] = _point(svm, path, int(i), tol, dict(
+                passed=report.passed, max_violation=report.max_violation,
+                relative_gap=report.relative_gap, duality_gap=report.duality_gap,
+                primal_objective=report.primal_objective,
+                dual_objective=report.dual_objective, support=report.support.size,
+                free=report.free.size, bounded=report.bounded.size),
+                "full KKT report from the data")
     for i in np.flatnonzero(~full):
-        solutions[i] = _bounded_point(svm, path, int(i), tol)
+        figures = dict(zip(BOUND_FIELDS, path.bounds[i].tolist()))
+        figures["passed"] = figures["max_violation"] <= tol
+        solutions[i] = _point(svm, path, int(i), tol, figures, "bounds from the path's margins")
     return solutions
 
 
-def _bounded_point(svm: Any, path: Any, i: int, tol: float) -> Solution:
-    """The breakpoint's Solution with its compact report (alpha a view of the path's row:
-    the bounds passed, so 0 <= alpha <= C holds)."""
-    figures = dict(zip(BOUND_FIELDS, path.bounds[i].tolist()))
-    C, alpha = path.Cs[i], path.alphas[i]
+def _point(svm: Any, path: Any, i: int, tol: float, figures: dict, source: str) -> Solution:
+    """The breakpoint's Solution with its compact report (alpha a view of the path's row,
+    within [0, C] where the certificate passed)."""
+    C = path.Cs[i]
+    alpha = path.alphas[i] if figures["passed"] else np.clip(path.alphas[i], 0.0, C)
     problem = svm.with_C(C)
     w = svm.X.T @ (svm.y * alpha) if svm.kernel.is_linear and svm.X is not None else None
     sol = Solution(w=w, b=float(path.intercepts[i]), alpha=alpha)
@@ -127,9 +138,10 @@ def _bounded_point(svm: Any, path: Any, i: int, tol: float) -> Solution:
         return kkt_report(problem, sol, tol)
 
     sol.report = PathPointReport(
-        passed=bool(figures["max_violation"] <= tol), tol=tol,
+        passed=bool(figures["passed"]), tol=tol,
         max_violation=figures["max_violation"], relative_gap=figures["relative_gap"],
         duality_gap=figures["duality_gap"], primal_objective=figures["primal_objective"],
         dual_objective=figures["dual_objective"], n_support=int(figures["support"]),
-        n_free=int(figures["free"]), n_bounded=int(figures["bounded"]), recompute=recompute)
+        n_free=int(figures["free"]), n_bounded=int(figures["bounded"]), recompute=recompute,
+        source=source)
     return path_point(sol, problem, C, path.events[i])

@@ -272,7 +272,7 @@ class _PathState:
             if abs(schur) <= 1e-12 * (abs(self.Q[i, i]) + np.abs(c) @ np.abs(u)):
                 self._has_inv = False        # nearly singular: factorize afresh below
             else:
-                add_outer(inv, m + 1, u, u, 1.0 / schur)
+                add_outer(self._invbuf, m + 1, u, u, 1.0 / schur)   # (contiguous: SIMD)
                 self._invbuf[:m + 1, m + 1] = -u / schur
                 self._invbuf[m + 1, :m + 1] = -u / schur
                 self._invbuf[m + 1, m + 1] = 1.0 / schur
