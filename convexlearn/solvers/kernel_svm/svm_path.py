@@ -44,7 +44,7 @@ import numpy as np
 from scipy.linalg import lapack
 
 from ...certify.path_kkt_bound import bounded_kkt
-from .svm_path_bound import MarginBound
+from .svm_path_bound import MarginBound, blocked_sum
 from .svm_path_empty import EVENT_RTOL as _EVENT_RTOL, empty_elbow as _empty_elbow
 from .svm_path_kernels import (EVENT_KINDS, add_outer, first_crossings, next_event,
                                path_consistent)
@@ -213,7 +213,7 @@ class _PathState:
         self.changes = self.l_changes = 0
         self.qmax = max(float(np.max(np.diag(Q), initial=0.0)), 1e-300)   # >= |Q_ij| (PSD)
         self.bound = MarginBound(Q, y)       # err >= max_i |g_i - (Q a + y a_0)_i|
-        self.qL = Q[:, L].sum(axis=1)
+        self.qL = blocked_sum(Q, np.flatnonzero(L))
         self.bound.fresh_qL(int(L.sum()))
         self.refresh_inverse()
         self.g = self.margins()
@@ -239,7 +239,8 @@ class _PathState:
     def margins(self) -> np.ndarray:
         """g = Q a + y a_0 from the elbow's columns and qL (its rounding bound reset)."""
         self.bound.fresh(self.m, self.a, self.a0, self.E, self.L)
-        return self.QE @ self.a[self.idx] + self.qL + self.y * self.a0
+        return blocked_sum(self._cols, np.arange(self.m), self.a[self.idx],
+                           self.qL + self.y * self.a0)
 
     def _grow(self) -> None:
         cap = 2 * self._idx.size
@@ -312,7 +313,7 @@ class _PathState:
         self.l_changes += 1
         size = int(self.L.sum())
         if self.l_changes > size:       # (an empty L: qL = 0 exactly)
-            self.qL = self.Q[:, self.L].sum(axis=1)
+            self.qL = blocked_sum(self.Q, np.flatnonzero(self.L))
             self.l_changes = 0
             self.bound.fresh_qL(size)
         else:

@@ -9,10 +9,14 @@ operations and keeps ``err`` >= max_i |g_i - (Q a + y a_0)_i| for the path's *cu
 in any order, so whatever order BLAS sums in), q = max_ij |Q_ij| and N = q ||a||_1 + |a_0|
 (>= |(Q a + y a_0)_i|):
 
-* fresh sum Q_E a_E + qL + y a_0: gamma_{|E|+3} N + (1 + gamma_3) e_qL + q (sum_R |a_i| +
-  sum_L |a_i - 1|) (qL = Q_L 1 with its own bound e_qL: gamma_{|L|} q |L| when summed
-  afresh, + u (q |L| + e_qL) per rank-one update; the last term: qL stands for a_L = 1,
-  a_R = 0, which the path sets exactly, measured rather than assumed);
+* fresh sum (qL + y a_0) + Q_E a_E, the columns by blocks of :data:`BLOCK`
+  (:func:`blocked_sum`: one product a block, in any order, the blocks' totals added in
+  turn, so that a term meets at most BLOCK + ceil(|E| / BLOCK) + 2 roundings, not |E| + 2:
+  lasso_gram's device; a bound 10x tighter at |E| ~ 800): gamma_K (N + q off + e_qL) +
+  e_qL + q off with off = sum_R |a_i| + sum_L |a_i - 1| (qL = Q_L 1 with its own bound
+  e_qL: gamma_{K(|L|)} q |L| summed afresh by blocks, + u (q |L| + e_qL) per rank-one
+  update; ``off``: qL stands for a_L = 1, a_R = 0, which the path sets exactly, measured
+  rather than assumed);
 * prediction: err + |t| e_s + q Dev + dev_0 + u |t| (S + e_s) + u (1 + u) (N + err + |t| (S +
   e_s)), with S = q ||d_E||_1 + |d_0| >= |s_i|, e_s = gamma_{|E|+1} S the error of s, and
   Dev >= sum_j |a'_j - a_j - t d_j|, dev_0 >= |a_0' - a_0 - t d_0| *measured* on the step
@@ -34,14 +38,32 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-__all__ = ["MarginBound", "step_deviation"]
+__all__ = ["BLOCK", "MarginBound", "blocked_sum", "step_deviation"]
 
 _U = 2.0 ** -53
 _SAFE = 1.0 + 8 * _U
+#: Rows of Q summed by one product in the fresh sums (:func:`blocked_sum`).
+BLOCK = 32
 
 
 def _gamma(k: float) -> float:
     return k * _U / (1.0 - k * _U)
+
+
+def _blocked_gamma(m: int) -> float:
+    """The rounding factor of :func:`blocked_sum` over m rows (module docstring)."""
+    return _gamma(BLOCK + -(-m // BLOCK) + 2)
+
+
+def blocked_sum(rows: np.ndarray, idx: np.ndarray, w: np.ndarray | None = None,
+                out: np.ndarray | None = None) -> np.ndarray:
+    """out + sum_k w_k rows[idx_k] (w = 1 by default, out = 0), BLOCK rows a product
+    and the blocks' totals added in turn."""
+    out = np.zeros(rows.shape[1]) if out is None else out
+    for start in range(0, idx.size, BLOCK):
+        block = rows[idx[start:start + BLOCK]]
+        out += block.sum(axis=0) if w is None else w[start:start + BLOCK] @ block
+    return out
 
 
 @njit(cache=True)
@@ -78,15 +100,15 @@ class MarginBound:
         return self.N
 
     def fresh_qL(self, size: int) -> None:
-        self.e_qL = _gamma(size) * self.qabs * size * _SAFE
+        self.e_qL = _blocked_gamma(size) * self.qabs * size * _SAFE
 
     def update_qL(self, size: int) -> None:
         self.e_qL = (self.e_qL + _U * (self.qabs * size + self.e_qL)) * _SAFE
 
     def fresh(self, m: int, a: np.ndarray, a0: float, E: np.ndarray, L: np.ndarray) -> None:
         N = self._scale(a, a0)
-        off = float(np.abs(a[~E & ~L]).sum() + np.abs(a[L] - 1.0).sum()) * (1 + 2 * _U) ** 2
-        self.err = (_gamma(m + 3) * N + (1 + _gamma(3)) * self.e_qL + self.qabs * off) * _SAFE
+        off = self.qabs * float(np.abs(a[~E & ~L]).sum() + np.abs(a[L] - 1.0).sum()) * _SAFE
+        self.err = (_blocked_gamma(m) * (N + off + self.e_qL) + self.e_qL + off) * _SAFE
 
     def direction(self, m: int, dE: np.ndarray, d0: float) -> None:
         self.s_scale = (self.qabs * float(np.abs(dE).sum()) + abs(d0)) * _SAFE
