@@ -17,10 +17,11 @@ A breakpoint is certified at ``tol`` in one of two ways, each a true certificate
   maxima, gap and counts: ~200 bytes, not the report's n-vectors, ~180 KB at n = 2000),
   ``full()`` recomputing it.
 
-Between two certified breakpoints the solution is linear in lambda = 1 / C (a = alpha / C
-and a_0 = b / C are, :class:`~convexlearn.solvers.kernel_svm.svm_path.SVMPath`), so the
-certified ends and the path's sets stand for the segment; ``SVMPath.at`` is checked
-against fresh exact solves in tests/solvers/kernel_svm/test_svm_path.py.
+Only the breakpoints are certified here. A C between two of them is interpolated exactly
+(a = alpha / C and a_0 = b / C are linear in lambda = 1 / C on a segment,
+:meth:`~convexlearn.solvers.kernel_svm.svm_path.SVMPath.at`) and certified by its own
+KKT report from the data when asked for (``Path.at`` of :func:`convexlearn.routes.svm.
+exact_path`): the certificate of a segment's ends is not taken for its interior.
 """
 
 from __future__ import annotations
