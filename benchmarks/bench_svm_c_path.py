@@ -4,7 +4,9 @@ Data: scikit-learn's make_classification(n, 20, n_informative=10, flip_y=0.05,
 random_state=0), standardized; rbf kernel, gamma = "scale" (1 / (d var X) = 1/20 here);
 C from 0.01 to 100. ``exact_c_path`` follows the piecewise-linear path in 1/C from a
 certified anchor and checks the KKT conditions of every breakpoint (relative duality gap
-and scaled residuals at 1e-9). Anchors: SVC(C=1) (one fit, LIBSVM's default tol 1e-3,
+and scaled residuals at 1e-9): from the path's margins with their rounding bounded, by the
+full report from the data every 64th breakpoint, at the last and wherever the bounds do not
+pass (the worst relative gap shown is then an upper bound). Anchors: SVC(C=1) (one fit, LIBSVM's default tol 1e-3,
 uncertified) and twenty SVC fits over logspace(-2, 2, 20). CPU seconds of the process
 (user + system: the figure least disturbed by the other processes of a shared machine),
 best of ``REPEAT`` for the anchors, one run for the path (it is long); the first call in

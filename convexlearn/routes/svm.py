@@ -29,7 +29,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import data
-from ..certify.kkt import kkt_report, solution_multipliers
+from ..certify.kkt import solution_multipliers
 from ..data import (check_bool, check_C, check_method_options, check_positive, is_sparse)
 from ..errors import (ConvexLearnError, DataError, InfeasibleError, NotApplicableError,
                       ParameterError, SolverError, UnboundedError)
@@ -39,12 +39,12 @@ from .chain import Route, walk
 from .halfspace import SeparabilityResult, decide_separability
 from ..path import Path
 from ..solution import Solution, Timer
-from ..solvers.kernel_svm.c_svc import c_svc_solution
 from ..solvers.kernel_svm.certified_smo import certified_smo, memory_estimate
 from ..solvers.linear_svm.linear_exact import solve_linear_exact
 from ..solvers.kernel_svm.polish import polish_alpha
 from ..solvers.kernel_svm import smo
 from ..solvers.kernel_svm.svm_path import svm_c_path
+from .svm_c_path_certify import certify_breakpoints, path_point
 from ..solvers.linear_svm import dcd, pegasos, svm_subgradient
 
 __all__ = ["EXACT_METHODS", "ITERATIVE_METHODS", "ROUTES", "Route", "exact_chain", "solve",
@@ -361,16 +361,19 @@ def exact_c_path(svm: Any, C_min: float, C_max: float, kkt_tol: float = 1e-9) ->
 
     Follows :func:`convexlearn.solvers.kernel_svm.svm_path.svm_c_path` from a certified anchor at
     ``C_min`` (the exact chain), re-anchoring on the exact chain at degenerate
-    breakpoints, then checks the KKT conditions of the problem at every breakpoint
-    (``svm.with_C(C_k).kkt``, at ``kkt_tol``: residuals in margin units, duality gap
-    relative to max(|P|, |D|)).
+    breakpoints, then certifies every breakpoint at ``kkt_tol`` (residuals in margin units,
+    duality gap relative to the primal objective) by :func:`.svm_c_path_certify.
+    certify_breakpoints`: from the path's margins with their rounding bounded, the full
+    KKT report from the data at regular breakpoints, the last, and any whose bounds do
+    not pass.
 
     Returns
     -------
     path : SVMPath
         Breakpoints and exact interpolation (:meth:`SVMPath.at`).
     solutions : list of Solution
-        One per breakpoint, with its KKT report; status "optimal" iff it passed.
+        One per breakpoint, with its report (a full KKT report, or the bounded summary
+        whose ``full()`` recomputes it); status "optimal" iff it passed.
     """
     if svm.hard_margin:
         raise NotApplicableError("the C-path needs the soft margin: pass a finite C")
@@ -389,39 +392,12 @@ def exact_c_path(svm: Any, C_min: float, C_max: float, kkt_tol: float = 1e-9) ->
         return sol.alpha, sol.b
 
     timer = Timer()
-    path = svm_c_path(svm.gram, svm.y, C_min, C_max, anchor)
+    path = svm_c_path(svm.gram, svm.y, C_min, C_max, anchor, kkt_tol=kkt_tol)
     svm.fingerprint()         # the data's digest, once: every with_C copy shares it
-    solutions = []
-    # The certificates' products K (y alpha_k), recomputed from the Gram matrix for a
-    # block of breakpoints at a time (a matrix product, not one pass over K each).
-    block = max(1, _PATH_CERTIFY_BYTES // (8 * svm.n_samples))
-    for start in range(0, len(path.Cs), block):
-        stop = min(start + block, len(path.Cs))
-        alphas = np.clip(path.alphas[start:stop], 0.0, path.Cs[start:stop, None])
-        products = svm.gram_products((svm.y * alphas).T)
-        for k in range(start, stop):
-            problem = svm.with_C(path.Cs[k])
-            Kb = products[:, k - start]
-            sol = c_svc_solution(problem, alphas[k - start], Kb, path.intercepts[k])
-            sol.report = kkt_report(problem, sol, kkt_tol, products=np.column_stack([Kb, Kb]))
-            solutions.append(_path_point(sol, problem, path.Cs[k], path.events[k]))
+    solutions = certify_breakpoints(svm, path, kkt_tol)
     for sol in solutions:
         sol.time_s = timer() / len(solutions)
     return path, solutions
-
-
-#: Memory of one block of the exact C-path's certificate products (n x block doubles).
-_PATH_CERTIFY_BYTES = 2**25
-
-
-def _path_point(sol: Solution, problem: Any, C: float, event: str) -> Solution:
-    """A breakpoint's solution with its KKT report: status, objective and provenance."""
-    sol.status = "optimal" if sol.report.passed else "inaccurate"
-    sol.objective = sol.report.primal_objective
-    sol.method = "exact-path"
-    sol.provenance = {"route": "svm-c-path", "C": float(C), "event": event,
-                      "fingerprint": problem.fingerprint()}
-    return sol
 
 
 def exact_path(svm: Any, Cs: Any, kkt_tol: float = 1e-9) -> Path:
@@ -444,7 +420,7 @@ def exact_path(svm: Any, Cs: Any, kkt_tol: float = 1e-9) -> Path:
             return solve(problem, "exact", kkt_tol=kkt_tol)
         sol = problem.from_alpha(alpha, b=b)
         sol.report = problem.kkt(sol, tol=kkt_tol)
-        return _path_point(sol, problem, C, "interpolated")
+        return path_point(sol, problem, C, "interpolated")
 
     return Path("C", breakpoints.Cs, solutions, time_s=timer(),
                 provenance={"route": "svm-c-path", "events": breakpoints.events,

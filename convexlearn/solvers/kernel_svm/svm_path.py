@@ -37,13 +37,15 @@ ends in a re-anchor, which :meth:`SVMPath.at` refuses.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 from scipy.linalg import lapack
 
+from ...certify.path_kkt_bound import bounded_kkt
+from .svm_path_bound import MarginBound, blocked_sum
+from .svm_path_empty import EVENT_RTOL as _EVENT_RTOL, empty_elbow as _empty_elbow
 from .svm_path_kernels import (EVENT_KINDS, add_outer, first_crossings, next_event,
                                path_consistent)
 
@@ -52,9 +54,6 @@ __all__ = ["SVMPath", "svm_c_path"]
 #: A margin within this of 1 (margin units) or a fraction within this of 0 or 1 puts a
 #: sample on the elbow or at its bound when the sets are read off an anchor.
 SET_TOL = 1e-8
-#: Candidate breakpoints within this relative distance below the current lambda are the
-#: event just applied, seen again through round-off.
-_EVENT_RTOL = 1e-12
 #: Fractions a within this of 0 or 1 after a step are on the bound (ties of events).
 _SNAP = 1e-12
 
@@ -72,6 +71,10 @@ class SVMPath:
     events : list of str
     reanchored : int
         Degenerate breakpoints where the path was re-anchored on a certified solve.
+    bounds : ndarray of shape (k, len(BOUND_FIELDS))
+        Upper bounds of each breakpoint's KKT figures from the path's margins and their
+        rounding bound (:func:`convexlearn.certify.path_kkt_bound.bounded_kkt`): they
+        certify ``(alphas[k], intercepts[k])`` at ``Cs[k]`` when they pass.
     """
 
     Cs: np.ndarray
@@ -80,6 +83,7 @@ class SVMPath:
     events: list[str]
     reanchored: int = 0
     notes: list[str] = field(default_factory=list)
+    bounds: np.ndarray | None = None
 
     def __repr__(self) -> str:
         return (f"<SVMPath: {len(self.Cs)} breakpoints, C from {self.Cs[0]:.4g} to "
@@ -106,7 +110,7 @@ class SVMPath:
 
 def svm_c_path(K: np.ndarray, y: np.ndarray, C_min: float, C_max: float,
                solve_at: Callable[[float], tuple[np.ndarray, float]],
-               max_breakpoints: int = 100_000) -> SVMPath:
+               max_breakpoints: int = 100_000, kkt_tol: float = 1e-9) -> SVMPath:
     """Follow the SVM path from ``C_min`` to ``C_max`` (module docstring).
 
     Parameters
@@ -120,6 +124,8 @@ def svm_c_path(K: np.ndarray, y: np.ndarray, C_min: float, C_max: float,
         ``solve_at(C) -> (alpha, b)``: a certified solution at C (the anchor at C_min,
         and re-anchors at degenerate breakpoints).
     max_breakpoints : int
+    kkt_tol : float
+        The support threshold of the breakpoints' bounded KKT figures (``bounds``).
 
     Returns
     -------
@@ -131,6 +137,7 @@ def svm_c_path(K: np.ndarray, y: np.ndarray, C_min: float, C_max: float,
     lam = 1.0 / C_min
     state = _anchored(Q, y, solve_at, lam)
     Cs, alphas, intercepts, events = [C_min], [state.a / lam], [state.a0 / lam], ["anchor"]
+    bounds = [_bounded(state, lam, kkt_tol)]
     reanchored = 0
     while lam > lam_end and len(Cs) < max_breakpoints:
         step = _segment(state, lam, lam_end)
@@ -149,9 +156,16 @@ def svm_c_path(K: np.ndarray, y: np.ndarray, C_min: float, C_max: float,
         Cs.append(1.0 / lam)
         alphas.append(state.a / lam)
         intercepts.append(state.a0 / lam)
+        bounds.append(_bounded(state, lam, kkt_tol))
     notes = [] if lam <= lam_end else [f"stopped after max_breakpoints={max_breakpoints}"]
     return SVMPath(np.array(Cs), np.array(alphas), np.array(intercepts), events, reanchored,
-                   notes)
+                   notes, np.array(bounds))
+
+
+def _bounded(state, lam, tol):
+    """The breakpoint's bounded KKT figures (:func:`bounded_kkt`) from the state's margins."""
+    return bounded_kkt(state.y, state.a, state.a0, lam, state.g, state.bound.total(state.a),
+                       state.bound.qabs, tol)
 
 
 def _anchored(Q, y, solve_at, lam) -> "_PathState":
@@ -196,12 +210,15 @@ class _PathState:
         self._cols = np.empty((cap, Q.shape[0]))
         self._cols[:self.m] = Q[first]
         self._invbuf = np.empty((cap + 1, cap + 1))
-        self.qL = Q[:, L].sum(axis=1)
         self.changes = self.l_changes = 0
         self.qmax = max(float(np.max(np.diag(Q), initial=0.0)), 1e-300)   # >= |Q_ij| (PSD)
+        self.bound = MarginBound(Q, y)       # err >= max_i |g_i - (Q a + y a_0)_i|
+        self.qL = blocked_sum(Q, np.flatnonzero(L))
+        self.bound.fresh_qL(int(L.sum()))
         self.refresh_inverse()
         self.g = self.margins()
         self.s = None                 # d g / d lambda on the current segment
+        self.dE = self.d0 = None      # its direction d a_E / d lambda, d a_0 / d lambda
         self.since_fresh = 0          # breakpoints since g was summed afresh, at lam_fresh
         self.lam_fresh = lam
 
@@ -220,8 +237,10 @@ class _PathState:
         return self._invbuf[:self.m + 1, :self.m + 1] if self._has_inv else None
 
     def margins(self) -> np.ndarray:
-        """g = Q a + y a_0 from the elbow's columns and qL."""
-        return self.QE @ self.a[self.idx] + self.qL + self.y * self.a0
+        """g = Q a + y a_0 from the elbow's columns and qL (its rounding bound reset)."""
+        self.bound.fresh(self.m, self.a, self.a0, self.E, self.L)
+        return blocked_sum(self._cols, np.arange(self.m), self.a[self.idx],
+                           self.qL + self.y * self.a0)
 
     def _grow(self) -> None:
         cap = 2 * self._idx.size
@@ -254,7 +273,7 @@ class _PathState:
             if abs(schur) <= 1e-12 * (abs(self.Q[i, i]) + np.abs(c) @ np.abs(u)):
                 self._has_inv = False        # nearly singular: factorize afresh below
             else:
-                add_outer(inv, m + 1, u, u, 1.0 / schur)
+                add_outer(self._invbuf, m + 1, u, u, 1.0 / schur)   # (contiguous: SIMD)
                 self._invbuf[:m + 1, m + 1] = -u / schur
                 self._invbuf[m + 1, :m + 1] = -u / schur
                 self._invbuf[m + 1, m + 1] = 1.0 / schur
@@ -292,11 +311,14 @@ class _PathState:
 
     def _update_qL(self, i: int, sign: float) -> None:
         self.l_changes += 1
-        if self.l_changes > int(self.L.sum()):       # (an empty L: qL = 0 exactly)
-            self.qL = self.Q[:, self.L].sum(axis=1)
+        size = int(self.L.sum())
+        if self.l_changes > size:       # (an empty L: qL = 0 exactly)
+            self.qL = blocked_sum(self.Q, np.flatnonzero(self.L))
             self.l_changes = 0
+            self.bound.fresh_qL(size)
         else:
             self.qL += sign * self.Q[i]      # (Q symmetric: its row i is its column)
+            self.bound.update_qL(size)
 
     def _changed(self) -> None:
         # round-off of the updates does not accumulate: a fresh inverse (|E|^3) every
@@ -328,12 +350,18 @@ class _PathState:
         self.since_fresh += 1
         predict = (self.s is not None and self.since_fresh < _FRESH
                    and lam >= 0.5 * self.lam_fresh)
-        g = self.g + (lam - self.lam) * self.s if predict else None
+        g = None
+        if predict:
+            t = lam - self.lam
+            g = self.g + t * self.s
+            self.bound.predicted(self.a, a, self.a0, a0, t, self.E, self.idx, self.dE, self.d0)
         self.a, self.a0, self.lam, self.s = a, a0, lam, None
         if event is not None:
             kind, i = event
             if kind in ("E->L", "E->R"):
-                a[i] = 1.0 if kind == "E->L" else 0.0        # exactly at its bound
+                bound = 1.0 if kind == "E->L" else 0.0
+                self.bound.moved(abs(a[i] - bound))       # g does not follow: bounded
+                a[i] = bound                               # exactly at its bound
                 self.leave(i, kind == "E->L")
             else:
                 for j in np.atleast_1d(i):     # an empty elbow is entered by a pair
@@ -363,6 +391,7 @@ class _PathState:
             a[idx] += corr[1:]
             self.a0 = a0 = a0 + corr[0]
             g = g + self.QE @ corr[1:] + self.y * corr[0]
+            self.bound.corrected(self.m, corr[1:], corr[0], a, a0)
         return self._settle(a, g)
 
     def _settle(self, a, g) -> bool:
@@ -377,6 +406,7 @@ class _PathState:
         if touched.size:
             a[self.idx[touched]] += moved[touched]
             g = g + self._cols[touched].T @ moved[touched]
+            self.bound.corrected(touched.size, moved[touched], 0.0, a, self.a0)
         self.g = g
         return _consistent(self.y, a, self.a0, self.lam, self.E, self.L, g)
 
@@ -520,7 +550,8 @@ def _segment(state, lam, lam_end):
     if d0 is None:
         return None if state.idx.size else _empty_elbow(state, lam, lam_end)
     a, a0, g, idx, E, L = state.a, state.a0, state.g, state.idx, state.E, state.L
-    state.s = s
+    state.s, state.dE, state.d0 = s, dE, d0
+    state.bound.direction(idx.size, dE, d0)
     # a multiplier of E reaches a bound (a_i + (l - lam) d_i in {0, 1}) or a margin of L
     # or R reaches 1 (g_i + (l - lam) s_i = l): the largest such l below lam
     best, kind, who = next_event(a, idx, dE, g, s, E, L, lam, lam_end,
@@ -529,48 +560,3 @@ def _segment(state, lam, lam_end):
     a_new = a.copy()
     a_new[idx] = a[idx] + (best - lam) * dE
     return best, a_new, a0 + (best - lam) * d0, event
-
-
-def _empty_elbow(state, lam, lam_end):
-    """No sample on the margin: a is fixed, a_0 lies in an interval [lo(l), hi(l)] that
-    shrinks as lambda falls; the next breakpoint is where it closes, and the samples that
-    close it join E.
-
-    With g_i = q_i + y_i a_0 (q = Q a), lambda y_i f_i = g_i is <= lambda on L and >=
-    lambda on R::
-
-        L, y=+1: a_0 <= l - q_i      L, y=-1: a_0 >= q_i - l
-        R, y=+1: a_0 >= l - q_i      R, y=-1: a_0 <= q_i - l
-
-    so hi(l) = min(l + min_{L+} -q, -l + min_{R-} q) and lo(l) = max(-l + max_{L-} q,
-    l + max_{R+} -q): two lines each, and the interval closes where a rising line of hi
-    meets a falling line of lo or the reverse (O(n), the extreme samples binding)."""
-    y, a, L = state.y, state.a, state.L
-    q = state.Q @ a           # (rare: the start of a path)
-    pos, neg = y > 0, y < 0
-    groups = [(np.flatnonzero(L & pos), -q), (np.flatnonzero(~L & neg), q),    # hi: +l, -l
-              (np.flatnonzero(L & neg), q), (np.flatnonzero(~L & pos), -q)]    # lo: -l, +l
-    ends = []     # (sample, intercept): the binding sample of each line and its offset
-    for k, (members, c) in enumerate(groups):
-        if members.size == 0:
-            ends.append((-1, math.inf if k < 2 else -math.inf))
-            continue
-        j = members[np.argmin(c[members]) if k < 2 else np.argmax(c[members])]
-        ends.append((int(j), float(c[j])))
-
-    def hi(l):
-        return min(l + ends[0][1], -l + ends[1][1])
-
-    def lo(l):
-        return max(-l + ends[2][1], l + ends[3][1])
-
-    best, pair = lam_end, None
-    # hi's +l line meets lo's -l line; hi's -l line meets lo's +l line
-    for u, d, cross in ((0, 2, 0.5 * (ends[2][1] - ends[0][1])),
-                        (1, 3, 0.5 * (ends[1][1] - ends[3][1]))):
-        if (math.isfinite(cross) and best < cross < lam * (1 - _EVENT_RTOL)
-                and abs(hi(cross) - lo(cross)) <= 1e-12 * max(1.0, abs(hi(cross)))):
-            best, pair = cross, (ends[u][0], ends[d][0])
-    if pair is None:
-        return best, a.copy(), 0.5 * (hi(best) + lo(best)), None
-    return best, a.copy(), hi(best), ("pair->E", pair)

@@ -1,0 +1,148 @@
+"""The certificates of the exact C-path's breakpoints (:func:`convexlearn.routes.svm.
+exact_c_path`).
+
+A breakpoint is certified at ``tol`` in one of two ways, each a true certificate:
+
+* from the path's own margins and their rounding bound (``SVMPath.bounds``,
+  :mod:`convexlearn.certify.path_kkt_bound`): upper bounds of every KKT residual and of the
+  relative duality gap of the reported (alpha, b) at C, O(n) a breakpoint; it keeps a
+  compact :class:`PathPointReport` (the figures and the support counts, no n-vectors),
+  whose :meth:`~PathPointReport.full` recomputes the full KKT report from the data on
+  demand;
+* by the full KKT report recomputed from the data (:func:`convexlearn.certify.kkt.
+  kkt_report`, the products K (y alpha) formed for a block of breakpoints at once): at
+  every :data:`FULL_EVERY`-th breakpoint, at the last, and at any breakpoint whose
+  bounds do not pass (the bounds are worst-case: ~1e3 times the margins' actual error);
+  the breakpoint keeps the report's figures in the same compact form (its residual
+  maxima, gap and counts: ~200 bytes, not the report's n-vectors, ~180 KB at n = 2000),
+  ``full()`` recomputing it.
+
+Only the breakpoints are certified here. A C between two of them is interpolated exactly
+(a = alpha / C and a_0 = b / C are linear in lambda = 1 / C on a segment,
+:meth:`~convexlearn.solvers.kernel_svm.svm_path.SVMPath.at`) and certified by its own
+KKT report from the data when asked for (``Path.at`` of :func:`convexlearn.routes.svm.
+exact_path`): the certificate of a segment's ends is not taken for its interior.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from ..certify.kkt import kkt_report
+from ..certify.path_kkt_bound import BOUND_FIELDS
+from ..solution import Solution
+from ..solvers.kernel_svm.c_svc import c_svc_solution
+
+__all__ = ["FULL_EVERY", "PathPointReport", "certify_breakpoints", "path_point"]
+
+#: Every FULL_EVERY-th breakpoint (and the last) is certified by the full report from the
+#: data whatever its bounds say.
+FULL_EVERY = 64
+#: Memory of one block of the full reports' products K (y alpha_k) (n x block doubles).
+_CERTIFY_BYTES = 2**25
+
+
+@dataclass(repr=False)
+class PathPointReport:
+    """A breakpoint's KKT figures as upper bounds from the path's margins (module
+    docstring): every residual scaled as in :class:`~convexlearn.certify.kkt.KKTReport`
+    (margin units; the relative gap over a lower bound of the primal objective).
+    :meth:`full` recomputes the full report from the data."""
+
+    passed: bool
+    tol: float
+    max_violation: float
+    relative_gap: float
+    duality_gap: float
+    primal_objective: float
+    dual_objective: float
+    n_support: int
+    n_free: int
+    n_bounded: int
+    recompute: Callable[[], Any] = field(repr=False)
+    source: str = "bounds from the path's margins"
+    notes: list = field(default_factory=lambda: [
+        "compact: full() recomputes the KKT report from the data"])
+
+    def full(self) -> Any:
+        """The full :class:`~convexlearn.certify.kkt.KKTReport`, recomputed from the data."""
+        return self.recompute()
+
+    def summary(self) -> str:
+        return (f"KKT check {'PASSED' if self.passed else 'FAILED'} at tol={self.tol:g} "
+                f"({self.source}): max violation {self.max_violation:.2e}, "
+                f"relative gap {self.relative_gap:.2e}; support vectors: {self.n_support} "
+                f"({self.n_free} free, {self.n_bounded} bounded)")
+
+    __str__ = summary
+
+    def __repr__(self) -> str:
+        return f"<PathPointReport {'passed' if self.passed else 'FAILED'}: {self.summary()}>"
+
+
+def path_point(sol: Solution, problem: Any, C: float, event: str) -> Solution:
+    """A breakpoint's solution with its report: status, objective and provenance."""
+    sol.status = "optimal" if sol.report.passed else "inaccurate"
+    sol.objective = sol.report.primal_objective
+    sol.method = "exact-path"
+    sol.provenance = {"route": "svm-c-path", "C": float(C), "event": event,
+                      "fingerprint": problem.fingerprint()}
+    return sol
+
+
+def certify_breakpoints(svm: Any, path: Any, tol: float) -> list[Solution]:
+    """One certified Solution per breakpoint of ``path`` (module docstring)."""
+    k = len(path.Cs)
+    bounds = path.bounds
+    full = np.ones(k, dtype=bool) if bounds is None else ~(bounds[:, 0] <= tol)
+    full[::FULL_EVERY] = True
+    full[-1] = True
+    solutions: list[Solution | None] = [None] * k
+    picked = np.flatnonzero(full)
+    block = max(1, _CERTIFY_BYTES // (8 * svm.n_samples))
+    for start in range(0, picked.size, block):
+        ks = picked[start:start + block]
+        alphas = np.clip(path.alphas[ks], 0.0, path.Cs[ks, None])
+        products = svm.gram_products((svm.y * alphas).T)
+        for j, i in enumerate(ks):
+            problem = svm.with_C(path.Cs[i])
+            Kb = products[:, j]
+            sol = c_svc_solution(problem, alphas[j], Kb, path.intercepts[i])
+            report = kkt_report(problem, sol, tol, products=np.column_stack([Kb, Kb]))
+            solutions[i] = _point(svm, path, int(i), tol, dict(
+                passed=report.passed, max_violation=report.max_violation,
+                relative_gap=report.relative_gap, duality_gap=report.duality_gap,
+                primal_objective=report.primal_objective,
+                dual_objective=report.dual_objective, support=report.support.size,
+                free=report.free.size, bounded=report.bounded.size),
+                "full KKT report from the data")
+    for i in np.flatnonzero(~full):
+        figures = dict(zip(BOUND_FIELDS, path.bounds[i].tolist()))
+        figures["passed"] = figures["max_violation"] <= tol
+        solutions[i] = _point(svm, path, int(i), tol, figures, "bounds from the path's margins")
+    return solutions
+
+
+def _point(svm: Any, path: Any, i: int, tol: float, figures: dict, source: str) -> Solution:
+    """The breakpoint's Solution with its compact report (alpha a view of the path's row,
+    within [0, C] where the certificate passed)."""
+    C = path.Cs[i]
+    alpha = path.alphas[i] if figures["passed"] else np.clip(path.alphas[i], 0.0, C)
+    problem = svm.with_C(C)
+    w = svm.X.T @ (svm.y * alpha) if svm.kernel.is_linear and svm.X is not None else None
+    sol = Solution(w=w, b=float(path.intercepts[i]), alpha=alpha)
+
+    def recompute():
+        return kkt_report(problem, sol, tol)
+
+    sol.report = PathPointReport(
+        passed=bool(figures["passed"]), tol=tol,
+        max_violation=figures["max_violation"], relative_gap=figures["relative_gap"],
+        duality_gap=figures["duality_gap"], primal_objective=figures["primal_objective"],
+        dual_objective=figures["dual_objective"], n_support=int(figures["support"]),
+        n_free=int(figures["free"]), n_bounded=int(figures["bounded"]), recompute=recompute,
+        source=source)
+    return path_point(sol, problem, C, path.events[i])
