@@ -114,7 +114,9 @@ class MarginBound:
         self.s_scale = (self.qabs * float(np.abs(dE).sum()) + abs(d0)) * _SAFE
         self.s_err = _gamma(m + 1) * self.s_scale
 
-    def predicted(self, a_old, a_new, a0_old, a0_new, t, E, idx, dE, d0) -> None:
+    def predicted(self, a_old: np.ndarray, a_new: np.ndarray, a0_old: float, a0_new: float,
+                  t: float, E: np.ndarray, idx: np.ndarray, dE: np.ndarray, d0: float
+                  ) -> None:
         dev, norm = step_deviation(a_old, a_new, E, idx, dE, t)
         td0 = t * d0
         dev0 = (abs((a0_new - a0_old) - td0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -13,7 +14,8 @@ __all__ = ["EVENT_RTOL", "empty_elbow"]
 EVENT_RTOL = 1e-12
 
 
-def empty_elbow(state, lam, lam_end):
+def empty_elbow(state: Any, lam: float, lam_end: float
+                ) -> tuple[float, np.ndarray, float, tuple[str, Any] | None]:
     """No sample on the margin: a is fixed, a_0 lies in an interval [lo(l), hi(l)] that
     shrinks as lambda falls; the next breakpoint is where it closes, and the samples that
     close it join E.
