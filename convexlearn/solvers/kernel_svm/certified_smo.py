@@ -297,7 +297,10 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
         # polish, an active-set method that converges from any feasible point given
         # rounds, gets ten times as many (measured, poly3 / precomputed linear, C = 1e4,
         # n = 200..400: certified after the first chunk, 0.05-0.4 s of polish, where
-        # SMO needed 4..15 more chunks)
+        # SMO needed 4..15 more chunks; where it fails, 0.1-0.25 s each time: the
+        # long polish at every chunk is still the faster route over the sweep's cases,
+        # e.g. poly3/circles0.3/C=1e4/n=400 certified after 3 * 10^5 iterations, 1.3 s,
+        # against 6.3 * 10^6 and 6.8 s when only the first chunk got it)
         spent = res.status == "max_iter"
         # the polish reads K from SMO's cache where it can (from X otherwise)
         kernel = (SMOColumns(qp.gram, res.columns)
