@@ -134,6 +134,16 @@ the same precomputed Gram without shrinking (poly-2 on 2-D blobs, C = 100: 19760
 13575; not a matter of float32 kernel values, of the curvature floor tau or of the sample
 order; a plain WSS-2 loop written from the published algorithm for the check also takes
 197058) - what LIBSVM does differently was not found.
+
+Issue 24 found it: nothing. LIBSVM 3.37 built from source and given the same Gram matrix
+(exact doubles, -t 4) takes 200095 iterations there without shrinking (247099 with), as
+ours; SVC's 13575 come from its own kernel values, which differ in the last bits. In this
+regime (a low-rank kernel at large C: SMO zigzags on an almost flat face with steps of
+~1e-7 of alpha) the count is chaotic in the last bits of K (poly3/moons/C=10000/n=200:
+LIBSVM from source 10^7 with shrinking, its cap; SVC 440621; ours 1.5 * 10^6 over the
+route's chunks). What changed instead: a chunk of SMO that ends at its budget is
+polished with 1000 rounds (the polish certifies from SMO's point after the first chunk:
+0.86 -> 0.19 s there, pre-lin/circles0.3/C=10000/n=400 1.26 -> 0.39 s).
 """
 
 

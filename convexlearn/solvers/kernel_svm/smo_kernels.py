@@ -45,7 +45,7 @@ from ...gram import KERNEL_CODES
 
 __all__ = ["KERNEL_CODES", "smo_loop", "CONVERGED", "MAX_ITER", "DIVERGED", "column_slot",
            "add_to_gbar", "unshrink_gradient", "set_status", "clip_pair",
-           "identity_order", "inactive_variables", "WHOLE_COLUMN"]
+           "identity_order", "inactive_variables", "WHOLE_COLUMN", "gather_rows"]
 CONVERGED, MAX_ITER, DIVERGED = 0, 1, 2
 # column_slot's ``full`` for a whole column: a numpy bool, which numba types as a plain
 # boolean; the literal True would compile column_slot and its callees a second time.
@@ -325,6 +325,20 @@ def clip_pair(i: Any, j: Any, step: Any, y: Any, Cv: Any, alpha: Any) -> Any:
 
 
 @njit(cache=True)
+def gather_rows(data: Any, slots: Any, cols: Any) -> Any:
+    """data[slots][:, cols] (rows ``slots`` of the column cache, entries ``cols``), one
+    contiguous output row per slot: a third of the time of ``data[np.ix_(slots, cols)]``
+    (3000 x 3000 entries of an 8000-wide cache: 0.07 s against 0.19-0.26 s)."""
+    out = np.empty((slots.shape[0], cols.shape[0]))
+    for k in range(slots.shape[0]):
+        row = data[slots[k]]
+        dest = out[k]
+        for r in range(cols.shape[0]):
+            dest[r] = row[cols[r]]
+    return out
+
+
+@njit(cache=True)
 def set_status(t: Any, y: Any, Cv: Any, alpha: Any, upn: Any, lowp: Any) -> Any:
     """upn[t] = 0 if t in I_up else -inf; lowp[t] = 0 if t in I_low else +inf."""
     a = alpha[t]
@@ -461,17 +475,21 @@ def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree
         a_ij = tau
         for k in range(m):
             t = act[k]
-            kt = Ki[t] if index is None else Ki[index[t]]
-            curv = di + diag[t] - 2.0 * kt
+            # gain <= 0 off I_low (lowp = inf) and where v_t >= m: its score 0 never wins,
+            # so the column entry and the division are skipped there (about half of the
+            # active set; the same j as scoring every t)
+            gain = m_val - v[t] - lowp[t]
             if hard:
-                spread = max(spread, curv)
-            curv = max(curv, tau)
-            gain = max(m_val - v[t] - lowp[t], 0.0)     # 0 off I_low and where v_t >= m
-            score = gain * gain / curv
-            if score > best:
-                best = score
-                j = t
-                a_ij = curv
+                kt = Ki[t] if index is None else Ki[index[t]]
+                spread = max(spread, di + diag[t] - 2.0 * kt)
+            if gain > 0.0:
+                kt = Ki[t] if index is None else Ki[index[t]]
+                curv = max(di + diag[t] - 2.0 * kt, tau)
+                score = gain * gain / curv
+                if score > best:
+                    best = score
+                    j = t
+                    a_ij = curv
         cj = j if index is None else index[j]
         sj = column_slot(cj, act, m, full or index is not None, code, X, K, gamma, coef0,
                          degree, cache, slot_of, owner, stamp, partial, counters, XT, bits,

@@ -148,3 +148,28 @@ def test_uncertified_point_goes_on_with_a_tighter_smo_until_it_certifies(monkeyp
     assert len(calls) >= 2 and sol.provenance["smo_tol"][:2] == [1e-3, 1e-5]
     assert sol.status == "optimal" and sol.report.tol == 1e-9
     assert sol.report.relative_gap <= 1e-9 and sol.report.passed
+
+
+def test_a_spent_smo_chunk_gets_the_long_polish(monkeypatch):
+    # poly-3 (rank 4 on 2-D data) at C = 1e4: SMO zigzags on an almost flat face for
+    # 10^5+ iterations; after a chunk of 5000 the polish, given its long budget of
+    # rounds, certifies from SMO's point (100 rounds do not suffice there: the route
+    # then needed further chunks)
+    from sklearn.datasets import make_moons
+    from convexlearn.solvers.kernel_svm import certified_smo as module
+    from convexlearn.solvers.kernel_svm.qp import DualQP
+    X, y = make_moons(200, noise=0.2, random_state=1)
+    svm = cl.SVM(X, 2 * y - 1, C=1e4, kernel="poly", degree=3, coef0=0.0,
+                 gamma=1.0 / (2 * X.var()))
+    monkeypatch.setattr(module, "_budgets", lambda svm, max_iter: (5000, 10**6))
+    polish, rounds = DualQP.polish, []
+
+    def spy(self, alpha, g, **options):
+        rounds.append(options["max_rounds"])
+        return polish(self, alpha, g, **options)
+
+    monkeypatch.setattr(DualQP, "polish", spy)
+    sol = certified_smo(svm)
+    assert rounds[0] == module._LAST_ROUNDS
+    assert sol.status == "optimal" and sol.n_iter == 5000
+    assert sol.report.passed and sol.report.relative_gap <= 1e-9

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from convexlearn.kernels import make_kernel
-from convexlearn.solvers.kernel_svm.smo_kernels import KERNEL_CODES, _full_column, _gathered
+from convexlearn.solvers.kernel_svm.smo_kernels import (KERNEL_CODES, _full_column, _gathered,
+                                                        gather_rows)
 
 KERNELS = [("linear", {}), ("rbf", {"gamma": 0.7}), ("rbf", {"gamma": 40.0}),
            ("poly", {"gamma": 0.5, "coef0": 1.0, "degree": 3}),
@@ -44,3 +45,13 @@ def test_a_wrong_formula_would_be_caught():
                  0.7 * (1 + 1e-9), 0.0, 3, row, bits)
     with pytest.raises(AssertionError):
         np.testing.assert_allclose(row, kernel(X, X)[:, 2], rtol=1e-13, atol=1e-15)
+
+
+def test_gather_rows_equals_numpy_fancy_indexing():
+    # the compiled gather of cached columns (the polish's K_FF) against numpy's ix_
+    rng = np.random.default_rng(3)
+    data = rng.normal(size=(7, 11))
+    slots = np.array([4, 0, 6, 4], dtype=np.int64)
+    cols = np.array([10, 2, 3, 2, 0], dtype=np.intp)
+    np.testing.assert_array_equal(gather_rows(data, slots, cols), data[np.ix_(slots, cols)])
+    assert gather_rows(data, slots[:0], cols).shape == (0, 5)
