@@ -444,8 +444,11 @@ _SPARSE_EPOCHS = 5000
 #: DCD's projected-gradient tolerance (margin units) before the first face solve, and the
 #: number of face solves (each followed by DCD from its clipped point) before DCD alone
 #: is asked for the gap.
-_SPARSE_DCD_TOL = 1e-2
+_SPARSE_DCD_TOL = 1e-1
 _FACE_ROUNDS = 8
+#: Residual (margin units, root mean square) at which a face solve checks the box and
+#: stops if its point left it (:func:`~.linear_sparse.face_solve`).
+_FACE_BOX_CHECK = 1e-4
 
 
 def _solve_sparse(svm, timer, seed, gap_tol) -> Solution:
@@ -488,7 +491,7 @@ def _solve_sparse(svm, timer, seed, gap_tol) -> Solution:
 
     rounds = 0
     for rounds in range(1, _FACE_ROUNDS + 1):
-        face = face_solve(X, y, C, alpha, intercept, mu)
+        face = face_solve(X, y, C, alpha, intercept, mu, box_check=_FACE_BOX_CHECK)
         if face is None:
             break
         a_face, b_face, iterations, _ = face
