@@ -38,6 +38,8 @@ __all__ = ["solve_linear_exact", "certificate", "polish_w", "GAP_TOL"]
 _PDAS_STAGE_ROUNDS = 10    # the polish from DCD's sets (see _solve's pdas)
 _REFINE_EPOCHS = 50         # more DCD epochs at tol / 10 when its free set outgrew p
 _FREE_VECTORS_FIRST = 4e6  # n p^2 from which DCD's free vectors go before the interior point
+_FIRST_TOL = 3e-2           # the short DCD run before the first polish (see _solve)
+_FIRST_EPOCHS = 60
 _EPS = np.finfo(float).eps
 
 
@@ -191,10 +193,25 @@ def solve_linear_exact(svm: Any, *, tol: float = 1e-2, max_epochs: int = 300, se
     with one_blas_thread():
         if sparse.issparse(svm.X):
             return _solve_sparse(svm, timer, seed, gap_tol)
-        return _solve(svm, timer, tol, max_epochs, seed, gap_tol)
+        sol = _solve(svm, timer, tol, max_epochs, seed, gap_tol)
+        if sol.status != "optimal" and sol.provenance.get("row_space"):
+            # the rows' span dropped a direction that mattered: the problem as given
+            sol = _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=False)
+        return sol
 
 
-def _solve(svm, timer, tol, max_epochs, seed, gap_tol) -> Solution:
+def _row_space(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(Q, Z Q): Z^T = Q R (Q: d x n, orthonormal columns), without the coordinates k
+    whose row R[k] is numerically zero (every entry below 16 n eps times the largest |R|:
+    the centred rows' dependent direction); Z = (Z Q) Q^T up to those rows. Householder
+    QR without pivoting (a pivoted one, LAPACK's geqp3, took 3x as long on 500 x 200)."""
+    Q, R = np.linalg.qr(Z.T)
+    size = np.max(np.abs(R), axis=1)
+    keep = size > 16 * Z.shape[0] * _EPS * max(float(size.max(initial=0.0)), _EPS)
+    return Q[:, keep], np.ascontiguousarray(R[keep].T)
+
+
+def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
     X, y = svm.X, svm.y
     n, d = X.shape
     C = np.broadcast_to(np.asarray(svm.C_bounds, dtype=float), (n,))
@@ -205,13 +222,40 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol) -> Solution:
     sigma = math.sqrt(sigma2)
     Zs = Z / sigma
     Cs = C * sigma2                      # X / sigma is the problem with C sigma^2
+    basis = None
+    if reduce and 2 * n <= d:
+        # w = Z^T (y a) lies in the rows' span: with Z^T = Q R (Q: d x n, orthonormal
+        # columns) the problem on the n x n rows R^T, w = Q w', is the same one (margins
+        # and ||w|| preserved); its polish works on p = n (+ 1) unknowns instead of d (+ 1)
+        # (200 x 500: the w-space polish's p^3 QR steps were 45 ms of a 52 ms solve);
+        # the directions of a zero pivot (centring leaves rank n - 1) are dropped
+        basis, Zs = _row_space(Zs)
+        d = Zs.shape[1]
     Zy = y[:, None] * (np.column_stack([Zs, np.ones(n)]) if svm.intercept else Zs)
-    frame = (X, y, C, mu, sigma, svm.intercept, svm.hard_margin, gap_tol)
-    alpha_s, w_s, b_s, epochs, dcd_status, _ = dcd_linear(
-        Zs, y, Cs, intercept=svm.intercept, tol=tol, max_iter=max_epochs, seed=seed,
-        center=False, record=False)
-    u_dcd = np.append(w_s, b_s) if svm.intercept else w_s
+    frame = (X, y, C, mu, sigma, svm.intercept, svm.hard_margin, gap_tol, basis)
+    p = Zy.shape[1]
     finite = np.isfinite(Cs)
+    # a short DCD run first (_FIRST_TOL, _FIRST_EPOCHS) and the polish from its sets: where
+    # they are right already, the remaining epochs are saved (over_5000x50 at C = 1e-3
+    # without intercept: certified after 7 epochs, against 10 epochs and the interior
+    # point; overlapping weighted data: 60 epochs against 300); else DCD goes on from
+    # there to ``tol`` and ``max_epochs`` and the stages below run as before
+    alpha_s, w_s, b_s, epochs, dcd_status, _ = dcd_linear(
+        Zs, y, Cs, intercept=svm.intercept, tol=max(tol, _FIRST_TOL),
+        max_iter=min(max_epochs, _FIRST_EPOCHS), seed=seed, center=False, record=False)
+    early = _early_pdas(frame, Zy, Cs, alpha_s, timer)
+    if early is not None:
+        early.n_iter = epochs
+        early.provenance.update(warm_start="dcd (short run)", polish="pdas",
+                                dcd_status=dcd_status, dcd_tol=max(tol, _FIRST_TOL),
+                                row_space=basis is not None)
+        return early
+    if epochs < max_epochs and not (dcd_status == "converged" and tol >= _FIRST_TOL):
+        alpha_s, w_s, b_s, more, dcd_status, _ = dcd_linear(
+            Zs, y, Cs, intercept=svm.intercept, tol=tol, max_iter=max_epochs - epochs,
+            seed=seed, center=False, record=False, alpha0=alpha_s, b0=b_s)
+        epochs += more
+    u_dcd = np.append(w_s, b_s) if svm.intercept else w_s
     scale = float(np.max(Cs[finite])) if finite.any() else max(1.0, float(np.max(alpha_s)))
     free = (alpha_s > 1e-8 * scale) & ~(finite & (alpha_s >= Cs * (1 - 1e-8)))
 
@@ -235,7 +279,6 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol) -> Solution:
     if svm.hard_margin:
         # DCD with C = inf on the raw breast cancer data ended at margins of -2
         stages.append(("active set", "consistency LP", lp_active_set))
-    p = Zy.shape[1]
     free_vectors = ("active set", "dcd free vectors",
                     lambda: _active_set_from(Zy, Cs, d, svm.intercept, u_dcd,
                                              _nearest_margin(Zy, u_dcd, free),
@@ -311,7 +354,7 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol) -> Solution:
         sol = _finish(frame, alpha_s, polished, timer)
         sol.n_iter = epochs
         sol.provenance.update(warm_start=start, polish=stage, dcd_status=dcd_status,
-                              dcd_tol=tol)
+                              dcd_tol=tol, row_space=basis is not None)
         if best is None or (abs(sol.extra["certificate"]["relative_gap"])
                             < abs(best.extra["certificate"]["relative_gap"])):
             best = sol
@@ -340,6 +383,28 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol) -> Solution:
     if unpolished:
         keep(*unpolished, None)
     return best
+
+
+def _early_pdas(frame: tuple, Zy: np.ndarray, Cs: np.ndarray, alpha_s: np.ndarray,
+                timer: Timer) -> Solution | None:
+    """The polish from the sets of a short DCD run (at most p free multipliers), as a
+    certified Solution, or None (not certified, or no polish)."""
+    finite = np.isfinite(Cs)
+    if not finite.any():
+        return None         # the hard margin: its multipliers have no scale yet
+    scale = float(np.max(Cs[finite]))
+    free = (alpha_s > 1e-8 * scale) & ~(finite & (alpha_s >= Cs * (1 - 1e-8)))
+    if free.sum() > Zy.shape[1]:
+        return None
+    try:
+        polished = polish_w(Zy, Cs, alpha_s, frame[5], scale, max_rounds=_PDAS_STAGE_ROUNDS,
+                            max_free=Zy.shape[1])
+    except np.linalg.LinAlgError:
+        return None
+    if polished is None:
+        return None
+    sol = _finish(frame, alpha_s, polished, timer)
+    return sol if sol.status == "optimal" else None
 
 
 def _nearest_margin(Zy: np.ndarray, u: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -378,7 +443,7 @@ def _finish(frame: tuple, alpha_s: np.ndarray, polished: Any, timer: Timer) -> S
 
     ``polished`` is (alpha, w, b, rounds) in the scaled, centred variables, or None
     (then w and b are recomputed from ``alpha_s``)."""
-    X, y, C, mu, sigma, intercept, hard_margin, gap_tol = frame
+    X, y, C, mu, sigma, intercept, hard_margin, gap_tol, basis = frame
     sigma2 = sigma * sigma
     rounds = 0
     if polished is not None:
@@ -393,7 +458,7 @@ def _finish(frame: tuple, alpha_s: np.ndarray, polished: Any, timer: Timer) -> S
         # accurate, the certificate decides
         # (the polish's first: measured over the ERM sweep's hinge cases, it had the
         # smallest gap in 2 of 3 and passed in all)
-        w_p = polished[1] / sigma
+        w_p = (polished[1] if basis is None else basis @ polished[1]) / sigma
         candidates = [(ww, float(polished[2]) - float(ww @ mu) if intercept else 0.0)
                       for ww in (w_p, w)]
     return _certified(X, y, C, intercept, hard_margin, gap_tol, candidates, alpha, timer,
