@@ -32,6 +32,7 @@ from .linear_certificate import GAP_TOL, certificate
 from .linear_ipm import ipm_w
 from .linear_polish import polish_w
 from .linear_sparse import face_solve
+from .linear_working_set import working_set_polish
 from ..kernel_svm.polish import intercept_from_alpha
 
 __all__ = ["solve_linear_exact", "certificate", "polish_w", "GAP_TOL"]
@@ -42,95 +43,6 @@ _FREE_VECTORS_FIRST = 4e6  # n p^2 from which DCD's free vectors go before the i
 _FIRST_TOL = 3e-2           # the short DCD run before the first polish (see _solve)
 _FIRST_EPOCHS = 60
 _EPS = np.finfo(float).eps
-
-
-def _reduced_qp(Zy: np.ndarray, C: np.ndarray, intercept: bool, work: np.ndarray,
-                cost_scaled: bool = True):
-    """The SVM primal on a working set U (chunking, Osuna et al. 1997), by an interior
-    point (Clarabel) of size p + |U|; the samples outside U are assumed beyond the margin
-    (a_i = 0)::
-
-        min_u,xi  1/2 ||w||^2 + sum_U C_i xi_i
-        s.t.      <r_i, u> >= 1 - xi_i,  xi_i >= 0   (i in U; xi = 0 for the hard margin)
-
-    Returns (alpha, u) with a_U the multipliers of the margin constraints, or None when
-    the solver fails. ``cost_scaled=False`` keeps the objective's own scale (better when
-    the answer is nearly a hard margin, every a_i << C_i).
-    """
-    import cvxpy as cp
-    p = Zy.shape[1]
-    d = p - 1 if intercept else p
-    R_U = Zy[work]
-    C_U = C[work]
-    # A diagonal change of variables u = v / c (c_j = max_i |r_ij|: every column of the
-    # constraints at scale 1) and the objective divided by max C_i: the same problem, but
-    # the interior point sees coefficients of one scale (features of 1e6 next to 1e-3 and
-    # C sigma^2 ~ 1e13 failed as 'infeasible' / 'unbounded' in their raw form).
-    c = np.max(np.abs(R_U), axis=0)
-    c = np.where(c > 0, c, 1.0)
-    finite = bool(np.isfinite(C_U).all())
-    cost = float(np.max(C_U)) if finite and cost_scaled and np.max(C_U) > 0 else 1.0
-    v = cp.Variable(p)
-    objective = 0.5 * cp.sum_squares(cp.multiply(1.0 / (c[:d] * math.sqrt(cost)), v[:d]))
-    if finite:
-        xi = cp.Variable(work.size, nonneg=True)
-        margin = (R_U / c) @ v >= 1 - xi
-        objective = objective + (C_U / cost) @ xi
-    else:
-        margin = (R_U / c) @ v >= 1
-    problem = cp.Problem(cp.Minimize(objective), [margin])
-    try:
-        problem.solve(solver="CLARABEL")
-    except cp.error.SolverError:
-        return None
-    if problem.status not in ("optimal", "optimal_inaccurate") or margin.dual_value is None:
-        return None
-    alpha = np.zeros(Zy.shape[0])
-    alpha[work] = np.clip(np.asarray(margin.dual_value, dtype=float) * cost, 0.0, C_U)
-    return alpha, np.asarray(v.value, dtype=float) / c
-
-
-def _working_set_polish(Zy, C, intercept, alpha, w, b, scale, rounds=8):
-    """Polish from the margins of a rough point (w, b): U = the samples on or inside the
-    margin (m_i <= 1.1), the free multipliers and the 4p samples nearest the margin; the
-    SVM on U (:func:`_reduced_qp`), then :func:`polish_w` from its margins. Samples
-    outside U that violate their margin join U and the QP runs again; the last round
-    takes every sample."""
-    n, p = Zy.shape
-    u = np.append(w, b) if intercept else w
-    g = Zy @ u - 1.0
-    finite = np.isfinite(C)
-    free = (alpha > 1e-8 * scale) & ~(finite & (alpha >= C * (1 - 1e-8)))
-    work = free | (g <= 0.1)
-    work[np.argsort(np.abs(g))[:min(n, 4 * p)]] = True
-    for k in range(rounds):
-        if k == rounds - 1:
-            work[:] = True
-        reduced = _reduced_qp(Zy, C, intercept, np.flatnonzero(work))
-        if reduced is None:
-            if work.all():
-                return None
-            work[:] = True
-            continue
-        start, u = reduced
-        result = polish_w(Zy, C, start, intercept, scale, max_rounds=40, threshold=1e-6,
-                          margins=Zy @ u)
-        if result is None:
-            retry = _reduced_qp(Zy, C, intercept, np.flatnonzero(work), cost_scaled=False)
-            if retry is not None:
-                result = polish_w(Zy, C, retry[0], intercept, scale, max_rounds=40,
-                                  threshold=1e-6, margins=Zy @ retry[1])
-        if result is not None:
-            return result
-        g = Zy @ u - 1.0
-        wrong = ~work & (g < 1e-6)
-        if not wrong.any():
-            if work.all():
-                return None
-            work[:] = True          # the sets were right, the polish was not: all of it
-            continue
-        work |= wrong
-    return None
 
 
 def _feasible_hard(X, y, w, b):
@@ -251,6 +163,30 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
                                 dcd_status=dcd_status, dcd_tol=max(tol, _FIRST_TOL),
                                 row_space=basis is not None)
         return early
+    ipm = {}
+
+    def ipm_start():
+        if "start" not in ipm:
+            ipm["start"] = _ipm_start(Zy, Cs, d)
+        return ipm["start"]
+
+    overlap = finite.all() and dcd_status != "converged" and int(np.count_nonzero(
+        (alpha_s > 1e-8 * Cs.max()) & (alpha_s < Cs * (1 - 1e-8)))) > 2 * p
+    if overlap:
+        # more than 2p free multipliers after the short run: heavy overlap, where the
+        # full run's sets do not polish either and the interior point answered (the
+        # linear SVM sweep's overlapping cases: 300 epochs spent first); tried now
+        ipm["first"] = True
+        found = _run_stage(lambda: _active_set_from(Zy, Cs, d, svm.intercept, *ipm_start()))
+        if found is not None:
+            sol = _finish(frame, alpha_s, found, timer)
+            if sol.status == "optimal":
+                sol.n_iter = epochs
+                sol.provenance.update(warm_start="interior point",
+                                      polish="interior point, active set",
+                                      dcd_status=dcd_status, dcd_tol=max(tol, _FIRST_TOL),
+                                      row_space=basis is not None)
+                return sol
     if epochs < max_epochs and not (dcd_status == "converged" and tol >= _FIRST_TOL):
         alpha_s, w_s, b_s, more, dcd_status, _ = dcd_linear(
             Zs, y, Cs, intercept=svm.intercept, tol=tol, max_iter=max_epochs - epochs,
@@ -319,18 +255,13 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
     free_vectors_first = try_free_vectors and n * p * p >= _FREE_VECTORS_FIRST
     if free_vectors_first:
         stages.append(free_vectors)
-    ipm = {}
-
-    def ipm_start():
-        if "start" not in ipm:
-            ipm["start"] = _ipm_start(Zy, Cs, d)
-        return ipm["start"]
-
     if finite.all():
         # the sides of an interior point's answer (Newton systems of size d + 1),
-        # finished by the active-set method from its free vectors
-        stages.append(("interior point, active set", "interior point",
-                       lambda: _active_set_from(Zy, Cs, d, svm.intercept, *ipm_start())))
+        # finished by the active-set method from its free vectors (unless tried above)
+        if "first" not in ipm:
+            stages.append(("interior point, active set", "interior point",
+                           lambda: _active_set_from(Zy, Cs, d, svm.intercept,
+                                                    *ipm_start())))
         if try_free_vectors and not free_vectors_first:
             stages.append(free_vectors)
         S = column_scaling(Zy)
@@ -346,7 +277,7 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
                                                     scaling=np.minimum(S, 1.0))))
         stages.append(("active set", "dcd",
                        lambda: _active_set_from(Zy, Cs, d, svm.intercept, u_dcd, None)))
-    stages.append(("working set", "dcd", lambda: _working_set_polish(
+    stages.append(("working set", "dcd", lambda: working_set_polish(
         Zy, Cs, svm.intercept, alpha_s, w_s, b_s, scale)))
     best = None
 
@@ -363,12 +294,7 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
 
     unpolished = None       # the labels of DCD's own point: the first stage with no point
     for stage, start, run in stages:
-        try:
-            polished = run()
-        except (ConvexLearnError, np.linalg.LinAlgError):
-            # a stage that fails (an LP status HiGHS cannot resolve, a singular
-            # factorization) hands over to the next one, as a stage that finds no point
-            polished = None
+        polished = _run_stage(run)
         if polished is not None:
             if keep(stage, start, polished):
                 return best
@@ -406,6 +332,15 @@ def _early_pdas(frame: tuple, Zy: np.ndarray, Cs: np.ndarray, alpha_s: np.ndarra
         return None
     sol = _finish(frame, alpha_s, polished, timer)
     return sol if sol.status == "optimal" else None
+
+
+def _run_stage(run):
+    """A stage's point, or None when it raises what a stage may (an LP status HiGHS
+    cannot resolve, a singular factorization): the next stage takes over."""
+    try:
+        return run()
+    except (ConvexLearnError, np.linalg.LinAlgError):
+        return None
 
 
 def _nearest_margin(Zy: np.ndarray, u: np.ndarray, mask: np.ndarray) -> np.ndarray:

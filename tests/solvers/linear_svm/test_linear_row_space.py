@@ -8,7 +8,9 @@ polish of a short DCD run.
   the problem as given instead;
 * the short DCD run's polish answers where its sets are right (over_5000x50-like data at
   C = 1e-3 without intercept), certified and equal to the cvxpy dual's optimum; where it
-  is not certified the full DCD run and the stages after it answer as before.
+  is not certified the full DCD run and the stages after it answer as before;
+* heavy overlap (more than 2p free multipliers after the short run) goes to the interior
+  point at once, and without it on to the full run.
 """
 
 from fractions import Fraction
@@ -82,5 +84,32 @@ def test_short_run_not_certified_goes_on_to_the_full_run(monkeypatch):
     sol = solve_linear_exact(svm)
     assert sol.status == "optimal"
     assert sol.provenance["warm_start"] != "dcd (short run)"
+    ref = svm.solve("exact-dual")
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-8)
+
+
+def _overlapping():
+    from sklearn.datasets import make_blobs
+    X, y = make_blobs(2000, 2, centers=[[0.0, 0.0], [1.0, 1.0]], cluster_std=1.0,
+                      random_state=1)
+    return cl.SVM(X, y, C=1.0, intercept=False)
+
+
+def test_heavy_overlap_goes_to_the_interior_point_after_the_short_run():
+    svm = _overlapping()
+    sol = solve_linear_exact(svm)
+    assert sol.status == "optimal"
+    assert sol.provenance["polish"] == "interior point, active set"
+    assert sol.n_iter <= linear_exact._FIRST_EPOCHS       # the full DCD run was not paid
+    ref = svm.solve("exact-dual")
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-8)
+
+
+def test_heavy_overlap_without_an_interior_point_goes_on_to_the_full_run(monkeypatch):
+    svm = _overlapping()
+    monkeypatch.setattr(linear_exact, "_ipm_start", lambda *a, **k: (None, None))
+    sol = solve_linear_exact(svm)
+    assert sol.status == "optimal"
+    assert sol.n_iter > linear_exact._FIRST_EPOCHS
     ref = svm.solve("exact-dual")
     assert sol.objective == pytest.approx(ref.objective, rel=1e-8)
