@@ -187,7 +187,10 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
                                       dcd_status=dcd_status, dcd_tol=max(tol, _FIRST_TOL),
                                       row_space=basis is not None)
                 return sol
-    if epochs < max_epochs and not (dcd_status == "converged" and tol >= _FIRST_TOL):
+    # (a run that diverged, the hard margin on non-separable data, is not continued: its
+    # multipliers overflow)
+    if epochs < max_epochs and (dcd_status == "max_iter"
+                                or (dcd_status == "converged" and tol < _FIRST_TOL)):
         alpha_s, w_s, b_s, more, dcd_status, _ = dcd_linear(
             Zs, y, Cs, intercept=svm.intercept, tol=tol, max_iter=max_epochs - epochs,
             seed=seed, center=False, record=False, alpha0=alpha_s, b0=b_s)
