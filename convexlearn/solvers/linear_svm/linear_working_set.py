@@ -7,6 +7,8 @@ every faster stage missed the certificate.
 
 from __future__ import annotations
 
+from typing import Any
+
 import math
 
 import numpy as np
@@ -62,7 +64,8 @@ def _reduced_qp(Zy: np.ndarray, C: np.ndarray, intercept: bool, work: np.ndarray
     return alpha, np.asarray(v.value, dtype=float) / c
 
 
-def working_set_polish(Zy, C, intercept, alpha, w, b, scale, rounds=8):
+def working_set_polish(Zy: np.ndarray, C: np.ndarray, intercept: bool, alpha: np.ndarray,
+                       w: np.ndarray, b: float, scale: float, rounds: int = 8) -> Any:
     """Polish from the margins of a rough point (w, b): U = the samples on or inside the
     margin (m_i <= 1.1), the free multipliers and the 4p samples nearest the margin; the
     SVM on U (:func:`_reduced_qp`), then :func:`polish_w` from its margins. Samples
