@@ -35,10 +35,13 @@ __all__ = ["face_solve"]
 
 #: Relative threshold (of max C_i) below which a multiplier is read as at its bound.
 SET_CUT = 1e-10
+#: Relative excursion (of max C_i) outside the box that ends a face solve at ``box_check``.
+BOX_OUT = 1e-6
 
 
 def face_solve(X: Any, y: np.ndarray, C: np.ndarray, alpha: np.ndarray, intercept: bool,
-               mu: np.ndarray, tol: float = 1e-13, max_iter: int = 2000) -> Any:
+               mu: np.ndarray, tol: float = 1e-13, max_iter: int = 2000,
+               box_check: float | None = None) -> Any:
     """The optimum of the face of ``alpha`` (module docstring) by conjugate gradients.
 
     Parameters
@@ -56,13 +59,20 @@ def face_solve(X: Any, y: np.ndarray, C: np.ndarray, alpha: np.ndarray, intercep
         Stop when the root mean square of the projected residual (margin units:
         1 - y_i f_i on F) is <= tol.
     max_iter : int
+    box_check : float, optional
+        A looser residual (same units as ``tol``) at which the iterate is checked against
+        the box: a multiplier outside [0, C_i] by more than ``BOX_OUT`` max_i C_i there
+        says the face is wrong, and the solve stops (its point, clipped, goes back to DCD:
+        solving a wrong face to ``tol`` buys nothing; measured at n = 100000, d = 50000,
+        the first faces had 74 and 6 multipliers outside, their solves ~45 % of the time).
 
     Returns
     -------
     (a, b, iterations, free) or None
         ``a``: alpha with a_F replaced by the face's solution (not clipped: entries outside
         [0, C_i] say the face is wrong), ``b`` the intercept on the original data (0 without),
-        ``free`` the indices F; None when there is no free multiplier.
+        ``free`` the indices F; None when there is no free multiplier. A solve stopped by
+        ``box_check`` returns its point with at least one entry outside the box.
     """
     finite = np.isfinite(C)
     scale = float(np.max(C[finite])) if finite.any() else max(float(np.max(alpha)), 1.0)
@@ -98,10 +108,16 @@ def face_solve(X: Any, y: np.ndarray, C: np.ndarray, alpha: np.ndarray, intercep
     # cancels to round-off of ||r||^2 (measured: a negative step from the optimum)
     rg = float(g @ g)
     goal = tol * tol * k
+    check = -1.0 if box_check is None else box_check * box_check * k
+    out = BOX_OUT * scale
     it = 0
     for it in range(1, max_iter + 1):
         if rg <= goal:
             break
+        if rg <= check:
+            check = -1.0            # once: the face is judged at the looser residual
+            if bool(np.any((x < -out) | (x > C[free] + out))):
+                break
         p = P(p)                        # against drift out of the constraint's null space
         Qp = Q(p)
         pQp = float(p @ Qp)
