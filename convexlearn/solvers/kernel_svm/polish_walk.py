@@ -113,10 +113,11 @@ def ratio_walk(K0: np.ndarray, factor: np.ndarray, E0: np.ndarray, beta: np.ndar
     k, m = E0.shape
     beta = beta.copy()
     free = np.ones(k, dtype=bool)
-    u, info = lapack.dpotrs(factor, target - rest, lower=False)
-    WE, info_e = lapack.dpotrs(factor, E0, lower=False) if m else (np.zeros((k, 0)), 0)
-    if info != 0 or info_e != 0:
+    # u and K_0^{-1} E_0 in one solve (the factor read once)
+    both, info = lapack.dpotrs(factor, np.column_stack([target - rest, E0]), lower=False)
+    if info != 0:
         return beta, free, 0, None
+    u, WE = both[:, 0].copy(), both[:, 1:]
     limit = min(limit, k)
     W = np.empty((k, m + limit), order="F")
     W[:, :m] = WE.reshape(k, m)
