@@ -24,9 +24,17 @@ the kept-factor steering's three products and two pairs of solves per step. The 
 only steers: it stops when x is in the box (the caller then solves the smaller face from
 a fresh factorization, which decides), after ``limit`` fixed multipliers, or when S
 loses definiteness in floating point.
+
+The steps run in numpy (:func:`_numpy_steps`, the reference) or in one compiled call
+(:mod:`~convexlearn.solvers.kernel_svm.polish_walk_kernels`, loaded on the first walk that
+takes it: :data:`COMPILED_FROM`), which returns to Python only to solve for columns of
+K_0^{-1} (the same batches, :class:`_Columns`) and to form the inverse: each step's
+~0.6 ms of numpy/LAPACK calls becomes a few microseconds of loops.
 """
 
 from __future__ import annotations
+
+import sys
 
 import numpy as np
 from scipy.linalg import lapack
@@ -41,6 +49,12 @@ INVERSE_AFTER = 24
 REFINE = 2
 #: Columns of K_0^{-1} solved for with each needed one (:class:`_Columns`).
 PREFETCH = 8
+#: Walks on at least this many free multipliers take the compiled loop while it is not
+#: loaded. Loading it from numba's cache costs ~20-30 ms CPU in a process where numba
+#: already runs compiled code (the SMO loop), ~0.4 s in one where it is the first
+#: (numba's own start); compiling it with an empty cache ~7.5 s. A walk on 250 free
+#: multipliers (241 steps) takes ~70 ms in numpy, ~10 ms compiled.
+COMPILED_FROM = 200
 
 
 def _ratio(beta: np.ndarray, d: np.ndarray, lo: np.ndarray, hi: np.ndarray
@@ -56,7 +70,8 @@ def _ratio(beta: np.ndarray, d: np.ndarray, lo: np.ndarray, hi: np.ndarray
 
 def ratio_walk(K0: np.ndarray, factor: np.ndarray, E0: np.ndarray, beta: np.ndarray,
                rest: np.ndarray, target: np.ndarray, totals: np.ndarray, lo: np.ndarray,
-               hi: np.ndarray, direction: np.ndarray, limit: int = 1024
+               hi: np.ndarray, direction: np.ndarray, limit: int = 1024,
+               compiled: bool | None = None
                ) -> tuple[np.ndarray, np.ndarray, int, np.ndarray | None]:
     """Ratio steps on the face F_0 until its steered solution is in the box (module
     docstring).
@@ -83,6 +98,10 @@ def ratio_walk(K0: np.ndarray, factor: np.ndarray, E0: np.ndarray, beta: np.ndar
         which leaves the box: the walk takes that step first).
     limit : int
         At most this many multipliers are fixed.
+    compiled : bool or None
+        The steps in the compiled loop (:mod:`~convexlearn.solvers.kernel_svm.
+        polish_walk_kernels`) or in numpy (the reference); None: compiled from
+        :data:`COMPILED_FROM` free multipliers on, or when the loop is loaded.
 
     Returns
     -------
@@ -94,10 +113,11 @@ def ratio_walk(K0: np.ndarray, factor: np.ndarray, E0: np.ndarray, beta: np.ndar
     k, m = E0.shape
     beta = beta.copy()
     free = np.ones(k, dtype=bool)
-    u, info = lapack.dpotrs(factor, target - rest, lower=False)
-    WE, info_e = lapack.dpotrs(factor, E0, lower=False) if m else (np.zeros((k, 0)), 0)
-    if info != 0 or info_e != 0:
+    # u and K_0^{-1} E_0 in one solve (the factor read once)
+    both, info = lapack.dpotrs(factor, np.column_stack([target - rest, E0]), lower=False)
+    if info != 0:
         return beta, free, 0, None
+    u, WE = both[:, 0].copy(), both[:, 1:]
     limit = min(limit, k)
     W = np.empty((k, m + limit), order="F")
     W[:, :m] = WE.reshape(k, m)
@@ -108,39 +128,11 @@ def ratio_walk(K0: np.ndarray, factor: np.ndarray, E0: np.ndarray, beta: np.ndar
         if info != 0:
             return beta, free, 0, None
         L[:m, :m] = L0
-    G: list[int] = []
     totals = np.array(totals, dtype=float).reshape(m)
-    steps, d, inverse = 0, direction, None
-    columns = _Columns(factor, PREFETCH)
-    positions = np.arange(k)
-    x = z = None
-    while True:
-        # (d is 0 on the fixed entries: their room is infinite)
-        t, hit, room = _ratio(beta, d, lo, hi)
-        if not t < 1.0:
-            break
-        steps += 1
-        columns.nearest = (positions, room)
-        beta += t * d
-        beta[hit] = np.where(d[hit] > 0.0, hi[hit], lo[hit])
-        if inverse is None and steps > INVERSE_AFTER:
-            inverse = _inverse(factor)
-        free[hit] = False
-        u[hit] -= beta[hit]
-        totals -= E0[hit].T @ beta[hit]
-        x = None
-        # (fixed all the same when they cannot join G; the walk then ends before
-        # steering with them)
-        stop = len(G) + hit.size > limit or not _add(hit, columns, W, L, E0, G, inverse)
-        if stop or not free.any():
-            break
-        x, z = _face_solution(u, W, L, E0, G, totals, m)
-        # each row's balance exactly, whatever the steering's round-off
-        for c in range(m):
-            on = free & (E0[:, c] > 0)
-            x[on] -= (float(x[on].sum()) - totals[c]) / max(1, np.count_nonzero(on))
-        d = x - beta
-        d[~free] = 0.0
+    use = _use_compiled(k) if compiled is None else compiled
+    steps_fn = _compiled_steps if use else _numpy_steps
+    x, z, G, steps, inverse = steps_fn(factor, E0, beta, free, u, totals, lo, hi,
+                                       direction, W, L, limit)
     if x is None or not free.any():
         return beta, free, steps, None
     # the steered solution is in the box: it is the face's solution when it solves the
@@ -177,6 +169,95 @@ def ratio_walk(K0: np.ndarray, factor: np.ndarray, E0: np.ndarray, beta: np.ndar
         x = x + np.where(free, dx, 0.0)
         b = b + dz[:m]
     return beta, free, steps, None
+
+
+def _numpy_steps(factor: np.ndarray, E0: np.ndarray, beta: np.ndarray, free: np.ndarray,
+                 u: np.ndarray, totals: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                 d: np.ndarray, W: np.ndarray, L: np.ndarray, limit: int) -> tuple:
+    """The walk's steps in numpy (the reference): beta, free, u, totals, W and L updated in
+    place; returns x (None unless the last step solved the face), z, G, the number of
+    steps and K_0^{-1} (None unless formed)."""
+    k, m = E0.shape
+    G: list[int] = []
+    steps, inverse = 0, None
+    columns = _Columns(factor, PREFETCH)
+    positions = np.arange(k)
+    x = z = None
+    while True:
+        # (d is 0 on the fixed entries: their room is infinite)
+        t, hit, room = _ratio(beta, d, lo, hi)
+        if not t < 1.0:
+            break
+        steps += 1
+        columns.nearest = (positions, room)
+        beta += t * d
+        beta[hit] = np.where(d[hit] > 0.0, hi[hit], lo[hit])
+        if inverse is None and steps > INVERSE_AFTER:
+            inverse = _inverse(factor)
+        free[hit] = False
+        u[hit] -= beta[hit]
+        totals -= E0[hit].T @ beta[hit]
+        x = None
+        # (fixed all the same when they cannot join G; the walk then ends before
+        # steering with them)
+        stop = len(G) + hit.size > limit or not _add(hit, columns, W, L, E0, G, inverse)
+        if stop or not free.any():
+            break
+        x, z = _face_solution(u, W, L, E0, G, totals, m)
+        # each row's balance exactly, whatever the steering's round-off
+        for c in range(m):
+            on = free & (E0[:, c] > 0)
+            x[on] -= (float(x[on].sum()) - totals[c]) / max(1, np.count_nonzero(on))
+        d = x - beta
+        d[~free] = 0.0
+    return x, z, G, steps, inverse
+
+
+def _use_compiled(k: int) -> bool:
+    """Whether a walk on k free multipliers takes the compiled loop: from
+    :data:`COMPILED_FROM` on (its cache load is then a small part of the walk), or when
+    the loop is already loaded (a small walk then pays nothing for it)."""
+    if k >= COMPILED_FROM:
+        return True
+    kernels = sys.modules.get(f"{__package__}.polish_walk_kernels")
+    return kernels is not None and bool(kernels.walk_loop.signatures)
+
+
+def _compiled_steps(factor: np.ndarray, E0: np.ndarray, beta: np.ndarray,
+                    free: np.ndarray, u: np.ndarray, totals: np.ndarray, lo: np.ndarray,
+                    hi: np.ndarray, d: np.ndarray, W: np.ndarray, L: np.ndarray,
+                    limit: int) -> tuple:
+    """:func:`_numpy_steps` in the compiled loop (loaded here, on the first walk that
+    takes it: ``import convexlearn`` and walks in numpy pay nothing for it)."""
+    from .polish_walk_kernels import NEED_COLUMNS, NEED_INVERSE, walk_loop
+    k, m = E0.shape
+    G = np.zeros(max(limit, 1), dtype=np.int64)
+    state = np.zeros(4, dtype=np.int64)
+    x, z, room, hit = np.empty(k), np.zeros(W.shape[1]), np.empty(k), np.empty(k, np.int64)
+    d = np.array(d, dtype=float)
+    lo, hi = np.ascontiguousarray(lo, dtype=float), np.ascontiguousarray(hi, dtype=float)
+    E0 = np.ascontiguousarray(E0, dtype=float)
+    columns = _Columns(factor, PREFETCH)
+    positions = np.arange(k)
+    inverse, none = None, np.empty((0, k))
+    after = INVERSE_AFTER
+    while True:
+        status = walk_loop(beta, d, lo, hi, free, u, totals, E0, W, L, G, state,
+                           none if inverse is None else inverse, columns.data,
+                           columns.slot, room, hit, x, z, int(limit), after)
+        if status == NEED_COLUMNS:
+            columns.nearest = (positions, room)
+            if columns.get(hit[:state[3]]) is None:
+                state[2] = 0                # the step not taken: no solution to judge
+                break
+        elif status == NEED_INVERSE:
+            inverse = _inverse(factor)
+            if inverse is None:             # LAPACK failed: on with the column cache
+                after = np.iinfo(np.int64).max
+        else:
+            break
+    nG = int(state[1])
+    return (x if state[2] else None), z[:m + nG], G[:nG], int(state[0]), inverse
 
 
 def _trsv(Lp: np.ndarray, v: np.ndarray, transposed: bool) -> np.ndarray:

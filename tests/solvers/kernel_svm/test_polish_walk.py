@@ -171,3 +171,106 @@ def test_ratio_walk_that_cannot_start_returns_its_four_values():
                                         np.zeros(1), lo, hi, -beta)
     assert steps == 0 and b is None and free.all()
     np.testing.assert_array_equal(walked, beta)
+
+
+def _both_walks(K, E, beta, rest, target, lo, hi, direction, limit, monkeypatch):
+    """The compiled walk (with the statuses its loop returned) and the numpy walk."""
+    import convexlearn.solvers.kernel_svm.polish_walk_kernels as kernels
+    statuses, loop = [], kernels.walk_loop
+
+    def recording(*args):
+        statuses.append(loop(*args))
+        return statuses[-1]
+    monkeypatch.setattr(kernels, "walk_loop", recording)
+    factor, info = lapack.dpotrf(K, lower=False, clean=True)
+    assert info == 0
+    walks = [ratio_walk(K, factor, E, beta, rest, target, E.T @ beta, lo, hi, direction,
+                        limit=limit, compiled=c) for c in (True, False)]
+    return walks, statuses
+
+
+def _assert_same_walk(compiled, numpy_walk, K, beta):
+    # the same fixed set after the same steps, the fixed entries on the same bound
+    # exactly; the free ones (and the intercepts) within the forward error of two
+    # backward-stable solves of the face's system: k eps cond(K) max|beta|
+    (walked, free, steps, b), (ref, ref_free, ref_steps, ref_b) = compiled, numpy_walk
+    np.testing.assert_array_equal(free, ref_free)
+    assert steps == ref_steps
+    np.testing.assert_array_equal(walked[~free], ref[~free])
+    bound = K.shape[0] * np.finfo(float).eps * np.linalg.cond(K) * np.max(np.abs(beta))
+    np.testing.assert_allclose(walked, ref, rtol=0, atol=bound)
+    assert (b is None) == (ref_b is None)
+    if b is not None:
+        np.testing.assert_allclose(b, ref_b, rtol=0, atol=bound)
+
+
+@pytest.mark.parametrize("inverse_after", [0, 5, 24, 10**6])
+@pytest.mark.parametrize("intercept", [True, False])
+def test_compiled_walk_takes_the_numpy_walks_steps(inverse_after, intercept, monkeypatch):
+    # step by step: the walks stopped after 1, 2, ... fixed multipliers (limit) agree,
+    # and the whole walk ends in the box at the reference's point; columns from the
+    # cache before ``inverse_after`` steps, from K_0^{-1} after
+    import convexlearn.solvers.kernel_svm.polish_walk as walk
+    from convexlearn.solvers.kernel_svm import polish_walk_kernels as kernels
+    monkeypatch.setattr(walk, "INVERSE_AFTER", inverse_after)
+    K, E, beta, rest, target, lo, hi = _problem(intercept, seed=3, k=160)
+    x0, _ = _face(K, E, np.ones(beta.size, dtype=bool), target - rest, E.T @ beta)
+    ref_beta, ref_free, ref_steps, _ = _reference(K, E, beta, rest, target, lo, hi)
+    seen = set()
+    for limit in [1, 2, 3, 10, 25, 60, ref_steps - 1, ref_steps, 160]:
+        walks, statuses = _both_walks(K, E, beta, rest, target, lo, hi, x0 - beta, limit,
+                                      monkeypatch)
+        _assert_same_walk(*walks, K, beta)
+        seen.update(statuses)
+        if limit >= ref_steps:
+            assert statuses[-1] == kernels.IN_BOX
+            np.testing.assert_array_equal(walks[0][1], ref_free)
+            np.testing.assert_allclose(walks[0][0], ref_beta, atol=1e-8)
+        else:
+            assert statuses[-1] == kernels.LIMIT and walks[0][3] is None
+    assert kernels.NEED_COLUMNS in seen or inverse_after == 0
+    assert (kernels.NEED_INVERSE in seen) == (inverse_after < ref_steps)
+
+
+def test_compiled_walk_stops_as_the_numpy_walk_when_s_loses_definiteness(monkeypatch):
+    # a wide rbf (exp(-0.02 |x - x'|^2) on 60 normal points) with a ridge of 1e-14:
+    # K_FF nearly singular (cond ~1e16), the bordered S loses definiteness in floating
+    # point after 45 steps; both walks stop there with the same fixed set
+    from convexlearn.solvers.kernel_svm import polish_walk_kernels as kernels
+    K, E, beta, rest, target, lo, hi = _problem(True, seed=0, k=60)
+    X = np.random.default_rng(0).normal(size=(60, 2))
+    K = np.exp(-0.02 * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)) + 1e-14 * np.eye(60)
+    x0 = np.linalg.solve(K, target - rest)
+    walks, statuses = _both_walks(K, E, beta, rest, target, lo, hi, x0 - beta, 60,
+                                  monkeypatch)
+    assert statuses[-1] == kernels.FAILED
+    _assert_same_walk(*walks, K, beta)
+    assert walks[0][3] is None and walks[0][1].any()
+
+
+def test_compiled_walk_fixing_every_multiplier(monkeypatch):
+    # margins far on one side: every multiplier ends on a bound, no face is left
+    from convexlearn.solvers.kernel_svm import polish_walk_kernels as kernels
+    K, E, beta, rest, target, lo, hi = _problem(False, seed=0, k=40)
+    rest = -100.0 * target
+    x0, _ = _face(K, E, np.ones(beta.size, dtype=bool), target - rest, E.T @ beta)
+    walks, statuses = _both_walks(K, E, beta, rest, target, lo, hi, x0 - beta, 40,
+                                  monkeypatch)
+    assert statuses[-1] == kernels.EMPTY
+    _assert_same_walk(*walks, K, beta)
+    assert not walks[0][1].any()
+
+
+def test_walk_loads_the_compiled_loop_only_on_large_faces():
+    # import convexlearn does not load it; a face below COMPILED_FROM walks in numpy
+    import subprocess
+    import sys
+    code = ("import sys, convexlearn.solvers.kernel_svm.polish as p, numpy as np\n"
+            "from convexlearn.solvers.kernel_svm.polish_walk import _use_compiled, "
+            "COMPILED_FROM\n"
+            "name = 'convexlearn.solvers.kernel_svm.polish_walk_kernels'\n"
+            "print(name in sys.modules, _use_compiled(COMPILED_FROM - 1), "
+            "_use_compiled(COMPILED_FROM))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["False", "False", "True"]
