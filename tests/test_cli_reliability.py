@@ -361,7 +361,10 @@ def test_interrupt_stops_cleanly_with_130_and_no_file(tmp_path, sig):
     proc = subprocess.Popen([sys.executable, "-m", "convexlearn", "solve", "big.toml",
                              "--json", "out.json", "--plot", "out.png", "-v"], cwd=tmp_path,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
+                            env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])},
+                            # a shell's background job inherits SIGINT ignored, and Python
+                            # then installs no KeyboardInterrupt: the child gets the default
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     for line in proc.stderr:                     # -v logs the start of each solve
         if "SVM.solve(method='subgradient')" in line:
             break
