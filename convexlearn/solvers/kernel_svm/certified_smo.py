@@ -75,6 +75,13 @@ def compiled_loop_loaded(intercept: bool = True) -> bool:
     return False
 
 
+def _compiled_use(n: int, intercept: bool) -> bool:
+    """Whether a QP of n variables runs a compiled loop now (not SMO's numpy loop first:
+    :func:`smo_small_first`'s rent-or-buy rule)."""
+    return (n > SMALL_N or _numpy_loop_cpu[0] >= LOAD_CPU_SECONDS
+            or compiled_loop_loaded(intercept))
+
+
 def smo_small_first(qp: DualQP, *, tol: float, max_iter: int | None, alpha0: Any,
                     cache_size: float, shrinking: bool, g0: np.ndarray | None = None
                     ) -> tuple[SMOResult, Any, str]:
@@ -83,9 +90,7 @@ def smo_small_first(qp: DualQP, *, tol: float, max_iter: int | None, alpha0: Any
     not with a known start gradient ``g0``, which the compiled loop takes); the
     certificate decides either way."""
     done = 0
-    if (g0 is None and qp.n <= SMALL_N
-            and _numpy_loop_cpu[0] < LOAD_CPU_SECONDS
-            and not compiled_loop_loaded(qp.has_equality)):
+    if g0 is None and not _compiled_use(qp.n, qp.has_equality):
         qp.check_smo_form()
         budget = SMALL_BUDGET if max_iter is None else min(int(max_iter), SMALL_BUDGET)
         # K itself (n <= SMALL_N: at most 2 MB): the numpy loop then reads rows, where
@@ -273,6 +278,19 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
     kkt_tol = check_positive("kkt_tol", kkt_tol)
     gap_tol = check_positive("gap_tol", gap_tol)
     timer = Timer()
+    done = 0
+    if (warm_start is None and polish and max_iter is None
+            and _compiled_use(svm.n_samples, True)):
+        from .small_certified import certified_small, small_applies
+        if small_applies(svm, cache_size):
+            # SMO, polish and the certificate's product in one compiled call; when that
+            # does not certify, the general path goes on from SMO's point
+            small, start = certified_small(svm, tol=tol, kkt_tol=kkt_tol, gap_tol=gap_tol,
+                                           shrinking=shrinking)
+            if small is not None:
+                small.time_s = timer()
+                return small
+            warm_start, warm_products, done = start
     qp = c_svc_qp(svm)
     alpha0, g0, best = None, None, None
     if warm_start is not None:
@@ -345,7 +363,7 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
                    else "inaccurate")
     best.objective = report.primal_objective
     best.method = "exact-smo"
-    best.n_iter = iterations
+    best.n_iter = iterations + done
     best.history = History()
     best.time_s = timer()
     label = "SVM dual (SMO, then active-set polish)"

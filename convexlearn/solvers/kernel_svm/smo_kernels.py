@@ -45,7 +45,7 @@ from ...gram import KERNEL_CODES
 
 __all__ = ["KERNEL_CODES", "smo_loop", "CONVERGED", "MAX_ITER", "DIVERGED", "column_slot",
            "add_to_gbar", "unshrink_gradient", "set_status", "clip_pair",
-           "identity_order", "inactive_variables", "WHOLE_COLUMN", "gather_rows"]
+           "identity_order", "inactive_variables", "WHOLE_COLUMN", "gather_rows", "full_column"]
 CONVERGED, MAX_ITER, DIVERGED = 0, 1, 2
 # column_slot's ``full`` for a whole column: a numpy bool, which numba types as a plain
 # boolean; the literal True would compile column_slot and its callees a second time.
@@ -129,6 +129,10 @@ def _full_column(i, code, X, XT, K, gamma, coef0, degree, row, bits):
     elif code == 3:
         for t in range(n):
             row[t] = math.tanh(gamma * row[t] + coef0)
+
+
+#: K[:, i] whole into ``row`` (for the other compiled modules: small_kernels).
+full_column = _full_column
 
 
 @njit(fastmath=_FAST, cache=True)

@@ -1,0 +1,159 @@
+"""A small certified C-SVC in one compiled call (the route "exact-smo"'s fast path).
+
+:func:`certified_small` answers what :func:`~convexlearn.solvers.kernel_svm.certified_smo.certified_smo`
+answers, for a C-SVC with intercept and finite costs on a nonlinear kernel whose n
+columns fit in SMO's cache (``cache_size`` MB, and n <= :data:`SMALL_MAX`): SMO, the
+active-set polish and the certificate's product K beta run as one compiled call
+(:func:`~convexlearn.solvers.kernel_svm.small_kernels.small_solve`); the KKT report is
+then :func:`~convexlearn.certify.kkt.kkt_report` on that product, recomputed from the data
+(the support's kernel columns, not SMO's cache or the polish's running gradient). The
+answer is returned only when it is certified at ``kkt_tol`` and ``gap_tol`` (the same
+test as the general path); otherwise - SMO out of its first budget, the plain polish
+giving up (a block K_FF not numerically positive definite, too large a free set, rounds
+out), or the certificate failing - SMO's point is handed back and the general path goes
+on from it (its polish, its retries), so that the call costs at most its own time
+(~0.1 ms at n ~ 300).
+
+:func:`certified_small_reference` is the same solve in numpy (SMO's reference loop
+:func:`~convexlearn.solvers.kernel_svm.smo.smo` on the same Gram matrix, the numpy polish
+:func:`~convexlearn.solvers.kernel_svm.polish.polish_expansion`, the report from the
+Gram operator's products): tests/solvers/kernel_svm/test_small_certified.py holds the two
+to the same sets and to residuals within rounding bounds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...certify.kkt import kkt_report
+from ...certify.kkt_kernels import allow_compiled
+from ...gram import KERNEL_CODES, KernelColumns
+from ...solution import History, Solution, Timer
+from .c_svc import c_svc_solution
+from .smo import smo
+
+__all__ = ["certified_small", "certified_small_reference", "small_applies", "SMALL_MAX",
+           "MAX_FREE_SMALL"]
+
+#: Largest n of the one-call path (its cache or the given K: 8 n^2 bytes).
+SMALL_MAX = 2000
+#: Largest free set the one-call polish factorizes (its Cholesky is a plain loop; above,
+#: the numpy polish's LAPACK).
+MAX_FREE_SMALL = 400
+#: SMO's curvature floor relative to max K_ii (LIBSVM's TAU, as the general path's).
+TAU = 1e-12
+#: The polish's options, as the general path's (polish_expansion's defaults, MAX_JOIN).
+THRESHOLD, MARGIN_TOL, ROUNDS, MAX_JOIN = 1e-10, 1e-9, 200, 64
+
+
+def small_applies(svm: Any, cache_size: float) -> bool:
+    """True when ``svm`` is a problem of the one-call path (module docstring): intercept,
+    finite costs, a nonlinear kernel, the Gram matrix in memory or its n columns within
+    ``cache_size`` MB from a dense X, n <= SMALL_MAX."""
+    n = svm.n_samples
+    if not svm.intercept or svm.hard_margin or svm.kernel.is_linear or n < 2 or n > SMALL_MAX:
+        return False
+    gram = svm.gram_operator
+    if gram.formed:
+        return True
+    return (gram.from_samples and gram.kernel.name in KERNEL_CODES
+            and isinstance(gram.X, np.ndarray) and 8.0 * n * n <= cache_size * 2**20)
+
+
+def _finish(svm: Any, alpha: np.ndarray, g: np.ndarray, b: float | None, products: Any,
+            kkt_tol: float) -> Solution:
+    """The solution of the multipliers (b None: from them, the midpoint rule) and its KKT
+    report at ``kkt_tol`` from ``products`` = K beta (the report's own product if None)."""
+    sol = c_svc_solution(svm, alpha, g, b)
+    both = None if products is None else np.column_stack([products, products])
+    sol.report = kkt_report(svm, sol, tol=kkt_tol, products=both)
+    return sol
+
+
+def certified_small(svm: Any, *, tol: float, kkt_tol: float, gap_tol: float,
+                    shrinking: bool = True) -> tuple[Solution | None, tuple | None]:
+    """The one-call solve of ``svm`` (:func:`small_applies` must hold).
+
+    Returns
+    -------
+    (solution, None)
+        Certified (status "optimal", the general path's fields and provenance).
+    (None, (alpha, g, n_iter))
+        Not certified here: SMO's point, g = K (y alpha) and its iterations, for the
+        general path to go on from.
+    """
+    from .small_kernels import NO_FREE, OK, small_solve
+    allow_compiled()              # numba is initialized: the report's compiled pass
+    timer = Timer()
+    n = svm.n_samples
+    spec = svm.gram_operator.spec()
+    XT = spec.X if spec.code == KERNEL_CODES["precomputed"] else np.ascontiguousarray(spec.X.T)
+    y = np.ascontiguousarray(svm.y, dtype=float)
+    C = np.ascontiguousarray(np.broadcast_to(np.asarray(svm.C_bounds, dtype=float), (n,)))
+    k_max = float(np.max(spec.diag))
+    tau = TAU * k_max if k_max > 0 else TAU
+    budget = max(100_000, 100 * n)
+    (outcome, alpha, b, g, Kbeta, n_iter, violation, rounds, smo_alpha,
+     smo_g) = small_solve(spec.code, spec.X, XT, spec.K, spec.gamma, spec.coef0, spec.degree,
+                          np.ascontiguousarray(spec.diag, dtype=float), y, C, float(tol),
+                          budget, bool(shrinking), tau, THRESHOLD, MARGIN_TOL, ROUNDS,
+                          MAX_JOIN, MAX_FREE_SMALL)
+    if outcome not in (OK, NO_FREE):
+        return None, (smo_alpha, smo_g, int(n_iter))
+    sol = _finish(svm, alpha, g, b if outcome == OK else None, Kbeta, kkt_tol)
+    report = sol.report
+    if not (report.passed and report.relative_gap <= gap_tol):
+        return None, (smo_alpha, smo_g, int(n_iter))
+    _label(sol, svm, tol, kkt_tol, gap_tol, int(n_iter), timer(), shrinking,
+           "compiled, one call (small_kernels)", int(rounds))
+    return sol, None
+
+
+def _label(sol: Solution, svm: Any, tol: float, kkt_tol: float, gap_tol: float,
+           n_iter: int, time_s: float, shrinking: bool, loop: str, rounds: int) -> None:
+    """The general path's status, fields and provenance on a solution of this one."""
+    report = sol.report
+    sol.status = ("optimal" if report.passed and report.relative_gap <= gap_tol
+                  else "inaccurate")
+    sol.objective = report.primal_objective
+    sol.method = "exact-smo"
+    sol.n_iter = n_iter
+    sol.history = History()
+    sol.time_s = time_s
+    label = "SVM dual (SMO, then active-set polish)"
+    if svm.sample_weight is not None:
+        label += " with per-sample costs C_i = C s_i"
+    sol.provenance = {"solver": "convexlearn.smo + active-set polish", "formulation": label,
+                      "smo_tol": [tol], "polished": True,
+                      "max_violation": report.max_violation,
+                      "relative_gap": report.relative_gap, "gap_tol": gap_tol,
+                      "kkt_tol": kkt_tol, "shrinking": shrinking, "loop": loop,
+                      "polish_rounds": rounds}
+
+
+def certified_small_reference(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6,
+                              gap_tol: float = 1e-9, shrinking: bool = True) -> Solution:
+    """:func:`certified_small` in numpy (the reference the tests hold it to): SMO's numpy
+    loop on K itself, :func:`~convexlearn.solvers.kernel_svm.polish.polish_expansion`
+    with the same options, the KKT report from the Gram operator's own products. Status
+    "optimal" when certified, else "inaccurate" (no fallback here)."""
+    from .polish import polish_expansion
+    timer = Timer()
+    n = svm.n_samples
+    gram = svm.gram_operator
+    everything = np.arange(n)
+    K = np.ascontiguousarray(gram.block(everything, everything))
+    y = np.asarray(svm.y, dtype=float)
+    C = np.broadcast_to(np.asarray(svm.C_bounds, dtype=float), (n,))
+    res = smo(KernelColumns.from_gram(K), y, C, True, tol, max(100_000, 100 * n), shrinking)
+    g = y - res.v
+    out = polish_expansion(y, C, res.alpha, g, True, lambda r, c: K[np.ix_(r, c)],
+                           lambda B: K @ B, threshold=THRESHOLD, max_rounds=ROUNDS,
+                           margin_tol=MARGIN_TOL)
+    alpha, b, g = (res.alpha, None, g) if out is None else out
+    sol = _finish(svm, alpha, g, b, None, kkt_tol)
+    _label(sol, svm, tol, kkt_tol, gap_tol, res.n_iter, timer(), shrinking,
+           "numpy reference", -1 if out is None else 0)
+    return sol
