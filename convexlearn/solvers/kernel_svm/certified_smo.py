@@ -61,7 +61,9 @@ _loaded: set = set()             # the loops found loaded (they stay loaded)
 
 def compiled_loop_loaded(intercept: bool = True) -> bool:
     """Whether this process has the compiled SMO loop (compiled or loaded from its cache):
-    the loop with the equality row, or (``intercept`` False) the one without. A loop once
+    the loop with the equality row (on its own, or in the one-call path's
+    :func:`~convexlearn.solvers.kernel_svm.small_kernels.small_solve`), or (``intercept``
+    False) the one without. A loop once
     found loaded is remembered (numba's ``signatures`` costs ~0.1 ms a call, a fixed cost
     of every small solve)."""
     if intercept in _loaded:
@@ -69,7 +71,10 @@ def compiled_loop_loaded(intercept: bool = True) -> bool:
     name, loop = ("smo_kernels", "smo_loop") if intercept else ("smo_box_kernels",
                                                                 "smo_box_loop")
     kernels = sys.modules.get(f"{__package__}.{name}")
-    if kernels is not None and bool(getattr(kernels, loop).signatures):
+    # (the one-call path's function holds the loop with the row compiled in)
+    small = sys.modules.get(f"{__package__}.small_kernels") if intercept else None
+    if ((kernels is not None and bool(getattr(kernels, loop).signatures))
+            or (small is not None and bool(getattr(small.small_solve, "signatures", ())))):
         _loaded.add(intercept)
         return True
     return False
