@@ -284,6 +284,7 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
     gap_tol = check_positive("gap_tol", gap_tol)
     timer = Timer()
     done = 0
+    chunk, budget = _budgets(svm, max_iter)
     if (warm_start is None and polish and max_iter is None
             and _compiled_use(svm.n_samples, True)):
         from .small_certified import certified_small, small_applies
@@ -291,7 +292,8 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
             # SMO, polish and the certificate's product in one compiled call; when that
             # does not certify, the general path goes on from SMO's point
             small, start = certified_small(svm, tol=tol, kkt_tol=kkt_tol, gap_tol=gap_tol,
-                                           shrinking=shrinking)
+                                           shrinking=shrinking, max_iter=chunk,
+                                           rounds=(_ROUNDS, _LAST_ROUNDS))
             if small is not None:
                 small.time_s = timer()
                 return small
@@ -304,8 +306,7 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
             alpha0 = warm
             if warm_products is not None and np.shape(warm_products) == (qp.n,):
                 g0 = np.asarray(warm_products, dtype=float)
-    iterations, tols, polished_any = 0, [], False
-    chunk, budget = _budgets(svm, max_iter)
+    iterations, tols, polished_any = done, [], False
     attempt = 0
     while True:
         res, cache_stats, loop = smo_small_first(qp, tol=tol, max_iter=chunk, alpha0=alpha0,
@@ -368,7 +369,7 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
                    else "inaccurate")
     best.objective = report.primal_objective
     best.method = "exact-smo"
-    best.n_iter = iterations + done
+    best.n_iter = iterations
     best.history = History()
     best.time_s = timer()
     label = "SVM dual (SMO, then active-set polish)"

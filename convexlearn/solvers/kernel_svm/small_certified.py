@@ -8,11 +8,11 @@ active-set polish and the certificate's product K beta run as one compiled call
 then :func:`~convexlearn.certify.kkt.kkt_report` on that product, recomputed from the data
 (the support's kernel columns, not SMO's cache or the polish's running gradient). The
 answer is returned only when it is certified at ``kkt_tol`` and ``gap_tol`` (the same
-test as the general path); otherwise - SMO out of its first budget, the plain polish
-giving up (a block K_FF not numerically positive definite, too large a free set, rounds
-out), or the certificate failing - SMO's point is handed back and the general path goes
-on from it (its polish, its retries), so that the call costs at most its own time
-(~0.1 ms at n ~ 300).
+test as the general path); otherwise - the plain polish giving up (a block K_FF not
+numerically positive definite, too large a free set, rounds out), or the certificate
+failing (after SMO spent its first run's iterations, or a misread active set) - SMO's
+point is handed back and the general path goes on from it (its polish, its retries), so
+that the call costs at most its own time (~0.3 ms at n ~ 300).
 
 :func:`certified_small_reference` is the same solve in numpy (SMO's reference loop
 :func:`~convexlearn.solvers.kernel_svm.smo.smo` on the same Gram matrix, the numpy polish
@@ -44,8 +44,9 @@ SMALL_MAX = 2000
 MAX_FREE_SMALL = 400
 #: SMO's curvature floor relative to max K_ii (LIBSVM's TAU, as the general path's).
 TAU = 1e-12
-#: The polish's options, as the general path's (polish_expansion's defaults, MAX_JOIN).
-THRESHOLD, MARGIN_TOL, ROUNDS, MAX_JOIN = 1e-10, 1e-9, 200, 64
+#: The polish's options, as the general path's (polish_expansion's defaults, MAX_JOIN;
+#: its rounds after a converged SMO run and after one that spent its iterations).
+THRESHOLD, MARGIN_TOL, ROUNDS, SPENT_ROUNDS, MAX_JOIN = 1e-10, 1e-9, 100, 1000, 64
 
 
 def small_applies(svm: Any, cache_size: float) -> bool:
@@ -73,8 +74,13 @@ def _finish(svm: Any, alpha: np.ndarray, g: np.ndarray, b: float | None, product
 
 
 def certified_small(svm: Any, *, tol: float, kkt_tol: float, gap_tol: float,
-                    shrinking: bool = True) -> tuple[Solution | None, tuple | None]:
-    """The one-call solve of ``svm`` (:func:`small_applies` must hold).
+                    shrinking: bool = True, max_iter: int | None = None,
+                    rounds: tuple[int, int] = (ROUNDS, SPENT_ROUNDS)
+                    ) -> tuple[Solution | None, tuple | None]:
+    """The one-call solve of ``svm`` (:func:`small_applies` must hold): SMO to ``tol``
+    within ``max_iter`` iterations (default max(10^5, 100 n), the general path's first
+    run), the polish with ``rounds`` = (rounds, rounds after an SMO run that spent its
+    iterations).
 
     Returns
     -------
@@ -94,12 +100,12 @@ def certified_small(svm: Any, *, tol: float, kkt_tol: float, gap_tol: float,
     C = np.ascontiguousarray(np.broadcast_to(np.asarray(svm.C_bounds, dtype=float), (n,)))
     k_max = float(np.max(spec.diag))
     tau = TAU * k_max if k_max > 0 else TAU
-    budget = max(100_000, 100 * n)
-    (outcome, alpha, b, g, Kbeta, n_iter, violation, rounds, smo_alpha,
+    budget = max(100_000, 100 * n) if max_iter is None else int(max_iter)
+    (outcome, _, alpha, b, g, Kbeta, n_iter, violation, used, smo_alpha,
      smo_g) = small_solve(spec.code, spec.X, XT, spec.K, spec.gamma, spec.coef0, spec.degree,
                           np.ascontiguousarray(spec.diag, dtype=float), y, C, float(tol),
-                          budget, bool(shrinking), tau, THRESHOLD, MARGIN_TOL, ROUNDS,
-                          MAX_JOIN, MAX_FREE_SMALL)
+                          budget, bool(shrinking), tau, THRESHOLD, MARGIN_TOL, int(rounds[0]),
+                          int(rounds[1]), MAX_JOIN, MAX_FREE_SMALL)
     if outcome not in (OK, NO_FREE):
         return None, (smo_alpha, smo_g, int(n_iter))
     sol = _finish(svm, alpha, g, b if outcome == OK else None, Kbeta, kkt_tol)
@@ -107,7 +113,7 @@ def certified_small(svm: Any, *, tol: float, kkt_tol: float, gap_tol: float,
     if not (report.passed and report.relative_gap <= gap_tol):
         return None, (smo_alpha, smo_g, int(n_iter))
     _label(sol, svm, tol, kkt_tol, gap_tol, int(n_iter), timer(), shrinking,
-           "compiled, one call (small_kernels)", int(rounds))
+           "compiled, one call (small_kernels)", int(used))
     return sol, None
 
 

@@ -40,12 +40,11 @@ from numba import njit
 
 from .smo_kernels import WHOLE_COLUMN, column_slot, full_column, smo_loop
 
-__all__ = ["small_solve", "certificate_products", "OK", "NO_FREE", "SMO_BUDGET",
-           "POLISH_FAILED"]
+__all__ = ["small_solve", "certificate_products", "OK", "NO_FREE", "POLISH_FAILED"]
 
 #: Outcomes of :func:`small_solve`: polished with free multipliers; polished, none free
-#: (b from the bounded ones, by the caller); SMO out of its budget; polish gave up.
-OK, NO_FREE, SMO_BUDGET, POLISH_FAILED = 0, 1, 2, 3
+#: (b from the bounded ones, by the caller); the polish gave up.
+OK, NO_FREE, POLISH_FAILED = 0, 1, 3
 _EPS = 2.220446049250313e-16
 
 
@@ -265,17 +264,21 @@ def certificate_products(code, X, XT, K, gamma, coef0, degree, beta, bits, row):
 def small_solve(code: Any, X: Any, XT: Any, K: Any, gamma: float, coef0: float, degree: float,
                 diag: Any, y: Any, Cv: Any, tol: float, max_iter: int, shrinking: bool,
                 tau: float, threshold: float, margin_tol: float, max_rounds: int,
-                max_join: int, max_free: int) -> tuple:
-    """SMO to ``tol`` from alpha = 0, the polish, and the certificate's K beta (module
-    docstring) for the C-SVC with intercept: target y, upper bounds ``Cv`` (finite).
+                spent_rounds: int, max_join: int, max_free: int) -> tuple:
+    """SMO to ``tol`` from alpha = 0 (at most ``max_iter`` iterations), the polish
+    (``max_rounds`` rounds, ``spent_rounds`` after an SMO run that spent its iterations:
+    the active set is then far, as in the general path), and the certificate's K beta
+    (module docstring) for the C-SVC with intercept: target y, upper bounds ``Cv``
+    (finite).
 
     Returns
     -------
-    (outcome, alpha, b, g, Kbeta, n_iter, violation, rounds, smo_alpha, smo_g)
+    (outcome, spent, alpha, b, g, Kbeta, n_iter, violation, rounds, smo_alpha, smo_g)
         ``outcome`` OK / NO_FREE: alpha, b (0 for NO_FREE: the caller's midpoint rule) and
         g = K (y alpha) the polish's; ``Kbeta`` the certificate's product at that alpha.
-        SMO_BUDGET / POLISH_FAILED: ``smo_alpha`` and ``smo_g`` are SMO's point (for the
-        numpy polish or SMO's next run); ``Kbeta`` empty.
+        POLISH_FAILED: ``Kbeta`` empty. ``spent``: SMO ended at ``max_iter``.
+        ``smo_alpha`` and ``smo_g`` are SMO's point (for the numpy polish or SMO's next
+        run).
     """
     n = y.shape[0]
     if code == 4:
@@ -307,18 +310,18 @@ def small_solve(code: Any, X: Any, XT: Any, K: Any, gamma: float, coef0: float, 
     g = y - v
     smo_alpha = alpha.copy()
     smo_g = g.copy()
-    empty = np.empty(0)
-    if status != 0:
-        return SMO_BUDGET, alpha, 0.0, g, empty, it, violation, 0, smo_alpha, smo_g
+    spent = status != 0
     outcome, b, rounds = _polish(code, X, K, gamma, coef0, degree, y, Cv, alpha, g, cache,
                                  slot_of, owner, stamp, partial, counters, XT, bits, scratch,
-                                 threshold, margin_tol, max_rounds, max_join,
+                                 threshold, margin_tol,
+                                 spent_rounds if spent else max_rounds, max_join,
                                  min(max_free, n))
     if outcome == POLISH_FAILED:
-        return outcome, alpha, 0.0, g, empty, it, violation, rounds, smo_alpha, smo_g
+        return (outcome, spent, alpha, 0.0, g, np.empty(0), it, violation, rounds, smo_alpha,
+                smo_g)
     beta = np.empty(n)
     for t in range(n):
         beta[t] = y[t] * alpha[t]
     Kbeta = certificate_products(code, X, XT, K, gamma, coef0, degree, beta, bits,
                                  scratch[0])
-    return outcome, alpha, b, g, Kbeta, it, violation, rounds, smo_alpha, smo_g
+    return outcome, spent, alpha, b, g, Kbeta, it, violation, rounds, smo_alpha, smo_g

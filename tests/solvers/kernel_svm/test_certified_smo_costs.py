@@ -8,10 +8,16 @@ from test_smo import synthetic
 
 import convexlearn as cl
 import convexlearn.gram as gram_module
-from convexlearn.solvers.kernel_svm import polish_face
+from convexlearn.solvers.kernel_svm import polish_face, small_certified
 from convexlearn.solvers.kernel_svm.c_svc import c_svc_qp
 from convexlearn.solvers.kernel_svm.certified_smo import SMOColumns, certified_smo
 from convexlearn.solvers.kernel_svm.smo import smo_qp
+
+
+def _general_path(monkeypatch):
+    """certified_smo's general path: the one-call path of small problems (its own
+    polish and product in its compiled call: test_small_certified.py) not taken."""
+    monkeypatch.setattr(small_certified, "small_applies", lambda svm, cache_size: False)
 
 
 def _rbf(n=300, C=10.0, seed=0):
@@ -69,6 +75,7 @@ def test_route_computes_one_kernel_product_from_the_data(monkeypatch):
         return products(kernel, X, B, block_bytes)
 
     monkeypatch.setattr(gram_module, "kernel_products", counted)
+    _general_path(monkeypatch)
     sol = certified_smo(svm, kkt_tol=1e-9)
     assert sol.status == "optimal" and sol.provenance["polished"]
     assert calls[-1] == sol.report.support.size
@@ -144,6 +151,7 @@ def test_uncertified_point_goes_on_with_a_tighter_smo_until_it_certifies(monkeyp
         return None if len(calls) == 1 else polish(self, alpha, g, **options)
 
     monkeypatch.setattr(DualQP, "polish", refuse_once)
+    _general_path(monkeypatch)
     sol = certified_smo(svm, kkt_tol=1e-9, gap_tol=1e-9)
     assert len(calls) >= 2 and sol.provenance["smo_tol"][:2] == [1e-3, 1e-5]
     assert sol.status == "optimal" and sol.report.tol == 1e-9
@@ -169,6 +177,7 @@ def test_a_spent_smo_chunk_gets_the_long_polish(monkeypatch):
         return polish(self, alpha, g, **options)
 
     monkeypatch.setattr(DualQP, "polish", spy)
+    _general_path(monkeypatch)
     sol = certified_smo(svm)
     assert rounds[0] == module._LAST_ROUNDS
     assert sol.status == "optimal" and sol.n_iter == 5000
