@@ -25,6 +25,12 @@ iteration budget (large C on a low-rank kernel: 10^5..10^6 iterations at n = 400
 polished (with ten times its rounds, 1000: from such a point the active set is far,
 and the polish's rounds are cheaper than SMO's zigzag there) and certified as it stands,
 then resumed with twice the budget.
+
+A small C-SVC with intercept (n <= 2000, its Gram matrix in memory or within the column
+cache; once the compiled loop is in use) runs steps 1-3 in one compiled call
+(:mod:`~convexlearn.solvers.kernel_svm.small_certified`: SMO, a plain polish, the
+certificate's product; the report and the test above unchanged); when that does not
+certify, the steps above go on from SMO's point.
 """
 
 from __future__ import annotations
@@ -39,10 +45,12 @@ import numpy as np
 from ...data import check_positive
 from ...certify.kkt_kernels import allow_compiled
 from ...gram import KernelColumns, indexed_products
-from ...solution import History, Solution, Timer
+from ...solution import Solution, Timer
+from . import small_certified
 from .c_svc import c_svc_qp, c_svc_solution
 from .polish import is_balanced
 from .qp import DualQP
+from .small_certified import label_exact_smo
 from .smo import SMOResult, raise_diverged, smo, smo_qp
 
 #: While the compiled SMO loop is not loaded in the process (loading it, numba's
@@ -287,13 +295,12 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
     chunk, budget = _budgets(svm, max_iter)
     if (warm_start is None and polish and max_iter is None
             and _compiled_use(svm.n_samples, True)):
-        from .small_certified import certified_small, small_applies
-        if small_applies(svm, cache_size):
+        if small_certified.small_applies(svm, cache_size):
             # SMO, polish and the certificate's product in one compiled call; when that
             # does not certify, the general path goes on from SMO's point
-            small, start = certified_small(svm, tol=tol, kkt_tol=kkt_tol, gap_tol=gap_tol,
-                                           shrinking=shrinking, max_iter=chunk,
-                                           rounds=(_ROUNDS, _LAST_ROUNDS))
+            small, start = small_certified.certified_small(
+                svm, tol=tol, kkt_tol=kkt_tol, gap_tol=gap_tol, shrinking=shrinking,
+                max_iter=chunk, rounds=(_ROUNDS, _LAST_ROUNDS))
             if small is not None:
                 small.time_s = timer()
                 return small
@@ -364,22 +371,9 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
         if attempt > retries:
             break
         tol = max(tol / 100.0, 1e-15)
-    report = best.report
-    best.status = ("optimal" if report.passed and report.relative_gap <= gap_tol
-                   else "inaccurate")
-    best.objective = report.primal_objective
-    best.method = "exact-smo"
-    best.n_iter = iterations
-    best.history = History()
-    best.time_s = timer()
-    label = "SVM dual (SMO, then active-set polish)"
-    if svm.sample_weight is not None:
-        label += " with per-sample costs C_i = C s_i"
-    best.provenance = {"solver": "convexlearn.smo + active-set polish", "formulation": label,
-                       "smo_tol": tols,
-                       "polished": polished_any, "max_violation": report.max_violation,
-                       "relative_gap": report.relative_gap, "gap_tol": gap_tol,
-                       "kkt_tol": kkt_tol, "cache_size_mb": cache_size, "shrinking": shrinking}
+    label_exact_smo(best, svm, n_iter=iterations, time_s=timer(), gap_tol=gap_tol,
+                    smo_tol=tols, polished=polished_any, kkt_tol=kkt_tol,
+                    cache_size_mb=cache_size, shrinking=shrinking)
     if cache_stats is not None:
         best.extra["cache"] = cache_stats
     return best

@@ -34,8 +34,8 @@ from ...solution import History, Solution, Timer
 from .c_svc import c_svc_solution
 from .smo import smo
 
-__all__ = ["certified_small", "certified_small_reference", "small_applies", "SMALL_MAX",
-           "MAX_FREE_SMALL"]
+__all__ = ["MAX_FREE_SMALL", "SMALL_MAX", "certified_small", "certified_small_reference",
+           "label_exact_smo", "small_applies"]
 
 #: Largest n of the one-call path (its cache or the given K: 8 n^2 bytes).
 SMALL_MAX = 2000
@@ -101,7 +101,7 @@ def certified_small(svm: Any, *, tol: float, kkt_tol: float, gap_tol: float,
     k_max = float(np.max(spec.diag))
     tau = TAU * k_max if k_max > 0 else TAU
     budget = max(100_000, 100 * n) if max_iter is None else int(max_iter)
-    (outcome, _, alpha, b, g, Kbeta, n_iter, violation, used, smo_alpha,
+    (outcome, _, alpha, b, g, Kbeta, n_iter, _, used, smo_alpha,
      smo_g) = small_solve(spec.code, spec.X, XT, spec.K, spec.gamma, spec.coef0, spec.degree,
                           np.ascontiguousarray(spec.diag, dtype=float), y, C, float(tol),
                           budget, bool(shrinking), tau, THRESHOLD, MARGIN_TOL, int(rounds[0]),
@@ -112,14 +112,18 @@ def certified_small(svm: Any, *, tol: float, kkt_tol: float, gap_tol: float,
     report = sol.report
     if not (report.passed and report.relative_gap <= gap_tol):
         return None, (smo_alpha, smo_g, int(n_iter))
-    _label(sol, svm, tol, kkt_tol, gap_tol, int(n_iter), timer(), shrinking,
-           "compiled, one call (small_kernels)", int(used))
+    label_exact_smo(sol, svm, n_iter=int(n_iter), time_s=timer(), gap_tol=gap_tol,
+                    smo_tol=[tol], polished=True, kkt_tol=kkt_tol, shrinking=shrinking,
+                    loop="compiled, one call (small_kernels)", polish_rounds=int(used))
     return sol, None
 
 
-def _label(sol: Solution, svm: Any, tol: float, kkt_tol: float, gap_tol: float,
-           n_iter: int, time_s: float, shrinking: bool, loop: str, rounds: int) -> None:
-    """The general path's status, fields and provenance on a solution of this one."""
+def label_exact_smo(sol: Solution, svm: Any, *, n_iter: int, time_s: float, gap_tol: float,
+                    **provenance: Any) -> None:
+    """Status ("optimal" iff the report passed and its relative gap is at most
+    ``gap_tol``), objective, method, iterations and provenance of an exact-smo answer
+    (this path's and certified_smo's general path's); ``provenance``: the route's entries
+    after the certificate's figures."""
     report = sol.report
     sol.status = ("optimal" if report.passed and report.relative_gap <= gap_tol
                   else "inaccurate")
@@ -132,11 +136,11 @@ def _label(sol: Solution, svm: Any, tol: float, kkt_tol: float, gap_tol: float,
     if svm.sample_weight is not None:
         label += " with per-sample costs C_i = C s_i"
     sol.provenance = {"solver": "convexlearn.smo + active-set polish", "formulation": label,
-                      "smo_tol": [tol], "polished": True,
+                      "smo_tol": provenance.pop("smo_tol"),
+                      "polished": provenance.pop("polished"),
                       "max_violation": report.max_violation,
                       "relative_gap": report.relative_gap, "gap_tol": gap_tol,
-                      "kkt_tol": kkt_tol, "shrinking": shrinking, "loop": loop,
-                      "polish_rounds": rounds}
+                      **provenance}
 
 
 def certified_small_reference(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6,
@@ -160,6 +164,7 @@ def certified_small_reference(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1
                            margin_tol=MARGIN_TOL)
     alpha, b, g = (res.alpha, None, g) if out is None else out
     sol = _finish(svm, alpha, g, b, None, kkt_tol)
-    _label(sol, svm, tol, kkt_tol, gap_tol, res.n_iter, timer(), shrinking,
-           "numpy reference", -1 if out is None else 0)
+    label_exact_smo(sol, svm, n_iter=res.n_iter, time_s=timer(), gap_tol=gap_tol,
+                    smo_tol=[tol], polished=out is not None, kkt_tol=kkt_tol,
+                    shrinking=shrinking, loop="numpy reference")
     return sol

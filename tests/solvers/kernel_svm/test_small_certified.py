@@ -18,9 +18,11 @@ from convexlearn.certify.kkt import kkt_report
 from convexlearn.solvers.kernel_svm import certified_smo as certified_module
 from convexlearn.solvers.kernel_svm import small_kernels
 from convexlearn.solvers.kernel_svm.certified_smo import certified_smo
-from convexlearn.solvers.kernel_svm.small_certified import (certified_small,
-                                                            certified_small_reference,
-                                                            small_applies)
+from convexlearn.solvers.kernel_svm.small_certified import (
+    certified_small,
+    certified_small_reference,
+    small_applies,
+)
 
 EPS = np.finfo(float).eps
 
