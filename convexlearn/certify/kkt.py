@@ -290,7 +290,7 @@ def dual_qp_objectives(signs: np.ndarray, target: np.ndarray, upper: Any, alpha:
 def svm_kkt(y: np.ndarray, C: float, intercept: bool, alpha: np.ndarray, f: np.ndarray,
             w_norm2: float, alpha_Q_alpha: float, stationarity: float,
             xi: np.ndarray | None = None, tol: float = 1e-6, notes: Any = (),
-            stationarity_scale: float | None = None) -> KKTReport:
+            stationarity_scale: float | None = None, rows: tuple | None = None) -> KKTReport:
     """Evaluate the KKT conditions from precomputed quantities.
 
     Parameters
@@ -316,6 +316,10 @@ def svm_kkt(y: np.ndarray, C: float, intercept: bool, alpha: np.ndarray, f: np.n
         The solution's slacks; default max(0, 1 - m).
     tol : float
     notes : iterable of str
+    rows : tuple, optional
+        The per-sample pass (:func:`~convexlearn.certify.kkt_kernels.kkt_pass`'s return
+        value) on these y, C, alpha, f, xi and ``tol``, when a compiled caller ran it
+        already (the one-call small SVM); computed here otherwise.
     """
     alpha = np.asarray(alpha, dtype=float)
     C = np.asarray(C, dtype=float)
@@ -331,7 +335,9 @@ def svm_kkt(y: np.ndarray, C: float, intercept: bool, alpha: np.ndarray, f: np.n
     xi = np.asarray(xi, dtype=float) if use_xi else np.zeros(0)
     args = (np.asarray(y, dtype=float), C, alpha, np.asarray(f, dtype=float), xi, use_xi,
             hard, s_a, float(tol))
-    if compiled_ready() and alpha.ndim == 1:
+    if rows is not None:
+        m, xi_used, rows, top, *sets = rows
+    elif compiled_ready() and alpha.ndim == 1:
         # one compiled pass, the same operations as svm_kkt_rows (kkt_kernels)
         m, xi_used, rows, top, *sets = kkt_pass(*(np.ascontiguousarray(a) if
                                                   isinstance(a, np.ndarray) else a
@@ -438,7 +444,7 @@ def solution_multipliers(svm: Any, solution: Any, band: float) -> tuple[np.ndarr
 
 
 def kkt_report(svm: Any, solution: Any, tol: float = 1e-6,
-               products: np.ndarray | None = None) -> KKTReport:
+               products: np.ndarray | None = None, rows: tuple | None = None) -> KKTReport:
     """The KKT report of ``solution`` for the SVM problem ``svm``, recomputed from the data.
 
     Works for any solution: with w (linear kernel) or a kernel expansion (``dual_coef``),
@@ -446,7 +452,9 @@ def kkt_report(svm: Any, solution: Any, tol: float = 1e-6,
     :func:`solution_multipliers` with margin band 10 tol, and the report's ``notes`` say so.
     ``products`` (kernel expansions only): K [beta, y alpha] (n x 2), when the caller formed
     it from ``svm``'s Gram matrix for many solutions at once (one matrix product for the
-    exact C-path's breakpoints instead of one pass over K each).
+    exact C-path's breakpoints instead of one pass over K each). ``rows``: the
+    per-sample pass on that product and the solution's slacks, computed by the caller
+    (:func:`svm_kkt`).
     """
     y, b = svm.y, float(solution.b)
     alpha, note = solution_multipliers(svm, solution, band=max(tol, 1e-9) * 10)
@@ -478,4 +486,4 @@ def kkt_report(svm: Any, solution: Any, tol: float = 1e-6,
         stationarity = math.sqrt(max(float(diff @ (Kb - Kya)), 0.0))
         scale = max(float(np.abs(beta) @ norms), float(np.abs(alpha) @ norms))
     return svm_kkt(y, svm.C_bounds, svm.intercept, alpha, f, w_norm2, aQa, stationarity,
-                   xi=solution.xi, tol=tol, notes=notes, stationarity_scale=scale)
+                   xi=solution.xi, tol=tol, notes=notes, stationarity_scale=scale, rows=rows)

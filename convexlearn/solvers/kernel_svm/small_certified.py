@@ -64,12 +64,13 @@ def small_applies(svm: Any, cache_size: float) -> bool:
 
 
 def _finish(svm: Any, alpha: np.ndarray, g: np.ndarray, b: float | None, products: Any,
-            kkt_tol: float) -> Solution:
+            kkt_tol: float, rows: tuple | None = None) -> Solution:
     """The solution of the multipliers (b None: from them, the midpoint rule) and its KKT
-    report at ``kkt_tol`` from ``products`` = K beta (the report's own product if None)."""
+    report at ``kkt_tol`` from ``products`` = K beta (the report's own product if None)
+    and ``rows``, its per-sample pass when computed already (the report's own if None)."""
     sol = c_svc_solution(svm, alpha, g, b)
     both = None if products is None else np.column_stack([products, products])
-    sol.report = kkt_report(svm, sol, tol=kkt_tol, products=both)
+    sol.report = kkt_report(svm, sol, tol=kkt_tol, products=both, rows=rows)
     return sol
 
 
@@ -101,14 +102,15 @@ def certified_small(svm: Any, *, tol: float, kkt_tol: float, gap_tol: float,
     k_max = float(np.max(spec.diag))
     tau = TAU * k_max if k_max > 0 else TAU
     budget = max(100_000, 100 * n) if max_iter is None else int(max_iter)
-    (outcome, _, alpha, b, g, Kbeta, n_iter, _, used, smo_alpha,
-     smo_g) = small_solve(spec.code, spec.X, XT, spec.K, spec.gamma, spec.coef0, spec.degree,
-                          np.ascontiguousarray(spec.diag, dtype=float), y, C, float(tol),
-                          budget, bool(shrinking), tau, THRESHOLD, MARGIN_TOL, int(rounds[0]),
-                          int(rounds[1]), MAX_JOIN, MAX_FREE_SMALL)
+    (outcome, _, alpha, b, g, Kbeta, n_iter, _, used, smo_alpha, smo_g,
+     rows) = small_solve(spec.code, spec.X, XT, spec.K, spec.gamma, spec.coef0, spec.degree,
+                         np.ascontiguousarray(spec.diag, dtype=float), y, C, float(tol),
+                         budget, bool(shrinking), tau, THRESHOLD, MARGIN_TOL, int(rounds[0]),
+                         int(rounds[1]), MAX_JOIN, MAX_FREE_SMALL, float(kkt_tol))
     if outcome not in (OK, NO_FREE):
         return None, (smo_alpha, smo_g, int(n_iter))
-    sol = _finish(svm, alpha, g, b if outcome == OK else None, Kbeta, kkt_tol)
+    sol = _finish(svm, alpha, g, b if outcome == OK else None, Kbeta, kkt_tol,
+                  rows if outcome == OK else None)
     report = sol.report
     if not (report.passed and report.relative_gap <= gap_tol):
         return None, (smo_alpha, smo_g, int(n_iter))

@@ -15,7 +15,7 @@ calls, the report's products) cost ~1 ms per problem; here the whole of it is on
 2. The polish (:func:`_polish`): the active-set method of
    :func:`~convexlearn.solvers.kernel_svm.polish.polish_expansion` in its plain form -
    each round solves the bordered system [K_FF 1; 1^T 0] [d; b] = [y_F - g_F; -1^T beta]
-   for the step d from the current point by the Cholesky factor of K_FF and the Schur
+   for the step d from the current point by the Cholesky factor U^T U of K_FF and the Schur
    complement of the border, steps to the first bound when the solution leaves the box,
    else joins the worst margin violators (at most ``max_join`` a round). A block that is
    not numerically positive definite (pivot^2 <= k eps max K_ii), a free set above
@@ -23,8 +23,10 @@ calls, the report's products) cost ~1 ms per problem; here the whole of it is on
    polish (LU, least squares, null-space rays) from SMO's point instead.
 3. The certificate's product (:func:`certificate_products`): f - b = K beta recomputed
    from the data (the support's columns computed afresh from X with the loop's kernel,
-   or read from the matrix given), not from the cache or the polish's running g. The
-   report itself (rows, objectives, gap) is :func:`~convexlearn.certify.kkt.kkt_report`'s.
+   or read from the matrix given), not from the cache or the polish's running g, and the
+   report's per-sample rows on it (:func:`~convexlearn.certify.kkt_kernels.kkt_pass`,
+   the report's own compiled pass); the rest of the report (objectives, gap, verdict) is
+   :func:`~convexlearn.certify.kkt.kkt_report`'s.
 
 Nothing here decides optimality: the caller's certificate does.
 """
@@ -38,6 +40,7 @@ import math
 import numpy as np
 from numba import njit
 
+from ...certify.kkt_kernels import kkt_pass
 from .smo_kernels import WHOLE_COLUMN, column_slot, full_column, smo_loop
 
 __all__ = ["small_solve", "certificate_products", "OK", "NO_FREE", "POLISH_FAILED"]
@@ -58,42 +61,42 @@ def _column(j, n, code, X, K, gamma, coef0, degree, cache, slot_of, owner, stamp
 
 
 @njit(cache=True)
-def _cholesky(A, k):
-    """In place: the lower Cholesky factor of A[:k, :k]; False when a pivot^2 is at most
+def _cholesky_upper(A, k):
+    """In place: U with U^T U = A[:k, :k] in A's upper triangle (right-looking, each
+    update a contiguous row: the loops vectorize); False when a pivot is at most
     k eps max_i A_ii (not numerically positive definite)."""
     top = 0.0
     for i in range(k):
         top = max(top, A[i, i])
     floor = k * _EPS * top
     for j in range(k):
-        s = A[j, j]
-        for p in range(j):
-            s -= A[j, p] * A[j, p]
-        if not s > floor:
+        pivot = A[j, j]
+        if not pivot > floor:
             return False
-        d = math.sqrt(s)
+        d = math.sqrt(pivot)
         A[j, j] = d
+        for c in range(j + 1, k):
+            A[j, c] /= d
         for i in range(j + 1, k):
-            s = A[i, j]
-            for p in range(j):
-                s -= A[i, p] * A[j, p]
-            A[i, j] = s / d
+            u = A[j, i]
+            for c in range(i, k):
+                A[i, c] -= u * A[j, c]
     return True
 
 
 @njit(cache=True)
-def _chol_solve(L, k, x):
-    """x <- (L L^T)^{-1} x in place."""
+def _upper_solve(U, k, x):
+    """x <- (U^T U)^{-1} x in place (U^T z = x by rows of U, then U x = z)."""
     for i in range(k):
-        s = x[i]
-        for p in range(i):
-            s -= L[i, p] * x[p]
-        x[i] = s / L[i, i]
+        x[i] /= U[i, i]
+        xi = x[i]
+        for c in range(i + 1, k):
+            x[c] -= U[i, c] * xi
     for i in range(k - 1, -1, -1):
         s = x[i]
-        for p in range(i + 1, k):
-            s -= L[p, i] * x[p]
-        x[i] = s / L[i, i]
+        for c in range(i + 1, k):
+            s -= U[i, c] * x[c]
+        x[i] = s / U[i, i]
 
 
 @njit(cache=True)
@@ -155,13 +158,13 @@ def _polish(code, X, K, gamma, coef0, degree, y, Cv, alpha, g, cache, slot_of, o
             col = _column(F[a], n, code, X, K, gamma, coef0, degree, cache, slot_of, owner,
                           stamp, partial, counters, XT, bits, scratch, act)
             for c in range(a, k):
-                A[c, a] = col[F[c]]
+                A[a, c] = col[F[c]]
             p[a] = y[F[a]] - g[F[a]]
             q[a] = 1.0
-        if not _cholesky(A, k):
+        if not _cholesky_upper(A, k):
             return POLISH_FAILED, 0.0, rounds
-        _chol_solve(A, k, p)
-        _chol_solve(A, k, q)
+        _upper_solve(A, k, p)
+        _upper_solve(A, k, q)
         S, pq, total = 0.0, 0.0, 0.0
         for a in range(k):
             S += q[a]
@@ -264,7 +267,7 @@ def certificate_products(code, X, XT, K, gamma, coef0, degree, beta, bits, row):
 def small_solve(code: Any, X: Any, XT: Any, K: Any, gamma: float, coef0: float, degree: float,
                 diag: Any, y: Any, Cv: Any, tol: float, max_iter: int, shrinking: bool,
                 tau: float, threshold: float, margin_tol: float, max_rounds: int,
-                spent_rounds: int, max_join: int, max_free: int) -> tuple:
+                spent_rounds: int, max_join: int, max_free: int, kkt_tol: float) -> tuple:
     """SMO to ``tol`` from alpha = 0 (at most ``max_iter`` iterations), the polish
     (``max_rounds`` rounds, ``spent_rounds`` after an SMO run that spent its iterations:
     the active set is then far, as in the general path), and the certificate's K beta
@@ -273,9 +276,11 @@ def small_solve(code: Any, X: Any, XT: Any, K: Any, gamma: float, coef0: float, 
 
     Returns
     -------
-    (outcome, spent, alpha, b, g, Kbeta, n_iter, violation, rounds, smo_alpha, smo_g)
+    (outcome, spent, alpha, b, g, Kbeta, n_iter, violation, rounds, smo_alpha, smo_g, rows)
         ``outcome`` OK / NO_FREE: alpha, b (0 for NO_FREE: the caller's midpoint rule) and
-        g = K (y alpha) the polish's; ``Kbeta`` the certificate's product at that alpha.
+        g = K (y alpha) the polish's; ``Kbeta`` the certificate's product at that alpha;
+        ``rows`` (OK only, else of zero length) the KKT report's per-sample pass at
+        ``kkt_tol`` on that answer (:func:`_rows`).
         POLISH_FAILED: ``Kbeta`` empty. ``spent``: SMO ended at ``max_iter``.
         ``smo_alpha`` and ``smo_g`` are SMO's point (for the numpy polish or SMO's next
         run).
@@ -316,12 +321,35 @@ def small_solve(code: Any, X: Any, XT: Any, K: Any, gamma: float, coef0: float, 
                                  threshold, margin_tol,
                                  spent_rounds if spent else max_rounds, max_join,
                                  min(max_free, n))
+    s_a = 0.0
+    for t in range(n):
+        s_a = max(s_a, Cv[t])
     if outcome == POLISH_FAILED:
-        return (outcome, spent, alpha, 0.0, g, np.empty(0), it, violation, rounds, smo_alpha,
-                smo_g)
+        empty = np.empty(0)
+        return (outcome, spent, alpha, 0.0, g, empty, it, violation, rounds, smo_alpha,
+                smo_g, _rows(y[:0], Cv[:0], alpha[:0], empty, 0.0, g[:0], 1.0, kkt_tol))
     beta = np.empty(n)
     for t in range(n):
         beta[t] = y[t] * alpha[t]
     Kbeta = certificate_products(code, X, XT, K, gamma, coef0, degree, beta, bits,
                                  scratch[0])
-    return outcome, spent, alpha, b, g, Kbeta, it, violation, rounds, smo_alpha, smo_g
+    if outcome != OK:               # (b from the caller's midpoint rule: its own pass)
+        return (outcome, spent, alpha, b, g, Kbeta, it, violation, rounds, smo_alpha, smo_g,
+                _rows(y[:0], Cv[:0], alpha[:0], Kbeta[:0], 0.0, g[:0], 1.0, kkt_tol))
+    return (outcome, spent, alpha, b, g, Kbeta, it, violation, rounds, smo_alpha, smo_g,
+            _rows(y, Cv, alpha, Kbeta, b, g, s_a, kkt_tol))
+
+
+@njit(cache=True)
+def _rows(y, Cv, alpha, Kbeta, b, g, s_a, tol):
+    """The KKT report's per-sample pass (:func:`~convexlearn.certify.kkt_kernels.kkt_pass`)
+    on the answer: f = K beta + b from the certificate's product, the solution's slacks
+    xi = max(0, 1 - y (g + b)) (c_svc_solution's, from the polish's g), the same
+    operations as the report's own call on them (so the same bits)."""
+    n = y.shape[0]
+    f = np.empty(n)
+    xi = np.empty(n)
+    for t in range(n):
+        f[t] = Kbeta[t] + b
+        xi[t] = max(0.0, 1.0 - y[t] * (g[t] + b))
+    return kkt_pass(y, Cv, alpha, f, xi, True, False, s_a, tol)

@@ -92,6 +92,25 @@ def test_compiled_equals_reference(name):
         assert np.all(fast.alpha[zero] == 0.0)
 
 
+@pytest.mark.parametrize("name", ["rbf blobs C=1", "weights with zeros", "shared Gram"])
+def test_rows_of_the_call_equal_the_reports_own_pass(name):
+    """The report's per-sample rows computed in the call are those the report computes
+    itself on the same product and slacks, bit for bit (the same compiled pass on the
+    same operations)."""
+    svm = PROBLEMS[name]
+    fast, _ = certified_small(svm, tol=1e-3, kkt_tol=1e-6, gap_tol=1e-9)
+    Kb = _product(svm, svm.y * fast.alpha)           # (deterministic: the call's own)
+    own = kkt_report(svm, fast, tol=1e-6, products=np.column_stack([Kb, Kb]))
+    for key, value in own.residuals.items():
+        np.testing.assert_array_equal(fast.report.residuals[key], value)
+    for attribute in ("support", "free", "bounded", "margin_support", "disagreements",
+                      "margins"):
+        np.testing.assert_array_equal(getattr(fast.report, attribute),
+                                      getattr(own, attribute))
+    assert fast.report.max_violation == own.max_violation
+    assert fast.report.relative_gap == own.relative_gap
+
+
 @pytest.mark.parametrize("name", ["rbf blobs C=1", "poly3 clf10", "shared Gram"])
 def test_certificate_product_from_data(name):
     """K beta of the certificate (fresh kernel columns from X, or the matrix in memory)
@@ -99,16 +118,22 @@ def test_certificate_product_from_data(name):
     sums of n terms) plus the compiled exponential's few ulps (1e-14 relative)."""
     svm = PROBLEMS[name]
     fast, _ = certified_small(svm, tol=1e-3, kkt_tol=1e-6, gap_tol=1e-9)
-    spec = svm.gram_operator.spec()
-    XT = spec.X if spec.code == 4 else np.ascontiguousarray(spec.X.T)
     beta = svm.y * fast.alpha
     n = beta.size
-    got = small_kernels.certificate_products(spec.code, spec.X, XT, spec.K, spec.gamma,
-                                             spec.coef0, spec.degree, beta,
-                                             np.empty(n, dtype=np.int64), np.empty(n))
+    got = _product(svm, beta)
     want = svm.gram_products(beta)
     absolute = np.abs(svm.gram_operator.block(np.arange(n), np.arange(n))) @ np.abs(beta)
     assert np.all(np.abs(got - want) <= (2 * n * EPS + 1e-14) * absolute)
+
+
+def _product(svm, beta):
+    """K beta by the certificate's compiled product (the call's)."""
+    spec = svm.gram_operator.spec()
+    XT = spec.X if spec.code == 4 else np.ascontiguousarray(spec.X.T)
+    n = beta.size
+    return small_kernels.certificate_products(spec.code, spec.X, XT, spec.K, spec.gamma,
+                                              spec.coef0, spec.degree, beta,
+                                              np.empty(n, dtype=np.int64), np.empty(n))
 
 
 def _perturbed(svm, alpha):
@@ -120,13 +145,7 @@ def _perturbed(svm, alpha):
     step = 1e-4 * float(np.max(svm.C_bounds))
     moved[same[0]] += step
     moved[same[1]] -= step
-    spec = svm.gram_operator.spec()
-    XT = spec.X if spec.code == 4 else np.ascontiguousarray(spec.X.T)
-    n = moved.size
-    Kb = small_kernels.certificate_products(spec.code, spec.X, XT, spec.K, spec.gamma,
-                                            spec.coef0, spec.degree, svm.y * moved,
-                                            np.empty(n, dtype=np.int64), np.empty(n))
-    return moved, Kb
+    return moved, _product(svm, svm.y * moved)
 
 
 def test_perturbed_answer_fails_the_certificate():
@@ -148,6 +167,7 @@ def test_uncertified_call_hands_over_to_the_general_path(monkeypatch):
     def wrong(*args):
         out = list(original(*args))
         out[2], out[5] = _perturbed(svm, out[2])
+        out[11] = None                 # (the report's own pass on the perturbed answer)
         return tuple(out)
 
     monkeypatch.setattr(small_kernels, "small_solve", wrong)
