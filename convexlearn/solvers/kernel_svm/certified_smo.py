@@ -300,7 +300,7 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
             # does not certify, the general path goes on from SMO's point
             small, start = small_certified.certified_small(
                 svm, tol=tol, kkt_tol=kkt_tol, gap_tol=gap_tol, shrinking=shrinking,
-                max_iter=chunk, rounds=(_ROUNDS, _LAST_ROUNDS))
+                cache_size=cache_size, max_iter=chunk, rounds=(_ROUNDS, _LAST_ROUNDS))
             if small is not None:
                 small.time_s = timer()
                 return small

@@ -75,7 +75,8 @@ def _finish(svm: Any, alpha: np.ndarray, g: np.ndarray, b: float | None, product
 
 
 def certified_small(svm: Any, *, tol: float, kkt_tol: float, gap_tol: float,
-                    shrinking: bool = True, max_iter: int | None = None,
+                    shrinking: bool = True, cache_size: float = 200.0,
+                    max_iter: int | None = None,
                     rounds: tuple[int, int] = (ROUNDS, SPENT_ROUNDS)
                     ) -> tuple[Solution | None, tuple | None]:
     """The one-call solve of ``svm`` (:func:`small_applies` must hold): SMO to ``tol``
@@ -116,7 +117,11 @@ def certified_small(svm: Any, *, tol: float, kkt_tol: float, gap_tol: float,
         return None, (smo_alpha, smo_g, int(n_iter))
     label_exact_smo(sol, svm, n_iter=int(n_iter), time_s=timer(), gap_tol=gap_tol,
                     smo_tol=[tol], polished=True, kkt_tol=kkt_tol, shrinking=shrinking,
-                    loop="compiled, one call (small_kernels)", polish_rounds=int(used))
+                    cache_size_mb=cache_size, loop="compiled, one call (small_kernels)",
+                    polish_rounds=int(used))
+    # every column held: the Gram matrix in memory, or a cache of all n columns
+    sol.extra["cache"] = {"capacity_columns": n, "cache_size_mb": cache_size,
+                          "gram_in_memory": spec.code == KERNEL_CODES["precomputed"]}
     return sol, None
 
 
