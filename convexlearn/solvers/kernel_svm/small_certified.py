@@ -1,7 +1,7 @@
 """A small certified C-SVC in one compiled call (the route "exact-smo"'s fast path).
 
-:func:`certified_small` answers what :func:`~convexlearn.solvers.kernel_svm.certified_smo.certified_smo`
-answers, for a C-SVC with intercept and finite costs on a nonlinear kernel whose n
+:func:`certified_small` answers what
+:func:`~convexlearn.solvers.kernel_svm.certified_smo.certified_smo` answers, for a C-SVC with intercept and finite costs on a nonlinear kernel whose n
 columns fit in SMO's cache (``cache_size`` MB, and n <= :data:`SMALL_MAX`): SMO, the
 active-set polish and the certificate's product K beta run as one compiled call
 (:func:`~convexlearn.solvers.kernel_svm.small_kernels.small_solve`); the KKT report is
