@@ -28,6 +28,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .intercepts import intercept_from_alpha, intercepts_by_sign, is_balanced
+from .polish_carry import arrange
 from .polish_face import Face
 from .polish_walk import ratio_walk
 
@@ -228,7 +229,8 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
     # ratio steps steered by a kept factorization (O(|F|^2) each) count apart
     costly, cheap = 0, 0
     while costly < max_rounds and cheap < 4 * MAX_FREE:
-        F = np.flatnonzero(free)
+        # (in the face's block order: a factor carried from the last round stays valid)
+        F = arrange(face.F0, free) if face.signs is None else np.flatnonzero(free)
         if F.size > MAX_FREE:
             return None
         if F.size == 0:
