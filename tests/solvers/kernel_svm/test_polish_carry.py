@@ -153,3 +153,45 @@ def test_polish_with_carried_factors_is_certified_and_matches_fresh(seed, monkey
 
 def test_drop_ratio_and_join_ratio_are_positive():
     assert polish_carry.DROP_RATIO > 0 and polish_carry.JOIN_RATIO > 1
+
+
+def test_screened_joiners_leave_the_solution_of_the_smaller_face():
+    """A joiner the face's solution pushes out past the bound it sits at is fixed there;
+    the kept solution is the fresh solution of the smaller face (the fixed on the right
+    side), checked against numpy's dense solve of the bordered system."""
+    K, block = _kernel_problem(n=80, seed=3)
+    rng = np.random.default_rng(4)
+    face = polish_face.Face(True)
+    F0 = np.arange(50)
+    face.focus(F0, block)
+    start0 = rng.uniform(0.1, 0.5, size=50)
+    face.solve(np.ones(50), float(start0.sum()), start0, 1e-9, fresh=False)
+    free = np.zeros(80, dtype=bool)
+    free[:50] = True
+    free[[60, 65, 70, 75]] = True
+    F = arrange(face.F0, free)
+    face.focus(F, block)
+    assert face.joined is not None                     # carried, not factorized afresh
+    start = np.concatenate([start0, np.zeros(4)])      # the joiners sit at 0
+    rhs = rng.normal(size=F.size)
+    total = float(start.sum())
+    u, b, ray = face.solve(rhs, total, start, 1e-9, fresh=False)
+    assert ray is None and isinstance(face.fresh_factor, JoinedBlock)
+    lo, hi = np.zeros(F.size), np.full(F.size, 10.0)
+    out = 50 + np.flatnonzero(u[50:] < 0.0)
+    screened = polish_carry.screen_joiners(face, F, start, lo, hi, rhs, total, u, b)
+    assert out.size > 0                               # (the draw pushes some out)
+    keep, u_kept, b_kept, rhs_kept, total_kept = screened
+    assert not keep[out].any() and np.array_equal(face.F0, F[keep])
+    kept = F[keep]
+    k = kept.size
+    A = np.zeros((k + 1, k + 1))
+    A[:k, :k] = K[np.ix_(kept, kept)]
+    A[:k, k] = A[k, :k] = 1.0
+    fixed = ~keep
+    right = rhs[keep] - K[np.ix_(kept, F[fixed])] @ start[fixed]
+    dense = np.linalg.solve(A, np.append(right, total - start[fixed].sum()))
+    np.testing.assert_allclose(u_kept, dense[:k], rtol=1e-8, atol=1e-8)
+    assert abs(b_kept - dense[k]) <= 1e-8 * max(1.0, abs(dense[k]))
+    # the joiners still free lie on the right side of their bound
+    assert np.all(u_kept[50:] >= 0.0)
