@@ -17,7 +17,8 @@ import numpy as np
 import scipy.linalg
 from scipy.linalg import blas, lapack
 
-from .polish_carry import JoinedBlock, carry_factor, face_solve, positions_in
+from .polish_carry import (JoinedBlock, carry_factor, face_solve, factor_solve,
+                           positions_in)
 
 __all__ = ["Face", "kkt_solve"]
 
@@ -125,35 +126,6 @@ def _spd_bordered_solve(KFF: np.ndarray, E: np.ndarray | None, r: np.ndarray, cu
     if info != 0 or not rcond > cut:
         return None
     return _kept(factor_solve(factor, E, r), factor, factors)
-
-
-def factor_solve(factor: np.ndarray, E: np.ndarray | None, r: np.ndarray
-                 ) -> np.ndarray | None:
-    """[K_FF E; E^T 0] x = r (K_FF x = r without E) from the upper Cholesky factor R of
-    K_FF (K_FF = R^T R; its lower triangle is not read; or a factor in pieces,
-    :class:`~convexlearn.solvers.kernel_svm.polish_carry.JoinedBlock`) and the Schur
-    complement S = E^T K_FF^{-1} E; None when S is singular."""
-    if isinstance(factor, JoinedBlock):
-        k, potrs = factor.size, factor.potrs
-    else:
-        k, potrs = factor.shape[0], (lambda B: lapack.dpotrs(factor, B, lower=False)[0])
-    if E is None:
-        return potrs(r)
-    m = E.shape[1]
-    solved = potrs(np.column_stack([r[:k], E]))
-    u, W = solved[:, 0], solved[:, 1:]
-    S = E.T @ W
-    if m == 1:
-        # (the 1 x 1 case of the solve below, LAPACK's division, without its call cost)
-        if S[0, 0] == 0.0:
-            return None
-        b = (E.T @ u - r[k:k + m]) / S[0, 0]
-    else:
-        try:
-            b = np.linalg.solve(S, E.T @ u - r[k:k + m])
-        except np.linalg.LinAlgError:
-            return None
-    return np.concatenate([u - W @ b, b])
 
 
 def _kept(sol: np.ndarray | None, factor: np.ndarray, factors: list | None

@@ -11,9 +11,9 @@ import convexlearn as cl
 from convexlearn.solvers.kernel_svm import polish_carry, polish_face
 from convexlearn.solvers.kernel_svm.polish_carry import (JoinedBlock, arrange,
                                                          bordered_residual, carried_solve,
-                                                         carry_factor, positions_in)
+                                                         carry_factor, factor_solve,
+                                                         positions_in)
 from convexlearn.solvers.kernel_svm.polish_carry_kernels import drop_positions
-from convexlearn.solvers.kernel_svm.polish_face import factor_solve
 
 EPS = np.finfo(float).eps
 
