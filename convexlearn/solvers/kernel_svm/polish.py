@@ -28,6 +28,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .intercepts import intercept_from_alpha, intercepts_by_sign, is_balanced
+from .polish_carry import arrange, screen_joiners
 from .polish_face import Face
 from .polish_walk import ratio_walk
 
@@ -228,7 +229,8 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
     # ratio steps steered by a kept factorization (O(|F|^2) each) count apart
     costly, cheap = 0, 0
     while costly < max_rounds and cheap < 4 * MAX_FREE:
-        F = np.flatnonzero(free)
+        # (in the face's block order: a factor carried from the last round stays valid)
+        F = arrange(face.F0, free) if face.signs is None else np.flatnonzero(free)
         if F.size > MAX_FREE:
             return None
         if F.size == 0:
@@ -261,6 +263,16 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
                 total = float(total[0])
         rhs = target[F] - rest
         u, b, ray = face.solve(rhs, total, beta[F], margin_tol, fresh=False)
+        if ray is None and face.last_fresh and not by_sign and np.all(np.isfinite(C[F])):
+            # joiners the solution pushes out at once: fixed on the joiners' small block
+            # (polish_carry.screen_joiners), not by the walk's first steps
+            lo = np.where(y[F] > 0, 0.0, -C[F])
+            screened = screen_joiners(face, F, beta[F], lo, lo + C[F], rhs, total, u, b)
+            if screened is not None:
+                keep, u, b, rhs, total = screened
+                free[F[~keep]] = False
+                F = F[keep]
+                rest = target[F] - rhs
         if (ray is None and not face.last_fresh
                 and _ratio_step(y[F] * beta[F], y[F] * (u - beta[F]), C[F]) is None):
             # in the box by the steering: kept when it solves the face's system to the

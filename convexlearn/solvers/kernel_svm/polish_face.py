@@ -17,6 +17,9 @@ import numpy as np
 import scipy.linalg
 from scipy.linalg import blas, lapack
 
+from .polish_carry import (JoinedBlock, carry_factor, face_solve, factor_solve,
+                           positions_in)
+
 __all__ = ["Face", "kkt_solve"]
 
 _EPS = float(np.finfo(float).eps)     # (np.finfo costs microseconds a call)
@@ -114,7 +117,6 @@ def _spd_bordered_solve(KFF: np.ndarray, E: np.ndarray | None, r: np.ndarray, cu
     numerically positive definite (reciprocal condition number, LAPACK's 1-norm estimate,
     at most ``cut``) or S is singular: the caller's LU and least squares decide then.
     The factor is appended to ``factors`` (when given) on success."""
-    k = KFF.shape[0]
     # K_FF is symmetric: LAPACK reads whichever of it and its transpose is in F-order
     M = KFF if KFF.flags.f_contiguous else KFF.T
     factor, info = lapack.dpotrf(M, lower=False, clean=False)
@@ -123,29 +125,13 @@ def _spd_bordered_solve(KFF: np.ndarray, E: np.ndarray | None, r: np.ndarray, cu
     rcond, info = lapack.dpocon(factor, lapack.dlange("1", M))
     if info != 0 or not rcond > cut:
         return None
-    if E is None:
-        sol, _ = lapack.dpotrs(factor, r, lower=False)
-        return _kept(sol, factor, factors)
-    m = E.shape[1]
-    solved, _ = lapack.dpotrs(factor, np.column_stack([r[:k], E]), lower=False)
-    u, W = solved[:, 0], solved[:, 1:]
-    S = E.T @ W
-    if m == 1:
-        # (the 1 x 1 case of the solve below, LAPACK's division, without its call cost)
-        if S[0, 0] == 0.0:
-            return None
-        b = (E.T @ u - r[k:k + m]) / S[0, 0]
-    else:
-        try:
-            b = np.linalg.solve(S, E.T @ u - r[k:k + m])
-        except np.linalg.LinAlgError:
-            return None
-    return _kept(np.concatenate([u - W @ b, b]), factor, factors)
+    return _kept(factor_solve(factor, E, r), factor, factors)
 
 
-def _kept(sol: np.ndarray, factor: np.ndarray, factors: list | None) -> np.ndarray | None:
+def _kept(sol: np.ndarray | None, factor: np.ndarray, factors: list | None
+          ) -> np.ndarray | None:
     """``sol`` when finite (its factor appended to ``factors``), else None."""
-    if not np.all(np.isfinite(sol)):
+    if sol is None or not np.all(np.isfinite(sol)):
         return None
     if factors is not None:
         factors.append(factor)
@@ -189,7 +175,7 @@ class Face:
         self.signs = signs
         self.E0: np.ndarray | None = None      # the border of the block's set
         self.F0: np.ndarray | None = None      # the set of the block (and the steering)
-        self.K0 = np.empty((0, 0))
+        self._K0 = np.empty((0, 0))
         self.position = np.empty(0, dtype=int)  # F's rows in the block
         self.factor: np.ndarray | None = None   # Cholesky factor of K0 (upper)
         self.W = np.empty((0, 0))               # K0^{-1} [E0, e_G]: border, then removed
@@ -201,6 +187,8 @@ class Face:
         self.fresh_factor: np.ndarray | None = None   # its Cholesky factor of the block
         self.step: tuple | None = None          # the last steered step system and solution
         self.norm: float | None = None          # max row sum of |K0|, once per block
+        self.carried: Any = None                # a carried factor of K0 (polish_carry)
+        self.joined: JoinedBlock | None = None  # K0 and its factor in pieces, not joined
 
     @property
     def steering(self) -> bool:
@@ -213,10 +201,10 @@ class Face:
 
     def focus(self, F: np.ndarray, kernel_block: Callable) -> None:
         """Make the face's data those of the free set ``F``."""
-        if self.F0 is not None and F.size <= self.position.size and (
+        position = None if self.F0 is None else positions_in(self.F0, F)
+        if position is not None and F.size <= self.position.size and (
                 self.signs is None or self._border(F).shape[1] == self.E0.shape[1]):
-            position = np.searchsorted(self.F0, F)
-            if np.all(position < self.F0.size) and np.array_equal(self.F0[position], F):
+            if np.all(position >= 0):
                 if position.size < self.position.size and self.steering:
                     gone = np.setdiff1d(self.position, position)
                     if self.downdates + gone.size > self.REFRESH or not all(
@@ -224,11 +212,57 @@ class Face:
                         self._drop_steering()
                 self.position = position
                 return
+        K0, base = (None, None) if position is None else (self.K0, self.carry_base())
+        block = (None if base is None
+                 else carry_factor(base, K0, position, F, kernel_block))
+        if block is not None:
+            self.adopt(F, block)
+            return
         self.F0, self.K0 = F, kernel_block(F, F)
         self.E0 = self._border(F)
         self.position = np.arange(F.size)
         self.norm = None
         self._drop_steering()
+        self.carried = None
+
+    @property
+    def K0(self) -> np.ndarray:
+        """K_{F_0 F_0} (a block carried in pieces is joined into arrays first)."""
+        self._join()
+        return self._K0
+
+    def _join(self) -> None:
+        """A block carried in pieces (:class:`JoinedBlock`) becomes whole arrays."""
+        if self.joined is not None:
+            self._K0, factor = self.joined.materialize()
+            for name in ("carried", "fresh_factor"):
+                if getattr(self, name) is self.joined:
+                    setattr(self, name, factor)
+            self.joined = None
+
+    @K0.setter
+    def K0(self, value: np.ndarray) -> None:
+        self._K0, self.joined = value, None
+
+    def adopt(self, F: np.ndarray, block: JoinedBlock) -> None:
+        """Make the carried ``block`` the face's (on F), its factor the next solve's."""
+        self.F0, self.K0, self.E0 = F, None, self._border(F)
+        self.position, self.norm = np.arange(F.size), None
+        self._drop_steering()
+        self.joined = self.carried = block
+
+    def carry_base(self) -> np.ndarray | JoinedBlock | None:
+        """The factor of the whole block a carried one starts from (polish_carry): the
+        carried one not yet used, else the last fresh solve's; None with one row per sign
+        (the nu-problems' border is factorized afresh)."""
+        if self.signs is not None:
+            return None
+        return self.carried if self.carried is not None else self.fresh_factor
+
+    def keep_factor(self, factor: np.ndarray | JoinedBlock) -> None:
+        """The factor of a solve from a carried one becomes the block's fresh factor."""
+        self._drop_steering()
+        self.fresh_factor = factor
 
     def _remove(self, j: int) -> bool:
         """Take position j of the block out of the steering; False when it cannot."""
@@ -273,6 +307,7 @@ class Face:
         Cholesky factor of the fresh solve that just ran on the block."""
         if self.steering or self.position.size != self.F0.size:
             return
+        self._join()
         factor, self.removed, self.downdates = self.fresh_factor, [], 0
         if factor is None:
             M = self.K0 if self.K0.flags.f_contiguous else self.K0.T
@@ -296,6 +331,7 @@ class Face:
         than the block or K_0 is not positive definite in floating point."""
         if self.position.size != self.F0.size:
             return None
+        self._join()
         if self.fresh_factor is None:
             M = self.K0 if self.K0.flags.f_contiguous else self.K0.T
             factor, info = lapack.dpotrf(M, lower=False, clean=False)
@@ -304,6 +340,8 @@ class Face:
 
     def product(self, x: np.ndarray) -> np.ndarray:
         """K_FF @ x without forming K_FF."""
+        if self.joined is not None and self.position.size == self.F0.size:
+            return self.joined.product(x)
         if self.position.size == self.F0.size:
             return self.K0 @ x
         padded = np.zeros(self.F0.size)
@@ -316,6 +354,9 @@ class Face:
         self.last_fresh = fresh or not self.steering
         E = None if self.signs is None else self.E0[self.position]
         if self.last_fresh:
+            carried = face_solve(self, rhs, total, start)
+            if carried is not None:
+                return carried
             KFF = self.KFF
             factors: list = []
             u, b, ray = kkt_solve(KFF, rhs, total, start, margin_tol, E, factors)
