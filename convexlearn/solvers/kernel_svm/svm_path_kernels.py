@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-__all__ = ["add_outer", "path_consistent", "first_crossings", "next_event"]
+__all__ = ["add_outer", "swap_rows_cols", "snap_elbow", "path_consistent", "first_crossings", "next_event"]
 
 #: Event codes of :func:`next_event` (the index into :data:`EVENT_KINDS`).
 EVENT_KINDS = ("E->R", "E->L", "L->E", "R->E")
@@ -28,6 +28,33 @@ def add_outer(A: Any, m: int, u: Any, v: Any, scale: float) -> None:
         ui = scale * u[i]
         for j in range(m):
             A[i, j] += ui * v[j]
+
+
+@njit(cache=True)
+def swap_rows_cols(A: Any, p: int, q: int, size: int) -> None:
+    """Rows p and q, then columns p and q, of ``A[:size, :size]`` swapped in place (in
+    numpy: ``A[[p, q], :size] = A[[q, p], :size]; A[:size, [p, q]] = A[:size, [q, p]]``)."""
+    for j in range(size):
+        A[p, j], A[q, j] = A[q, j], A[p, j]
+    for i in range(size):
+        A[i, p], A[i, q] = A[i, q], A[i, p]
+
+
+@njit(cache=True)
+def snap_elbow(a: Any, idx: Any, snap: float) -> None:
+    """The elbow's fractions within ``snap`` of 0 or 1 put on it, all into [0, 1], in
+    place; in numpy::
+
+        aE = a[idx]
+        a[idx] = clip(where(|aE| <= snap, 0, where(|aE - 1| <= snap, 1, aE)), 0, 1)
+    """
+    for k in range(idx.size):
+        v = a[idx[k]]
+        if abs(v) <= snap:
+            v = 0.0
+        elif abs(v - 1.0) <= snap:
+            v = 1.0
+        a[idx[k]] = min(max(v, 0.0), 1.0)
 
 
 @njit(cache=True, error_model="numpy")

@@ -157,13 +157,26 @@ def test_rank_one_updates_of_the_elbow_match_a_fresh_factorization():
     a = np.where(L, 1.0, 0.0)
     a[E] = 0.5
     state = svm_path._PathState(Q, yy, a, 0.1, 1.0, E, L)
+
+    def direction_known():
+        # the direction and its s, as a pass forms them; a join needs s at the joiner
+        x = np.linalg.solve(svm_path._elbow_matrix(Q, yy, state.idx),
+                            np.r_[0.0, np.ones(state.m)])
+        state.x, state.s_x = x.copy(), Q[:, state.idx] @ x[1:] + yy * x[0]
+
     for i in (12, 2, 17, 25, 3):
+        direction_known()
         state.join(i)
     state.leave(4, to_L=True)
     state.leave(17, to_L=False)
+    direction_known()
     state.join(33)
     state.leave(1, to_L=False)
     idx = state.idx
+    # the direction kept by the same rank-one changes (svm_path_elbow) solves the system
+    x = np.linalg.solve(svm_path._elbow_matrix(Q, yy, idx), np.r_[0.0, np.ones(idx.size)])
+    assert state.x is not None
+    assert np.allclose(state.x, x, rtol=1e-9, atol=1e-9 * np.abs(x).max())
     assert sorted(idx.tolist()) == sorted(np.flatnonzero(state.E).tolist())
     fresh = np.linalg.inv(svm_path._elbow_matrix(Q, yy, idx))
     assert np.allclose(state.inv, fresh, rtol=1e-9, atol=1e-9 * np.abs(fresh).max())

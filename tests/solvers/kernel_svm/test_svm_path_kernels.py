@@ -119,3 +119,61 @@ def test_next_event_equals_the_numpy_ratio_test_with_ties_and_zero_divisions(see
     best, event = _numpy_event(a, idx, dE, g, s, E, L, lam, lam_end, lam * (1 - 1e-12))
     assert got[0] == best
     assert (None if got[1] < 0 else (EVENT_KINDS[got[1]], int(got[2]))) == event
+
+
+@pytest.mark.parametrize("m", [0, 1, 31, 32, 33, 70])
+def test_elbow_pass_equals_the_numpy_blocked_sums_in_every_mode(m):
+    """The compiled pass (g summed afresh / corrected / left, s formed or not) against
+    its numpy formula, to well within the rounding bound both share; what is not asked
+    for is left untouched."""
+    from convexlearn.solvers.kernel_svm.svm_path_pass import (G_CORRECT, G_FRESH, G_NONE,
+                                                              elbow_pass,
+                                                              elbow_pass_reference)
+    rng = np.random.default_rng(m)
+    n = 57
+    cols = rng.normal(size=(m + 3, n))        # rows beyond m must not be read
+    w, d = rng.normal(size=m + 3), rng.normal(size=m + 3)
+    y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    base, g0 = rng.normal(size=n), rng.normal(size=n)
+    scale = (np.abs(cols[:m]).T @ (np.abs(w[:m]) + np.abs(d[:m])) + np.abs(base)
+             + np.abs(g0) + 2.0)
+    for mode in (G_NONE, G_FRESH, G_CORRECT):
+        for want_s in (False, True):
+            g, s = g0.copy(), np.full(n, np.nan)
+            g_ref, s_ref = g0.copy(), np.full(n, np.nan)
+            elbow_pass(cols, m, w, base, 0.7, y, d, -0.3, g, s, mode, want_s)
+            elbow_pass_reference(cols, m, w, base, 0.7, y, d, -0.3, g_ref, s_ref, mode,
+                                 want_s)
+            assert np.all(np.abs(g - g_ref) <= 1e-14 * scale)
+            if want_s:
+                assert np.all(np.abs(s - s_ref) <= 1e-14 * scale)
+            else:
+                assert np.all(np.isnan(s))
+            if mode == G_NONE:
+                assert np.array_equal(g, g0)
+    expected = base + y * 0.7 + cols[:m].T @ w[:m]
+    elbow_pass(cols, m, w, base, 0.7, y, d, -0.3, g, s, G_FRESH, False)
+    assert np.allclose(g, expected, rtol=0, atol=1e-13 * scale.max())
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_snap_and_swap_equal_their_numpy_formulas(seed):
+    from convexlearn.solvers.kernel_svm.svm_path_kernels import snap_elbow, swap_rows_cols
+    rng = np.random.default_rng(seed)
+    a = rng.random(30)
+    idx = rng.choice(30, 12, replace=False)
+    a[idx[:6]] = [0.0, 1e-13, -1e-13, 1 - 1e-13, 1 + 1e-13, 1.5]
+    a[idx[6]] = -0.2
+    expected = a.copy()
+    aE = a[idx]
+    expected[idx] = np.clip(np.where(np.abs(aE) <= 1e-12, 0.0,
+                                     np.where(np.abs(aE - 1) <= 1e-12, 1.0, aE)), 0.0, 1.0)
+    snap_elbow(a, idx, 1e-12)
+    assert np.array_equal(a, expected)
+    A = rng.normal(size=(9, 9))
+    B = A.copy()
+    p, q, size = 2, 6, 7
+    B[[p, q], :size] = B[[q, p], :size]
+    B[:size, [p, q]] = B[:size, [q, p]]
+    swap_rows_cols(A, p, q, size)
+    assert np.array_equal(A, B)
