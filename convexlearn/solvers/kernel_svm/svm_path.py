@@ -45,8 +45,8 @@ import numpy as np
 from ...certify.path_kkt_bound import bounded_kkt
 from .svm_path_bound import MarginBound, blocked_sum
 from .svm_path_empty import EVENT_RTOL as _EVENT_RTOL, empty_elbow as _empty_elbow
-from .svm_path_kernels import (EVENT_KINDS, add_outer, first_crossings, next_event,
-                               path_consistent, snap_elbow, swap_rows_cols)
+from .svm_path_kernels import (EVENT_KINDS, add_outer, bordered_join, first_crossings,
+                               next_event, path_consistent, snap_elbow, swap_rows_cols)
 from .svm_path_elbow import bordered_inverse as _bordered_inverse, candidate, checked
 from .svm_path_elbow import direction as _direction, elbow_matrix as _elbow_matrix
 from .svm_path_pass import G_CORRECT, G_FRESH, G_NONE, elbow_pass
@@ -197,7 +197,7 @@ class _PathState:
       cost O(n |E|). Its updates add round-off of eps max|Q| each, which the margins
       g / lambda multiply by C: qL is summed afresh once the updates since its last sum
       outnumber the columns of L (about the error of a fresh sum; O(n) a change,
-      amortized). The inverse is refactorized every max(:data:`_REFRESH`, |E|) changes
+      amortized). The inverse is refactorized every max(:data:`_REFRESH`, 4 |E|) changes
       of E, and at each change while there is none.
     """
 
@@ -282,21 +282,14 @@ class _PathState:
         c[0] = self.y[i]
         c[1:] = row[self.idx]
         if self._has_inv:
-            inv = self._invbuf[:m + 1, :m + 1]
-            u = inv @ c
-            schur = self.Q[i, i] - c @ u
-            if abs(schur) <= 1e-12 * (abs(self.Q[i, i]) + np.abs(c) @ np.abs(u)):
+            schur, u = bordered_join(self._invbuf, m + 1, c, self.Q[i, i], 1e-12)
+            if schur == 0.0:
                 self._has_inv = False        # nearly singular: factorize afresh below
+            elif self.s_x is not None and self.x is not None:      # svm_path_elbow
+                beta = (1.0 - self.s_x[i]) / schur
+                self.x = np.append(self.x - beta * u, beta)
             else:
-                add_outer(self._invbuf, m + 1, u, u, 1.0 / schur)   # (contiguous: SIMD)
-                self._invbuf[:m + 1, m + 1] = -u / schur
-                self._invbuf[m + 1, :m + 1] = -u / schur
-                self._invbuf[m + 1, m + 1] = 1.0 / schur
-                if self.s_x is not None and self.x is not None:   # svm_path_elbow
-                    beta = (1.0 - self.s_x[i]) / schur
-                    self.x = np.append(self.x - beta * u, beta)
-                else:
-                    self.x = None
+                self.x = None
         self._idx[m] = i
         self._cols[m] = row
         self._abuf[m + 1, :m + 1] = c
@@ -347,14 +340,15 @@ class _PathState:
 
     def _changed(self) -> None:
         # round-off of the updates does not accumulate: a fresh inverse (|E|^3) every
-        # max(_REFRESH, |E|) changes, O(|E|^2) a change amortized; without an inverse
+        # max(_REFRESH, 4 |E|) changes, O(|E|^2) a change amortized (sooner where the
+        # direction's check or the refinement sees the updates drift); without an inverse
         # (a singular system, or an update's Schur complement at round-off) one is tried
         # at every change, as least squares costs more than a factorization
         self.changes += 1
         self.found = self.s_x = None
         if not self._has_inv:
             self.x = None
-        if self.changes >= max(_REFRESH, self.m) or not self._has_inv:
+        if self.changes >= max(_REFRESH, 4 * self.m) or not self._has_inv:
             self.refresh_inverse()
 
     def refresh_inverse(self) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-__all__ = ["add_outer", "swap_rows_cols", "snap_elbow", "path_consistent", "first_crossings", "next_event"]
+__all__ = ["add_outer", "bordered_join", "swap_rows_cols", "snap_elbow", "path_consistent", "first_crossings", "next_event"]
 
 #: Event codes of :func:`next_event` (the index into :data:`EVENT_KINDS`).
 EVENT_KINDS = ("E->R", "E->L", "L->E", "R->E")
@@ -28,6 +28,40 @@ def add_outer(A: Any, m: int, u: Any, v: Any, scale: float) -> None:
         ui = scale * u[i]
         for j in range(m):
             A[i, j] += ui * v[j]
+
+
+@njit(cache=True)
+def bordered_join(N: Any, m1: int, c: Any, qii: float, tol: float) -> tuple[float, Any]:
+    """The inverse N of a symmetric m1 x m1 matrix bordered by the column c and corner
+    qii, in place: with u = N c (N read as symmetric: its rows) and the Schur complement
+    sigma = qii - c^T u, in numpy::
+
+        N[:m1, :m1] += outer(u, u) / sigma
+        N[:m1, m1] = N[m1, :m1] = -u / sigma;   N[m1, m1] = 1 / sigma
+
+    Returns (sigma, u); sigma = 0 and N untouched when |sigma| <= tol (|qii| + |c|^T |u|)
+    (the bordered matrix is singular to round-off)."""
+    u = np.zeros(m1)
+    for j in range(m1):
+        cj = c[j]
+        for i in range(m1):
+            u[i] += cj * N[j, i]
+    sigma = qii
+    scale = abs(qii)
+    for j in range(m1):
+        sigma -= c[j] * u[j]
+        scale += abs(c[j]) * abs(u[j])
+    if abs(sigma) <= tol * scale:
+        return 0.0, u
+    inv = 1.0 / sigma
+    for i in range(m1):
+        ui = inv * u[i]
+        for j in range(m1):
+            N[i, j] += ui * u[j]
+        N[i, m1] = -ui
+        N[m1, i] = -ui
+    N[m1, m1] = inv
+    return sigma, u
 
 
 @njit(cache=True)
