@@ -45,8 +45,9 @@ import numpy as np
 from ...certify.path_kkt_bound import bounded_kkt
 from .svm_path_bound import MarginBound, blocked_sum
 from .svm_path_empty import EVENT_RTOL as _EVENT_RTOL, empty_elbow as _empty_elbow
-from .svm_path_kernels import (EVENT_KINDS, add_outer, bordered_join, first_crossings,
-                               next_event, path_consistent, snap_elbow, swap_rows_cols)
+from .svm_path_kernels import (EVENT_KINDS, add_outer, bordered_join, elbow_residual,
+                               first_crossings, next_event, path_consistent, snap_elbow,
+                               swap_rows_cols)
 from .svm_path_elbow import bordered_inverse as _bordered_inverse, candidate, checked
 from .svm_path_elbow import direction as _direction, elbow_matrix as _elbow_matrix
 from .svm_path_pass import G_CORRECT, G_FRESH, G_NONE, elbow_pass
@@ -401,11 +402,8 @@ class _PathState:
         # segment multiplies the direction's error by its length); the inverse is
         # refactorized when its corrections stall
         for step in range(_REFINE_STEPS if self.m else 0):
-            r = np.empty(self.m + 1)
-            r[0] = -(y @ a)
-            r[1:] = lam - gE
-            scale = self.qmax * np.abs(a).sum() + abs(a0) + lam
-            if np.abs(r).max() <= 1e-15 * scale:
+            r, worst, scale = elbow_residual(y, a, a0, lam, gE, self.qmax)
+            if worst <= 1e-15 * scale:
                 break
             if step == _REFINE_STEPS // 2:
                 self.refresh_inverse()

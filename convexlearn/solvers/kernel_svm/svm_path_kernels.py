@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-__all__ = ["add_outer", "bordered_join", "swap_rows_cols", "snap_elbow", "path_consistent", "first_crossings", "next_event"]
+__all__ = ["add_outer", "bordered_join", "swap_rows_cols", "snap_elbow", "elbow_residual", "direction_miss", "path_consistent", "first_crossings", "next_event"]
 
 #: Event codes of :func:`next_event` (the index into :data:`EVENT_KINDS`).
 EVENT_KINDS = ("E->R", "E->L", "L->E", "R->E")
@@ -89,6 +89,50 @@ def snap_elbow(a: Any, idx: Any, snap: float) -> None:
         elif abs(v - 1.0) <= snap:
             v = 1.0
         a[idx[k]] = min(max(v, 0.0), 1.0)
+
+
+@njit(cache=True)
+def elbow_residual(y: Any, a: Any, a0: float, lam: float, gE: Any, qmax: float
+                   ) -> tuple[Any, float, float]:
+    """The elbow system's residual at a breakpoint and its scale, in one pass; in numpy::
+
+        r = [-(y @ a), lam - gE],   max|r|,   qmax ||a||_1 + |a_0| + lam
+    """
+    r = np.empty(gE.size + 1)
+    balance = 0.0
+    norm = 0.0
+    for i in range(a.size):
+        balance += y[i] * a[i]
+        norm += abs(a[i])
+    r[0] = -balance
+    worst = abs(balance)
+    for k in range(gE.size):
+        r[k + 1] = lam - gE[k]
+        worst = max(worst, abs(r[k + 1]))
+    return r, worst, qmax * norm + abs(a0) + lam
+
+
+@njit(cache=True, error_model="numpy")
+def direction_miss(x: Any, s: Any, idx: Any, y: Any, qmax: float) -> float:
+    """How far d = x misses the elbow system, relative to its scale, read off its s; in
+    numpy (nan for a non-finite x or s)::
+
+        max(|s_E - 1|, |y_E . x_E|) / (qmax ||x_E||_1 + |x_0| + 1)
+    """
+    miss = 0.0
+    balance = 0.0
+    norm = 0.0
+    for k in range(idx.size):
+        miss = max(miss, abs(s[idx[k]] - 1.0))
+        balance += y[idx[k]] * x[k + 1]
+        norm += abs(x[k + 1])
+    miss = max(miss, abs(balance))
+    value = miss / (qmax * norm + abs(x[0]) + 1.0)
+    for k in range(idx.size):
+        if not np.isfinite(s[idx[k]]):
+            return np.nan
+    finite = np.isfinite(value) and np.isfinite(norm) and np.isfinite(x[0])
+    return value if finite else np.nan
 
 
 @njit(cache=True, error_model="numpy")

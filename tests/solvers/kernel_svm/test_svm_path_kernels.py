@@ -197,3 +197,27 @@ def test_bordered_join_is_the_inverse_of_the_bordered_matrix_and_refuses_a_singu
     before = buf2.copy()
     sigma, _ = bordered_join(buf2, 4, c, c @ np.linalg.solve(M[:4, :4], c), 1e-12)
     assert sigma == 0.0 and np.array_equal(buf2, before)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_elbow_residual_and_direction_miss_equal_their_numpy_formulas(seed):
+    from convexlearn.solvers.kernel_svm.svm_path_kernels import direction_miss, elbow_residual
+    y, a, lam, E, L, g, s = _state(seed)
+    idx = np.flatnonzero(E)
+    r, worst, scale = elbow_residual(y, a, 0.3, lam, g[idx] + 1e-3, 2.0)
+    expected = np.r_[-(y @ a), lam - (g[idx] + 1e-3)]
+    np.testing.assert_allclose(r, expected, rtol=1e-14, atol=1e-15)
+    assert worst == pytest.approx(np.abs(expected).max(), rel=1e-14)
+    assert scale == pytest.approx(2.0 * np.abs(a).sum() + 0.3 + lam, rel=1e-14)
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=idx.size + 1)
+    s = s + rng.normal(scale=1e-3, size=s.size)
+    want = (max(np.abs(s[idx] - 1).max(), abs(y[idx] @ x[1:]))
+            / (2.0 * np.abs(x[1:]).sum() + abs(x[0]) + 1))
+    assert direction_miss(x, s, idx, y, 2.0) == pytest.approx(want, rel=1e-13)
+    for bad in (np.nan, np.inf):
+        x_bad, s_bad = x.copy(), s.copy()
+        x_bad[0] = bad
+        assert np.isnan(direction_miss(x_bad, s, idx, y, 2.0))
+        s_bad[idx[0]] = bad
+        assert np.isnan(direction_miss(x, s_bad, idx, y, 2.0))
