@@ -46,8 +46,8 @@ from ...certify.path_kkt_bound import bounded_kkt
 from .svm_path_bound import MarginBound, blocked_sum
 from .svm_path_empty import EVENT_RTOL as _EVENT_RTOL, empty_elbow as _empty_elbow
 from .svm_path_kernels import (EVENT_KINDS, add_outer, bordered_join, elbow_residual,
-                               first_crossings, next_event, path_consistent, snap_elbow,
-                               swap_rows_cols)
+                               first_crossings, leaving_at_bound, next_event,
+                               path_consistent, snap_elbow, swap_rows_cols)
 from .svm_path_elbow import bordered_inverse as _bordered_inverse, candidate, checked
 from .svm_path_elbow import direction as _direction, elbow_matrix as _elbow_matrix
 from .svm_path_pass import G_CORRECT, G_FRESH, G_NONE, elbow_pass
@@ -492,14 +492,13 @@ def _consistent_direction(state):
             return None, None, None
         d0, dE, s = found                        # s = d g / d lambda
         # lambda decreases: a_i moves by -dE_i, the margin slack g_i - lambda by -(s_i - 1)
-        to_R = idx[(a[idx] <= 0.0) & (dE > 0)]
-        to_L = idx[(a[idx] >= 1.0) & (dE < 0)]
+        to_R, to_L = leaving_at_bound(a, idx, dE)
         # (samples on the margin, |g - lam| <= 1e-9 lam, of R rising or L falling into E)
         from_R, from_L = first_crossings(state.g, s, lam, E, L)
-        if to_R.size:
-            state.leave(int(to_R[0]), False)
-        elif to_L.size:
-            state.leave(int(to_L[0]), True)
+        if to_R >= 0:
+            state.leave(int(to_R), False)
+        elif to_L >= 0:
+            state.leave(int(to_L), True)
         elif from_R >= 0:
             state.join(int(from_R))
         elif from_L >= 0:

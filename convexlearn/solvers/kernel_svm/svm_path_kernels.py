@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-__all__ = ["add_outer", "bordered_join", "swap_rows_cols", "snap_elbow", "elbow_residual", "direction_miss", "path_consistent", "first_crossings", "next_event"]
+__all__ = ["add_outer", "bordered_join", "swap_rows_cols", "snap_elbow", "elbow_residual", "direction_miss",
+           "leaving_at_bound", "path_consistent", "first_crossings", "next_event"]
 
 #: Event codes of :func:`next_event` (the index into :data:`EVENT_KINDS`).
 EVENT_KINDS = ("E->R", "E->L", "L->E", "R->E")
@@ -161,6 +162,24 @@ def path_consistent(y: Any, a: Any, lam: float, E: Any, L: Any, g: Any, tol: flo
         elif not (margin >= 1.0 - tol and ai == 0.0):
             return False
     return abs(balance) <= tol * max(1.0, total)
+
+
+@njit(cache=True)
+def leaving_at_bound(a: Any, idx: Any, dE: Any) -> tuple[int, int]:
+    """The first elbow sample at 0 whose fraction would fall below it and the first at 1
+    that would rise above it as lambda falls (-1 where there is none); in numpy::
+
+        idx[(a[idx] <= 0) & (dE > 0)][0],   idx[(a[idx] >= 1) & (dE < 0)][0]
+    """
+    to_r = -1
+    to_l = -1
+    for k in range(idx.size):
+        ak = a[idx[k]]
+        if to_r < 0 and ak <= 0.0 and dE[k] > 0.0:
+            to_r = idx[k]
+        if to_l < 0 and ak >= 1.0 and dE[k] < 0.0:
+            to_l = idx[k]
+    return to_r, to_l
 
 
 @njit(cache=True)

@@ -221,3 +221,15 @@ def test_elbow_residual_and_direction_miss_equal_their_numpy_formulas(seed):
         assert np.isnan(direction_miss(x_bad, s, idx, y, 2.0))
         s_bad[idx[0]] = bad
         assert np.isnan(direction_miss(x, s_bad, idx, y, 2.0))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_leaving_at_bound_equals_the_numpy_masks(seed):
+    from convexlearn.solvers.kernel_svm.svm_path_kernels import leaving_at_bound
+    rng = np.random.default_rng(seed)
+    a = rng.choice([0.0, 1.0, 0.5], size=30)
+    idx = rng.choice(30, 15, replace=False)
+    dE = rng.choice([-1.0, 0.0, 1.0], size=15)
+    to_r, to_l = idx[(a[idx] <= 0) & (dE > 0)], idx[(a[idx] >= 1) & (dE < 0)]
+    expected = (int(to_r[0]) if to_r.size else -1, int(to_l[0]) if to_l.size else -1)
+    assert leaving_at_bound(a, idx, dE) == expected
