@@ -420,7 +420,7 @@ def exact_path(svm: Any, Cs: Any, kkt_tol: float = 1e-9) -> Path:
             return solve(problem, "exact", kkt_tol=kkt_tol)
         sol = problem.from_alpha(alpha, b=b)
         sol.report = problem.kkt(sol, tol=kkt_tol)
-        return path_point(sol, problem, C, "interpolated")
+        return path_point(sol, problem.deferred_fingerprint(), C, "interpolated")
 
     return Path("C", breakpoints.Cs, solutions, time_s=timer(),
                 provenance={"route": "svm-c-path", "events": breakpoints.events,

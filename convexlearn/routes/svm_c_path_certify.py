@@ -33,6 +33,7 @@ import numpy as np
 
 from ..certify.kkt import kkt_report
 from ..certify.path_kkt_bound import BOUND_FIELDS
+from ..fingerprints import Deferred, Provenance
 from ..solution import Solution
 from ..solvers.kernel_svm.c_svc import c_svc_solution
 
@@ -83,13 +84,15 @@ class PathPointReport:
         return f"<PathPointReport {'passed' if self.passed else 'FAILED'}: {self.summary()}>"
 
 
-def path_point(sol: Solution, problem: Any, C: float, event: str) -> Solution:
-    """A breakpoint's solution with its report: status, objective and provenance."""
+def path_point(sol: Solution, fingerprint: Deferred, C: float, event: str) -> Solution:
+    """A breakpoint's solution with its report: status, objective and provenance (the
+    problem's fingerprint at C hashed when first read: a path of thousands of breakpoints
+    does not pay one hash each)."""
     sol.status = "optimal" if sol.report.passed else "inaccurate"
     sol.objective = sol.report.primal_objective
     sol.method = "exact-path"
-    sol.provenance = {"route": "svm-c-path", "C": float(C), "event": event,
-                      "fingerprint": problem.fingerprint()}
+    sol.provenance = Provenance({"route": "svm-c-path", "C": float(C), "event": event,
+                                 "fingerprint": fingerprint})
     return sol
 
 
@@ -128,15 +131,16 @@ def certify_breakpoints(svm: Any, path: Any, tol: float) -> list[Solution]:
 
 def _point(svm: Any, path: Any, i: int, tol: float, figures: dict, source: str) -> Solution:
     """The breakpoint's Solution with its compact report (alpha a view of the path's row,
-    within [0, C] where the certificate passed)."""
-    C = path.Cs[i]
+    within [0, C] where the certificate passed). The problem at C (a copy of ``svm``) is
+    made only when its full report or its fingerprint is read: the verdict above does not
+    need it."""
+    C = float(path.Cs[i])
     alpha = path.alphas[i] if figures["passed"] else np.clip(path.alphas[i], 0.0, C)
-    problem = svm.with_C(C)
     w = svm.X.T @ (svm.y * alpha) if svm.kernel.is_linear and svm.X is not None else None
     sol = Solution(w=w, b=float(path.intercepts[i]), alpha=alpha)
 
     def recompute():
-        return kkt_report(problem, sol, tol)
+        return kkt_report(svm.with_C(C), sol, tol)
 
     sol.report = PathPointReport(
         passed=bool(figures["passed"]), tol=tol,
@@ -145,4 +149,4 @@ def _point(svm: Any, path: Any, i: int, tol: float, figures: dict, source: str) 
         dual_objective=figures["dual_objective"], n_support=int(figures["support"]),
         n_free=int(figures["free"]), n_bounded=int(figures["bounded"]), recompute=recompute,
         source=source)
-    return path_point(sol, problem, C, path.events[i])
+    return path_point(sol, Deferred(lambda: svm.with_C(C).fingerprint()), C, path.events[i])

@@ -41,13 +41,16 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
-from scipy.linalg import lapack
 
 from ...certify.path_kkt_bound import bounded_kkt
 from .svm_path_bound import MarginBound, blocked_sum
 from .svm_path_empty import EVENT_RTOL as _EVENT_RTOL, empty_elbow as _empty_elbow
-from .svm_path_kernels import (EVENT_KINDS, add_outer, first_crossings, next_event,
-                               path_consistent)
+from .svm_path_kernels import (EVENT_KINDS, add_outer, bordered_join, elbow_residual,
+                               first_crossings, leaving_at_bound, next_event,
+                               path_consistent, snap_elbow, swap_rows_cols)
+from .svm_path_elbow import bordered_inverse as _bordered_inverse, candidate, checked
+from .svm_path_elbow import direction as _direction, elbow_matrix as _elbow_matrix
+from .svm_path_pass import G_CORRECT, G_FRESH, G_NONE, elbow_pass
 
 __all__ = ["SVMPath", "svm_c_path"]
 
@@ -183,6 +186,8 @@ class _PathState:
 
     * ``QE``: the elbow's columns Q[:, E] (n x |E|, in the order of ``idx``), a column
       added as a sample joins E; one that leaves swaps places with the last first;
+      ``A`` = [[0, y_E^T], [y_E, Q_EE]] in the same order (the refinement and the
+      direction's check cost O(|E|^2) on it; one pass over QE a breakpoint forms g and s);
     * ``inv``: the inverse of the bordered elbow matrix [[0, y_E^T], [y_E, Q_EE]], updated
       by its Schur complement when a sample joins (O(|E|^2)) and by the inverse's own
       blocks when one leaves, so that a direction costs O(|E|^2), not a factorization
@@ -193,7 +198,7 @@ class _PathState:
       cost O(n |E|). Its updates add round-off of eps max|Q| each, which the margins
       g / lambda multiply by C: qL is summed afresh once the updates since its last sum
       outnumber the columns of L (about the error of a fresh sum; O(n) a change,
-      amortized). The inverse is refactorized every max(:data:`_REFRESH`, |E|) changes
+      amortized). The inverse is refactorized every max(:data:`_REFRESH`, 4 |E|) changes
       of E, and at each change while there is none.
     """
 
@@ -210,6 +215,10 @@ class _PathState:
         self._cols = np.empty((cap, Q.shape[0]))
         self._cols[:self.m] = Q[first]
         self._invbuf = np.empty((cap + 1, cap + 1))
+        self._abuf = np.empty((cap + 1, cap + 1))     # the bordered matrix itself
+        self._abuf[:self.m + 1, :self.m + 1] = _elbow_matrix(Q, y, first)
+        self.found = None            # the direction the last breakpoint's pass formed
+        self.x = self.s_x = None     # d kept by the rank-one changes, and its s (if formed)
         self.changes = self.l_changes = 0
         self.qmax = max(float(np.max(np.diag(Q), initial=0.0)), 1e-300)   # >= |Q_ij| (PSD)
         self.bound = MarginBound(Q, y)       # err >= max_i |g_i - (Q a + y a_0)_i|
@@ -233,24 +242,31 @@ class _PathState:
         return self._cols[:self.m].T
 
     @property
+    def A(self) -> np.ndarray:
+        """[[0, y_E^T], [y_E, Q_EE]] in the order of idx (a view)."""
+        return self._abuf[:self.m + 1, :self.m + 1]
+
+    @property
     def inv(self):
         return self._invbuf[:self.m + 1, :self.m + 1] if self._has_inv else None
 
     def margins(self) -> np.ndarray:
-        """g = Q a + y a_0 from the elbow's columns and qL (its rounding bound reset)."""
+        """g = Q a + y a_0 from QE and qL (its rounding bound reset)."""
         self.bound.fresh(self.m, self.a, self.a0, self.E, self.L)
         return blocked_sum(self._cols, np.arange(self.m), self.a[self.idx],
                            self.qL + self.y * self.a0)
 
     def _grow(self) -> None:
         cap = 2 * self._idx.size
-        idx, cols, inv = self._idx, self._cols, self._invbuf
+        idx, cols, inv, A = self._idx, self._cols, self._invbuf, self._abuf
         self._idx = np.empty(cap, dtype=np.int64)
         self._idx[:self.m] = idx[:self.m]
         self._cols = np.empty((cap, cols.shape[1]))
         self._cols[:self.m] = cols[:self.m]
         self._invbuf = np.empty((cap + 1, cap + 1))
         self._invbuf[:self.m + 1, :self.m + 1] = inv[:self.m + 1, :self.m + 1]
+        self._abuf = np.empty((cap + 1, cap + 1))
+        self._abuf[:self.m + 1, :self.m + 1] = A[:self.m + 1, :self.m + 1]
 
     def join(self, i: int) -> None:
         """Sample i enters E (from L or R): a row and column more in the inverse, by the
@@ -267,18 +283,19 @@ class _PathState:
         c[0] = self.y[i]
         c[1:] = row[self.idx]
         if self._has_inv:
-            inv = self._invbuf[:m + 1, :m + 1]
-            u = inv @ c
-            schur = self.Q[i, i] - c @ u
-            if abs(schur) <= 1e-12 * (abs(self.Q[i, i]) + np.abs(c) @ np.abs(u)):
+            schur, u = bordered_join(self._invbuf, m + 1, c, self.Q[i, i], 1e-12)
+            if schur == 0.0:
                 self._has_inv = False        # nearly singular: factorize afresh below
+            elif self.s_x is not None and self.x is not None:      # svm_path_elbow
+                beta = (1.0 - self.s_x[i]) / schur
+                self.x = np.append(self.x - beta * u, beta)
             else:
-                add_outer(self._invbuf, m + 1, u, u, 1.0 / schur)   # (contiguous: SIMD)
-                self._invbuf[:m + 1, m + 1] = -u / schur
-                self._invbuf[m + 1, :m + 1] = -u / schur
-                self._invbuf[m + 1, m + 1] = 1.0 / schur
+                self.x = None
         self._idx[m] = i
         self._cols[m] = row
+        self._abuf[m + 1, :m + 1] = c
+        self._abuf[:m + 1, m + 1] = c
+        self._abuf[m + 1, m + 1] = self.Q[i, i]
         self.m = m + 1
         self._changed()
 
@@ -295,14 +312,16 @@ class _PathState:
         if p != last:
             self._idx[[p, last]] = self._idx[[last, p]]
             self._cols[[p, last]] = self._cols[[last, p]]
+            swap_rows_cols(self._abuf, p + 1, last + 1, last + 2)
             if self._has_inv:
-                buf = self._invbuf
-                buf[[p + 1, last + 1], :last + 2] = buf[[last + 1, p + 1], :last + 2]
-                buf[:last + 2, [p + 1, last + 1]] = buf[:last + 2, [last + 1, p + 1]]
+                swap_rows_cols(self._invbuf, p + 1, last + 1, last + 2)
         if self._has_inv:
             e = self._invbuf[:last + 1, last + 1].copy()
             f = self._invbuf[last + 1, last + 1]
             if abs(f) > 1e-300:
+                if self.x is not None:                           # svm_path_elbow
+                    self.x[[p + 1, last + 1]] = self.x[[last + 1, p + 1]]
+                    self.x = self.x[:last + 1] - e * (self.x[last + 1] / f)
                 add_outer(self._invbuf, last + 1, e, e, -1.0 / f)
             else:
                 self._has_inv = False
@@ -322,40 +341,45 @@ class _PathState:
 
     def _changed(self) -> None:
         # round-off of the updates does not accumulate: a fresh inverse (|E|^3) every
-        # max(_REFRESH, |E|) changes, O(|E|^2) a change amortized; without an inverse
+        # max(_REFRESH, 4 |E|) changes, O(|E|^2) a change amortized (sooner where the
+        # direction's check or the refinement sees the updates drift); without an inverse
         # (a singular system, or an update's Schur complement at round-off) one is tried
         # at every change, as least squares costs more than a factorization
         self.changes += 1
-        if self.changes >= max(_REFRESH, self.m) or not self._has_inv:
+        self.found = self.s_x = None
+        if not self._has_inv:
+            self.x = None
+        if self.changes >= max(_REFRESH, 4 * self.m) or not self._has_inv:
             self.refresh_inverse()
 
     def refresh_inverse(self) -> None:
         """Factorize the inverse afresh (None while the system is singular)."""
-        inv = _bordered_inverse(self.Q, self.y, self.idx)
+        inv = _bordered_inverse(self.A)
         self.changes = 0
+        self.x = None
         self._has_inv = inv is not None
         if self._has_inv:
             self._invbuf[:self.m + 1, :self.m + 1] = inv
 
     def advance(self, event, a, a0, lam) -> bool:
         """Move to the breakpoint (a, a0, lam) and apply its event; refine (a_E, a_0) on
-        the new elbow system so that round-off does not accumulate over breakpoints;
-        False (the state is then stale: re-anchor) when the KKT conditions do not hold
-        there (:func:`_consistent`)."""
+        the new elbow system so that round-off does not accumulate over breakpoints; form
+        the margins g and the next segment's direction in one pass over the elbow's
+        columns (:func:`.svm_path_pass.elbow_pass`); False (the state is then stale:
+        re-anchor) when the KKT conditions do not hold there (:func:`_consistent`)."""
         # g on the segment is g + (l - lam) s, exactly in exact arithmetic: predicted, and
         # summed afresh every _FRESH breakpoints and once lambda has halved since the last
         # sum (the prediction's round-off is eps |g| at the sum, while the margins g /
         # lambda it decides on grow as 1 / lambda; the direction's own error is in s, so
         # the refinement below sees it)
         self.since_fresh += 1
-        predict = (self.s is not None and self.since_fresh < _FRESH
-                   and lam >= 0.5 * self.lam_fresh)
-        g = None
-        if predict:
+        fresh = not (self.s is not None and self.since_fresh < _FRESH
+                     and lam >= 0.5 * self.lam_fresh)
+        if not fresh:
             t = lam - self.lam
-            g = self.g + t * self.s
+            self.g += t * self.s
             self.bound.predicted(self.a, a, self.a0, a0, t, self.E, self.idx, self.dE, self.d0)
-        self.a, self.a0, self.lam, self.s = a, a0, lam, None
+        self.a, self.a0, self.lam, self.s, self.found = a, a0, lam, None, None
         if event is not None:
             kind, i = event
             if kind in ("E->L", "E->R"):
@@ -366,49 +390,54 @@ class _PathState:
             else:
                 for j in np.atleast_1d(i):     # an empty elbow is entered by a pair
                     self.join(int(j))
-        if g is None:
-            g, self.since_fresh, self.lam_fresh = self.margins(), 0, lam
+        idx, y = self.idx, self.y
+        a_start, a0_start = a[idx], a0
+        # the elbow's margins: summed afresh from Q_EE (O(|E|^2)) or read off the predicted
+        # g; the refinement's steps move them only, the pass below moves all of g once
+        gE = (self.A[1:, 1:] @ a_start + self.qL[idx] + y[idx] * a0 if fresh
+              else self.g[idx])
         # iterative refinement on [[0, y_E^T], [y_E, Q_EE]] (the residual from g: the
         # balance -y^T a and the elbow's lam - g_E) until it is at round-off of the
         # margins' terms, so that round-off does not accumulate over breakpoints (a long
         # segment multiplies the direction's error by its length); the inverse is
         # refactorized when its corrections stall
         for step in range(_REFINE_STEPS if self.m else 0):
-            idx = self.idx
-            r = np.empty(self.m + 1)
-            r[0] = -(self.y @ a)
-            r[1:] = lam - g[idx]
-            scale = self.qmax * np.abs(a).sum() + abs(self.a0) + lam
-            if np.abs(r).max() <= 1e-15 * scale:
+            r, worst, scale = elbow_residual(y, a, a0, lam, gE, self.qmax)
+            if worst <= 1e-15 * scale:
                 break
             if step == _REFINE_STEPS // 2:
                 self.refresh_inverse()
             corr = (self.inv @ r if self.inv is not None else
-                    np.linalg.lstsq(_elbow_matrix(self.Q, self.y, idx), r,
-                                    rcond=1e-12)[0])
+                    np.linalg.lstsq(self.A, r, rcond=1e-12)[0])
             if not np.all(np.isfinite(corr)):      # (then _consistent decides)
                 break
             a[idx] += corr[1:]
             self.a0 = a0 = a0 + corr[0]
-            g = g + self.QE @ corr[1:] + self.y * corr[0]
-            self.bound.corrected(self.m, corr[1:], corr[0], a, a0)
-        return self._settle(a, g)
+            gE = gE + self.A[1:] @ corr
+        # ties: several multipliers reach a bound at one breakpoint; put them exactly on
+        # it, so that the next direction sees them there
+        snap_elbow(a, idx, _SNAP)
+        x = candidate(self)
+        d0, dE = (float(x[0]), x[1:]) if x is not None else (0.0, a_start)
+        s = np.empty(y.size)
+        if fresh:
+            elbow_pass(self._cols, self.m, a[idx], self.qL, a0, y, dE, d0, self.g, s,
+                       G_FRESH, x is not None)
+            self.bound.fresh(self.m, a, a0, self.E, self.L)
+            self.since_fresh, self.lam_fresh = 0, lam
+        else:
+            # the measured total change of the refinement and the snaps (bounded with
+            # its rounding by MarginBound.refined)
+            c, c0 = a[idx] - a_start, a0 - a0_start
+            moved = bool(c0 != 0.0 or np.any(c))
+            elbow_pass(self._cols, self.m, c, self.qL, c0, y, dE, d0, self.g, s,
+                       G_CORRECT if moved else G_NONE, x is not None)
+            if moved:
+                self.bound.refined(self.m, c, c0, a, a0)
+        if x is not None and checked(self, x, s):
+            self.s_x, self.found = s, (d0, dE, s)
+        return _consistent(y, a, self.a0, lam, self.E, self.L, self.g)
 
-    def _settle(self, a, g) -> bool:
-        """Snap the elbow's fractions within _SNAP of a bound onto it (the margins g
-        follow), keep g, and check the KKT conditions."""
-        # Ties: several multipliers reach a bound at one breakpoint; put them exactly on
-        # it, so that the next direction sees them there.
-        aE = a[self.idx]
-        moved = np.clip(np.where(np.abs(aE) <= _SNAP, 0.0,
-                                 np.where(np.abs(aE - 1) <= _SNAP, 1.0, aE)), 0.0, 1.0) - aE
-        touched = np.flatnonzero(moved)
-        if touched.size:
-            a[self.idx[touched]] += moved[touched]
-            g = g + self._cols[touched].T @ moved[touched]
-            self.bound.corrected(touched.size, moved[touched], 0.0, a, self.a0)
-        self.g = g
-        return _consistent(self.y, a, self.a0, self.lam, self.E, self.L, g)
 
 
 #: Rank-one changes of the elbow between two refactorizations of its inverse.
@@ -417,24 +446,6 @@ _REFRESH = 200
 _REFINE_STEPS = 4
 #: Breakpoints between two fresh sums of the margins g (predicted on the segment between).
 _FRESH = 8
-
-
-def _bordered_inverse(Q, y, idx):
-    """The inverse of [[0, y_E^T], [y_E, Q_EE]] by its LU factors, or None when E is empty
-    or the matrix is singular (LAPACK's estimate of the reciprocal condition number in
-    the 1-norm below 1e-12: O(|E|^2) beyond the factorization, where an SVD would cost
-    more than the path)."""
-    if idx.size == 0:
-        return None
-    A = _elbow_matrix(Q, y, idx)
-    lu, piv, info = lapack.dgetrf(A)
-    if info != 0:
-        return None
-    rcond, info = lapack.dgecon(lu, np.abs(A).sum(axis=0).max(), norm="1")
-    if info != 0 or not rcond >= 1e-12:
-        return None
-    inv, info = lapack.dgetri(lu, piv)
-    return inv if info == 0 else None
 
 
 def _consistent(y, a, a0, lam, E, L, g, tol: float = 1e-10) -> bool:
@@ -467,50 +478,6 @@ def _sets(Q, y, a, a0, lam) -> tuple[np.ndarray, np.ndarray]:
     return E, L
 
 
-def _elbow_matrix(Q, y, idx) -> np.ndarray:
-    """[[0, y_E^T], [y_E, Q_EE]]: the balance row and the elbow equations."""
-    m = idx.size
-    A = np.empty((m + 1, m + 1))
-    A[0, 0] = 0.0
-    A[0, 1:] = y[idx]
-    A[1:, 0] = y[idx]
-    A[1:, 1:] = Q[np.ix_(idx, idx)]
-    return A
-
-
-def _direction(state):
-    """(d a_0 / d lambda, d a_E / d lambda, s = d g / d lambda) from the elbow system
-    [[0, y_E^T], [y_E, Q_EE]] d = [0, 1, ..., 1], or None when it has no solution.
-
-    By the maintained inverse; where its answer misses the system (the residual, read off
-    s: s_E = 1 and y_E^T d_E = 0, above 1e-9 of max_i Q_ii ||d_E||_1 + |d_0| + 1) the
-    inverse is refactorized once, and a singular system (duplicated samples, or more
-    elbow points than the kernel's rank) takes the minimum-norm solution by least squares
-    (duplicates then move together)."""
-    y, idx = state.y, state.idx
-    rhs = np.ones(idx.size + 1)
-    rhs[0] = 0.0
-
-    def checked(x):
-        if not np.all(np.isfinite(x)):
-            return None
-        s = state.QE @ x[1:] + y * x[0]
-        scale = state.qmax * np.abs(x[1:]).sum() + abs(x[0]) + 1.0
-        miss = max(np.abs(s[idx] - 1.0).max(), abs(y[idx] @ x[1:]))
-        return (x[0], x[1:], s) if miss <= 1e-9 * scale else None
-
-    for attempt in range(2):
-        if state.inv is None:
-            break
-        found = checked(state.inv @ rhs)
-        if found is not None:
-            return found
-        if attempt == 0:
-            state.refresh_inverse()       # the updates drifted: refactorize once
-    x, *_ = np.linalg.lstsq(_elbow_matrix(state.Q, y, idx), rhs, rcond=1e-12)
-    return checked(x)
-
-
 def _consistent_direction(state):
     """The direction, after moving the samples that sit on a boundary between two sets
     and would cross it at once (a just-joined multiplier that leaves its box, a sample
@@ -525,14 +492,13 @@ def _consistent_direction(state):
             return None, None, None
         d0, dE, s = found                        # s = d g / d lambda
         # lambda decreases: a_i moves by -dE_i, the margin slack g_i - lambda by -(s_i - 1)
-        to_R = idx[(a[idx] <= 0.0) & (dE > 0)]
-        to_L = idx[(a[idx] >= 1.0) & (dE < 0)]
+        to_R, to_L = leaving_at_bound(a, idx, dE)
         # (samples on the margin, |g - lam| <= 1e-9 lam, of R rising or L falling into E)
         from_R, from_L = first_crossings(state.g, s, lam, E, L)
-        if to_R.size:
-            state.leave(int(to_R[0]), False)
-        elif to_L.size:
-            state.leave(int(to_L[0]), True)
+        if to_R >= 0:
+            state.leave(int(to_R), False)
+        elif to_L >= 0:
+            state.leave(int(to_L), True)
         elif from_R >= 0:
             state.join(int(from_R))
         elif from_L >= 0:

@@ -25,6 +25,9 @@ in any order, so whatever order BLAS sums in), q = max_ij |Q_ij| and N = q ||a||
 * an event's multiplier put exactly on its bound: + q |a_i - bound| (g does not follow);
 * a correction (c, c_0) of k multipliers: + gamma_{k+1} (q ||c||_1 + |c_0|) + u N + 2u (N +
   err + q ||c||_1 + |c_0|) (the rounding of a + c, and of the two additions to g).
+  The refinement applies its steps to the elbow's margins only and the total change to
+  all of g once (:meth:`MarginBound.refined`): c = fl(a_E - a_E') measured, whose rounding
+  adds u / (1 - u) (q ||c||_1 + |c_0|).
 
 Every bound is first order, multiplied by (1 + 8u) for the second-order terms. A Gram
 matrix that is not exactly symmetric (the path reads its rows as columns) adds
@@ -137,6 +140,16 @@ class MarginBound:
         self.N = N = (self.N + size) * (1 + _U) * _SAFE
         self.err = (self.err + _gamma(k + 1) * size + _U * N
                     + 2 * _U * (N + self.err + size)) * _SAFE
+
+    def refined(self, k: int, c: np.ndarray, c0: float, a: np.ndarray, a0: float) -> None:
+        """g + (Q_E c + y c_0) with c = fl(a_E - a_E'), c_0 = fl(a_0 - a_0') the measured
+        change of the multipliers since the margins were last right (the refinement's
+        steps and snaps): :meth:`corrected`, plus the rounding of those differences,
+        |(a - a') - c| <= u / (1 - u) |c| a term."""
+        dev = _U / (1 - _U) * (self.qabs * float(np.abs(c).sum()) + abs(c0)) * _SAFE
+        self.err = (self.err + dev) * _SAFE
+        self.N = (self.N + dev) * _SAFE
+        self.corrected(k, c, c0, a, a0)
 
     def total(self, a: np.ndarray) -> float:
         """The bound for the margins of the exact Q (its rows as rows)."""

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-__all__ = ["add_outer", "path_consistent", "first_crossings", "next_event"]
+__all__ = ["add_outer", "bordered_join", "swap_rows_cols", "snap_elbow", "elbow_residual", "direction_miss",
+           "leaving_at_bound", "path_consistent", "first_crossings", "next_event"]
 
 #: Event codes of :func:`next_event` (the index into :data:`EVENT_KINDS`).
 EVENT_KINDS = ("E->R", "E->L", "L->E", "R->E")
@@ -28,6 +29,111 @@ def add_outer(A: Any, m: int, u: Any, v: Any, scale: float) -> None:
         ui = scale * u[i]
         for j in range(m):
             A[i, j] += ui * v[j]
+
+
+@njit(cache=True)
+def bordered_join(N: Any, m1: int, c: Any, qii: float, tol: float) -> tuple[float, Any]:
+    """The inverse N of a symmetric m1 x m1 matrix bordered by the column c and corner
+    qii, in place: with u = N c (N read as symmetric: its rows) and the Schur complement
+    sigma = qii - c^T u, in numpy::
+
+        N[:m1, :m1] += outer(u, u) / sigma
+        N[:m1, m1] = N[m1, :m1] = -u / sigma;   N[m1, m1] = 1 / sigma
+
+    Returns (sigma, u); sigma = 0 and N untouched when |sigma| <= tol (|qii| + |c|^T |u|)
+    (the bordered matrix is singular to round-off)."""
+    u = np.zeros(m1)
+    for j in range(m1):
+        cj = c[j]
+        for i in range(m1):
+            u[i] += cj * N[j, i]
+    sigma = qii
+    scale = abs(qii)
+    for j in range(m1):
+        sigma -= c[j] * u[j]
+        scale += abs(c[j]) * abs(u[j])
+    if abs(sigma) <= tol * scale:
+        return 0.0, u
+    inv = 1.0 / sigma
+    for i in range(m1):
+        ui = inv * u[i]
+        for j in range(m1):
+            N[i, j] += ui * u[j]
+        N[i, m1] = -ui
+        N[m1, i] = -ui
+    N[m1, m1] = inv
+    return sigma, u
+
+
+@njit(cache=True)
+def swap_rows_cols(A: Any, p: int, q: int, size: int) -> None:
+    """Rows p and q, then columns p and q, of ``A[:size, :size]`` swapped in place (in
+    numpy: ``A[[p, q], :size] = A[[q, p], :size]; A[:size, [p, q]] = A[:size, [q, p]]``)."""
+    for j in range(size):
+        A[p, j], A[q, j] = A[q, j], A[p, j]
+    for i in range(size):
+        A[i, p], A[i, q] = A[i, q], A[i, p]
+
+
+@njit(cache=True)
+def snap_elbow(a: Any, idx: Any, snap: float) -> None:
+    """The elbow's fractions within ``snap`` of 0 or 1 put on it, all into [0, 1], in
+    place; in numpy::
+
+        aE = a[idx]
+        a[idx] = clip(where(|aE| <= snap, 0, where(|aE - 1| <= snap, 1, aE)), 0, 1)
+    """
+    for k in range(idx.size):
+        v = a[idx[k]]
+        if abs(v) <= snap:
+            v = 0.0
+        elif abs(v - 1.0) <= snap:
+            v = 1.0
+        a[idx[k]] = min(max(v, 0.0), 1.0)
+
+
+@njit(cache=True)
+def elbow_residual(y: Any, a: Any, a0: float, lam: float, gE: Any, qmax: float
+                   ) -> tuple[Any, float, float]:
+    """The elbow system's residual at a breakpoint and its scale, in one pass; in numpy::
+
+        r = [-(y @ a), lam - gE],   max|r|,   qmax ||a||_1 + |a_0| + lam
+    """
+    r = np.empty(gE.size + 1)
+    balance = 0.0
+    norm = 0.0
+    for i in range(a.size):
+        balance += y[i] * a[i]
+        norm += abs(a[i])
+    r[0] = -balance
+    worst = abs(balance)
+    for k in range(gE.size):
+        r[k + 1] = lam - gE[k]
+        worst = max(worst, abs(r[k + 1]))
+    return r, worst, qmax * norm + abs(a0) + lam
+
+
+@njit(cache=True, error_model="numpy")
+def direction_miss(x: Any, s: Any, idx: Any, y: Any, qmax: float) -> float:
+    """How far d = x misses the elbow system, relative to its scale, read off its s; in
+    numpy (nan for a non-finite x or s)::
+
+        max(|s_E - 1|, |y_E . x_E|) / (qmax ||x_E||_1 + |x_0| + 1)
+    """
+    miss = 0.0
+    balance = 0.0
+    norm = 0.0
+    for k in range(idx.size):
+        miss = max(miss, abs(s[idx[k]] - 1.0))
+        balance += y[idx[k]] * x[k + 1]
+        norm += abs(x[k + 1])
+    miss = max(miss, abs(balance))
+    value = miss / (qmax * norm + abs(x[0]) + 1.0)
+    for k in range(idx.size):
+        if not np.isfinite(s[idx[k]]):
+            return np.nan
+    finite = np.isfinite(value) and np.isfinite(norm) and np.isfinite(x[0])
+    return value if finite else np.nan
 
 
 @njit(cache=True, error_model="numpy")
@@ -56,6 +162,24 @@ def path_consistent(y: Any, a: Any, lam: float, E: Any, L: Any, g: Any, tol: flo
         elif not (margin >= 1.0 - tol and ai == 0.0):
             return False
     return abs(balance) <= tol * max(1.0, total)
+
+
+@njit(cache=True)
+def leaving_at_bound(a: Any, idx: Any, dE: Any) -> tuple[int, int]:
+    """The first elbow sample at 0 whose fraction would fall below it and the first at 1
+    that would rise above it as lambda falls (-1 where there is none); in numpy::
+
+        idx[(a[idx] <= 0) & (dE > 0)][0],   idx[(a[idx] >= 1) & (dE < 0)][0]
+    """
+    to_r = -1
+    to_l = -1
+    for k in range(idx.size):
+        ak = a[idx[k]]
+        if to_r < 0 and ak <= 0.0 and dE[k] > 0.0:
+            to_r = idx[k]
+        if to_l < 0 and ak >= 1.0 and dE[k] < 0.0:
+            to_l = idx[k]
+    return to_r, to_l
 
 
 @njit(cache=True)

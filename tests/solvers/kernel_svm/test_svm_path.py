@@ -157,15 +157,49 @@ def test_rank_one_updates_of_the_elbow_match_a_fresh_factorization():
     a = np.where(L, 1.0, 0.0)
     a[E] = 0.5
     state = svm_path._PathState(Q, yy, a, 0.1, 1.0, E, L)
+
+    def direction_known():
+        # the direction and its s, as a pass forms them; a join needs s at the joiner
+        x = np.linalg.solve(svm_path._elbow_matrix(Q, yy, state.idx),
+                            np.r_[0.0, np.ones(state.m)])
+        state.x, state.s_x = x.copy(), Q[:, state.idx] @ x[1:] + yy * x[0]
+
     for i in (12, 2, 17, 25, 3):
+        direction_known()
         state.join(i)
     state.leave(4, to_L=True)
     state.leave(17, to_L=False)
+    direction_known()
     state.join(33)
     state.leave(1, to_L=False)
     idx = state.idx
+    # the direction kept by the same rank-one changes (svm_path_elbow) solves the system
+    x = np.linalg.solve(svm_path._elbow_matrix(Q, yy, idx), np.r_[0.0, np.ones(idx.size)])
+    assert state.x is not None
+    assert np.allclose(state.x, x, rtol=1e-9, atol=1e-9 * np.abs(x).max())
     assert sorted(idx.tolist()) == sorted(np.flatnonzero(state.E).tolist())
     fresh = np.linalg.inv(svm_path._elbow_matrix(Q, yy, idx))
     assert np.allclose(state.inv, fresh, rtol=1e-9, atol=1e-9 * np.abs(fresh).max())
     assert np.array_equal(state.QE, Q[:, idx])
     assert np.allclose(state.qL, Q[:, state.L].sum(axis=1), rtol=0, atol=1e-12)
+
+
+def test_breakpoints_record_their_own_problem_lazily():
+    """A breakpoint's fingerprint (hashed when read) and full report are those of the
+    problem at its own C; the fingerprint refuses the breakpoint for another C."""
+    from convexlearn.fingerprints import Deferred
+    X, y = _random(3)
+    svm = cl.SVM(X, y, C=1.0, kernel="rbf", gamma=1.0)
+    path, solutions = exact_c_path(svm, 0.05, 20.0)
+    for i in (0, len(solutions) // 2, len(solutions) - 1):
+        sol, C = solutions[i], float(path.Cs[i])
+        assert isinstance(dict.__getitem__(sol.provenance, "fingerprint"), Deferred)
+        assert sol.provenance["C"] == C and sol.provenance["event"] == path.events[i]
+        assert sol.provenance["fingerprint"] == svm.with_C(C).fingerprint()
+        assert sol.provenance["fingerprint"] != svm.with_C(2.0 * C).fingerprint()
+        full = sol.report.full()
+        assert full.passed and full.max_violation <= 1e-9
+        assert svm.with_C(C).kkt(sol, tol=1e-9).passed
+        with pytest.raises(Exception, match="fingerprint|problem"):
+            svm.with_C(2.0 * C).kkt(sol, tol=1e-9)
+    assert svm.C == 1.0

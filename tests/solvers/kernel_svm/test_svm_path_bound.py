@@ -105,3 +105,37 @@ def test_a_perturbed_step_shows_in_the_bound_and_is_not_certified(monkeypatch):
     assert solutions[k].status != "optimal"
     assert solutions[k].report.source == "full KKT report from the data"
     assert not solutions[k].report.full().passed
+
+
+def test_the_bound_holds_where_the_refinement_corrects_the_margins(monkeypatch):
+    """A step off the segment by a little (the balance then misses): the refinement
+    corrects the elbow's multipliers and the one pass over the elbow's columns moves all
+    of g by the measured total change (MarginBound.refined); the bound holds there."""
+    from convexlearn.solvers.kernel_svm import svm_path_bound
+    svm = _svm(4)
+    Q = svm.y[:, None] * svm.y[None, :] * svm.gram
+    real_segment, real_refined = svm_path._segment, svm_path_bound.MarginBound.refined
+    refined, seen = [], []
+
+    def perturbed(state, lam, lam_end):
+        step = real_segment(state, lam, lam_end)
+        if step is not None and state.idx.size and len(seen) % 3 == 1:
+            step[1][state.idx[0]] += 1e-9 * (1 if step[1][state.idx[0]] < 0.5 else -1)
+        return step
+
+    def counted(self, *args):
+        refined.append(1)
+        return real_refined(self, *args)
+
+    def checked(state, lam, tol):
+        seen.append((np.abs(state.g - (Q @ state.a + svm.y * state.a0)).max(),
+                     state.bound.total(state.a), len(refined)))
+        return real_bounded(state, lam, tol)
+
+    real_bounded = svm_path._bounded
+    monkeypatch.setattr(svm_path, "_segment", perturbed)
+    monkeypatch.setattr(svm_path_bound.MarginBound, "refined", counted)
+    monkeypatch.setattr(svm_path, "_bounded", checked)
+    exact_c_path(svm, 0.05, 20.0)
+    assert len(refined) > 5
+    assert all(actual <= bound for actual, bound, _ in seen)

@@ -119,3 +119,117 @@ def test_next_event_equals_the_numpy_ratio_test_with_ties_and_zero_divisions(see
     best, event = _numpy_event(a, idx, dE, g, s, E, L, lam, lam_end, lam * (1 - 1e-12))
     assert got[0] == best
     assert (None if got[1] < 0 else (EVENT_KINDS[got[1]], int(got[2]))) == event
+
+
+@pytest.mark.parametrize("m", [0, 1, 31, 32, 33, 70])
+def test_elbow_pass_equals_the_numpy_blocked_sums_in_every_mode(m):
+    """The compiled pass (g summed afresh / corrected / left, s formed or not) against
+    its numpy formula, to well within the rounding bound both share; what is not asked
+    for is left untouched."""
+    from convexlearn.solvers.kernel_svm.svm_path_pass import (G_CORRECT, G_FRESH, G_NONE,
+                                                              elbow_pass,
+                                                              elbow_pass_reference)
+    rng = np.random.default_rng(m)
+    n = 57
+    cols = rng.normal(size=(m + 3, n))        # rows beyond m must not be read
+    w, d = rng.normal(size=m + 3), rng.normal(size=m + 3)
+    y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    base, g0 = rng.normal(size=n), rng.normal(size=n)
+    scale = (np.abs(cols[:m]).T @ (np.abs(w[:m]) + np.abs(d[:m])) + np.abs(base)
+             + np.abs(g0) + 2.0)
+    for mode in (G_NONE, G_FRESH, G_CORRECT):
+        for want_s in (False, True):
+            g, s = g0.copy(), np.full(n, np.nan)
+            g_ref, s_ref = g0.copy(), np.full(n, np.nan)
+            elbow_pass(cols, m, w, base, 0.7, y, d, -0.3, g, s, mode, want_s)
+            elbow_pass_reference(cols, m, w, base, 0.7, y, d, -0.3, g_ref, s_ref, mode,
+                                 want_s)
+            assert np.all(np.abs(g - g_ref) <= 1e-14 * scale)
+            if want_s:
+                assert np.all(np.abs(s - s_ref) <= 1e-14 * scale)
+            else:
+                assert np.all(np.isnan(s))
+            if mode == G_NONE:
+                assert np.array_equal(g, g0)
+    expected = base + y * 0.7 + cols[:m].T @ w[:m]
+    elbow_pass(cols, m, w, base, 0.7, y, d, -0.3, g, s, G_FRESH, False)
+    assert np.allclose(g, expected, rtol=0, atol=1e-13 * scale.max())
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_snap_and_swap_equal_their_numpy_formulas(seed):
+    from convexlearn.solvers.kernel_svm.svm_path_kernels import snap_elbow, swap_rows_cols
+    rng = np.random.default_rng(seed)
+    a = rng.random(30)
+    idx = rng.choice(30, 12, replace=False)
+    a[idx[:6]] = [0.0, 1e-13, -1e-13, 1 - 1e-13, 1 + 1e-13, 1.5]
+    a[idx[6]] = -0.2
+    expected = a.copy()
+    aE = a[idx]
+    expected[idx] = np.clip(np.where(np.abs(aE) <= 1e-12, 0.0,
+                                     np.where(np.abs(aE - 1) <= 1e-12, 1.0, aE)), 0.0, 1.0)
+    snap_elbow(a, idx, 1e-12)
+    assert np.array_equal(a, expected)
+    A = rng.normal(size=(9, 9))
+    B = A.copy()
+    p, q, size = 2, 6, 7
+    B[[p, q], :size] = B[[q, p], :size]
+    B[:size, [p, q]] = B[:size, [q, p]]
+    swap_rows_cols(A, p, q, size)
+    assert np.array_equal(A, B)
+
+
+def test_bordered_join_is_the_inverse_of_the_bordered_matrix_and_refuses_a_singular_one():
+    from convexlearn.solvers.kernel_svm.svm_path_kernels import bordered_join
+    rng = np.random.default_rng(4)
+    B = rng.normal(size=(7, 5))
+    M = B.T @ B + 0.1 * np.eye(5)
+    c = rng.normal(size=4)
+    buf = np.full((8, 8), 7.0)
+    buf[:4, :4] = np.linalg.inv(M[:4, :4])
+    sigma, u = bordered_join(buf, 4, M[:4, 4], M[4, 4], 1e-12)
+    assert sigma == pytest.approx(M[4, 4] - M[:4, 4] @ np.linalg.solve(M[:4, :4], M[:4, 4]))
+    np.testing.assert_allclose(buf[:5, :5], np.linalg.inv(M), rtol=1e-10, atol=1e-10)
+    assert np.all(buf[5:, :] == 7.0) and np.all(buf[:, 5:] == 7.0)
+    # a column in the span: the Schur complement vanishes, nothing is written
+    buf2 = np.full((8, 8), 7.0)
+    buf2[:4, :4] = np.linalg.inv(M[:4, :4])
+    before = buf2.copy()
+    sigma, _ = bordered_join(buf2, 4, c, c @ np.linalg.solve(M[:4, :4], c), 1e-12)
+    assert sigma == 0.0 and np.array_equal(buf2, before)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_elbow_residual_and_direction_miss_equal_their_numpy_formulas(seed):
+    from convexlearn.solvers.kernel_svm.svm_path_kernels import direction_miss, elbow_residual
+    y, a, lam, E, L, g, s = _state(seed)
+    idx = np.flatnonzero(E)
+    r, worst, scale = elbow_residual(y, a, 0.3, lam, g[idx] + 1e-3, 2.0)
+    expected = np.r_[-(y @ a), lam - (g[idx] + 1e-3)]
+    np.testing.assert_allclose(r, expected, rtol=1e-14, atol=1e-15)
+    assert worst == pytest.approx(np.abs(expected).max(), rel=1e-14)
+    assert scale == pytest.approx(2.0 * np.abs(a).sum() + 0.3 + lam, rel=1e-14)
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=idx.size + 1)
+    s = s + rng.normal(scale=1e-3, size=s.size)
+    want = (max(np.abs(s[idx] - 1).max(), abs(y[idx] @ x[1:]))
+            / (2.0 * np.abs(x[1:]).sum() + abs(x[0]) + 1))
+    assert direction_miss(x, s, idx, y, 2.0) == pytest.approx(want, rel=1e-13)
+    for bad in (np.nan, np.inf):
+        x_bad, s_bad = x.copy(), s.copy()
+        x_bad[0] = bad
+        assert np.isnan(direction_miss(x_bad, s, idx, y, 2.0))
+        s_bad[idx[0]] = bad
+        assert np.isnan(direction_miss(x, s_bad, idx, y, 2.0))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_leaving_at_bound_equals_the_numpy_masks(seed):
+    from convexlearn.solvers.kernel_svm.svm_path_kernels import leaving_at_bound
+    rng = np.random.default_rng(seed)
+    a = rng.choice([0.0, 1.0, 0.5], size=30)
+    idx = rng.choice(30, 15, replace=False)
+    dE = rng.choice([-1.0, 0.0, 1.0], size=15)
+    to_r, to_l = idx[(a[idx] <= 0) & (dE > 0)], idx[(a[idx] >= 1) & (dE < 0)]
+    expected = (int(to_r[0]) if to_r.size else -1, int(to_l[0]) if to_l.size else -1)
+    assert leaving_at_bound(a, idx, dE) == expected
