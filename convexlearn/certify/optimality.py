@@ -25,7 +25,8 @@ A point is optimal iff 0 is in dF(x). The report gives
 
 Unregularized logistic or exponential loss on linearly separable data has no finite
 minimizer (the infimum 0 is approached along a separating direction);
-:func:`recession_direction` detects it with an LP.
+:func:`recession_direction` detects it with an LP; :func:`recession_bound` shows the
+LP's answer "none" from a solver's positive multipliers without solving it.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from ..penalties import Penalty
 
 __all__ = ["OptimalityReport", "certificate", "fixed_multipliers", "null_scale",
            "subgradient_distance", "minimum_norm_subgradient", "relative_report",
-           "stationarity_scale", "recession_direction"]
+           "stationarity_scale", "recession_direction", "recession_bound"]
 
 
 #: Floors of the relative certificate, as fractions of the null scale S0 (1 for a
@@ -463,16 +464,7 @@ def recession_direction(X: np.ndarray, y: np.ndarray, intercept: bool = True,
         Samples with y_i (<v, x_i> + c) > 0 along it.
     """
     n, d = X.shape
-    A = y[:, None] * (np.column_stack([X, np.ones(n)]) if intercept else X)
-    # The LP runs on A with columns, then rows, scaled to max |entry| 1: positive scalings
-    # keep the sign pattern of every y_i (<v, x_i> + c), so the answer is the same, but a
-    # direction that needs a feature of scale 1e-8 next to one of 1e8 is no longer lost
-    # in the box bounds and tolerances. The direction is mapped back (v_j / column scale).
-    col = np.abs(A).max(axis=0)
-    col[col == 0] = 1.0
-    A = A / col
-    row = np.abs(A).max(axis=1)
-    A = A / np.where(row > 0, row, 1.0)[:, None]
+    A, col, _ = _recession_matrix(X, y, intercept)
     res = linprog(-A.sum(axis=0), A_ub=-A, b_ub=np.zeros(n), bounds=[(-1.0, 1.0)] * A.shape[1],
                   method="highs")
     # The LP is always feasible and bounded (0 is feasible, box bounds); a solver failure
@@ -484,3 +476,70 @@ def recession_direction(X: np.ndarray, y: np.ndarray, intercept: bool = True,
     z = res.x / col
     v, c = z[:d], (float(z[d]) if intercept else 0.0)
     return bool(found), v, c, int(np.sum(s > tol))
+
+
+def _recession_matrix(X: np.ndarray, y: np.ndarray, intercept: bool):
+    """(A, col, row): the rows y_i (x_i, 1) of :func:`recession_direction`'s LP with their
+    columns, then rows, scaled to max |entry| 1 (positive scalings keep the sign pattern of
+    every y_i (<v, x_i> + c), so the answer is the same, but a direction that needs a
+    feature of scale 1e-8 next to one of 1e8 is no longer lost in the box bounds and
+    tolerances; a direction maps back as v_j / col_j)."""
+    n = X.shape[0]
+    A = y[:, None] * (np.column_stack([X, np.ones(n)]) if intercept else X)
+    col = np.abs(A).max(axis=0)
+    col[col == 0] = 1.0
+    A = A / col
+    row = np.abs(A).max(axis=1)
+    row = np.where(row > 0, row, 1.0)
+    return A / row[:, None], col, row
+
+
+def recession_bound(X: np.ndarray, y: np.ndarray, intercept: bool,
+                    multipliers: np.ndarray) -> float:
+    """An upper bound on the optimum of :func:`recession_direction`'s LP from positive
+    multipliers, without solving it: the LP finds no direction when this is <= tol n.
+
+    With A the LP's scaled rows (:func:`_recession_matrix`) and any lam >= 1 (entrywise),
+    weak duality bounds its optimum: for every feasible z (A z >= 0, |z_j| <= 1),
+    1^T A z <= lam^T A z = (A^T lam)^T z <= ||A^T lam||_1. At a stationary point of the
+    unregularized logistic / exponential ERM, lam_i = -y_i l'(f_i) s_i > 0 balance:
+    sum_i lam_i y_i (x_i, 1) = 0 (the gradient) - the certificate that the class hulls
+    meet with every sample inside, so no (v, c) separates even weakly. Here lam = row *
+    multipliers (A's rows carry 1/row), projected onto the null space of A^T (the
+    gradient's residual removed; singular directions below n eps of the largest kept out:
+    a dependent column) and divided by its minimum (lam >= 1 exactly: x / m >= 1 rounds
+    monotonically). ||A^T lam||_1 is evaluated in two levels of sqrt(n)-sized sums, each
+    sum of k terms off by at most (k - 1) eps/2 times the sum of its terms' sizes in any
+    order, and that rounding bound is added: the bound holds for the floats given to
+    HiGHS. Returns inf when the projected multipliers are not all positive.
+
+    Parameters
+    ----------
+    X : ndarray (n, d), y : ndarray (n,) in {-1, +1}, intercept : bool
+        The samples of the problem (weight-0 samples left out).
+    multipliers : ndarray (n,)
+        lam_i > 0 (e.g. -y_i l'(f_i) s_i at the solver's answer).
+    """
+    A, _, row = _recession_matrix(X, y, intercept)
+    n = A.shape[0]
+    lam = np.asarray(multipliers, dtype=float) * row
+    if n == 0 or not np.all(np.isfinite(lam)) or lam.min() <= 0:
+        return math.inf
+    U, S, _ = np.linalg.svd(A, full_matrices=False)
+    U = U[:, S > S[0] * n * np.finfo(float).eps] if S.size and S[0] > 0 else U[:, :0]
+    lam = lam - U @ (U.T @ lam)
+    low = float(lam.min())
+    if not low > 0:
+        return math.inf
+    lam = lam / low
+    B = max(1, math.isqrt(n))
+    P = np.zeros((-(-n // B) * B, A.shape[1]))
+    P[:n] = A * lam[:, None]               # each product within eps/2 of the exact one
+    blocks = P.reshape(-1, B, A.shape[1])
+    inner, k2 = blocks.sum(axis=1), blocks.shape[0]
+    total = inner.sum(axis=0)
+    size = np.abs(P).sum(axis=0)
+    u = np.finfo(float).eps / 2
+    err = (u + (B - 1 + k2 - 1) * u * (1 + u) ** (B + k2)) * size
+    # (1 + 1e-6): the rounding of the bound's own sums (relative n eps)
+    return float((np.abs(total).sum() + err.sum()) * (1 + 1e-6))

@@ -58,6 +58,7 @@ from ..solvers.erm.newton import newton
 from ..solvers.erm.prox import fista, ista
 from ..threads import small_problem_threads
 from .chain import Route, walk
+from .erm_existence import existence_needs_proof, newton_proves_existence
 from .erm_newton import newton_route
 from .erm_resume import CD_RESUME_TOLS, resume_until_certified
 
@@ -564,10 +565,13 @@ def solve(erm: Any, method: str, *, tol: float, certify: bool, cert_tol: float |
         raise ParameterError(f"unknown ERM method {method!r}; valid: "
                              f"{', '.join(map(repr, METHODS))}")
     erm._require_convex(method)
-    erm._require_finite_minimizer()
+    exact_tol = EXACT_TOL if cert_tol is None else cert_tol
+    early = (newton_proves_existence(erm, exact_tol, warm_start) if method == "exact"
+             and solver is None and not options and existence_needs_proof(erm) else None)
+    erm._require_finite_minimizer()     # the separability LP, unless Newton proved it
     if method in ("exact", "exact-primal"):
-        sol = solve_exact(
-            erm, tol=EXACT_TOL if cert_tol is None else cert_tol, solver=solver,
+        sol = finish_exact(erm, early, exact_tol) if early is not None else solve_exact(
+            erm, tol=exact_tol, solver=solver,
             warm_start=warm_start, routes=["exact-primal"] if method != "exact" else None,
             **options)
         if method == "exact":

@@ -37,10 +37,10 @@ TARGET_MARGIN = 10.0
 
 
 def newton_route(erm: Any, warm_start: Solution | None = None, tol: float = 1e-9,
-                 **_) -> Solution:
+                 max_iter: int = 200, **_) -> Solution:
     """Newton from 0 (or ``warm_start``) until the certificate passes at ``tol`` (see the
-    module docstring); the walker certifies the answer again (the ERM remembers the
-    report of its last point, so that costs nothing)."""
+    module docstring), at most ``max_iter`` iterations; the walker certifies the answer
+    again (the ERM remembers the report of its last point, so that costs nothing)."""
     oracle = erm.oracle()
     x0 = None if warm_start is None else oracle.join(warm_start.w, warm_start.b)
     # gradient units: its size at w = 0, b = 0 (far from the optimum; the same for a cold
@@ -50,7 +50,7 @@ def newton_route(erm: Any, warm_start: Solution | None = None, tol: float = 1e-9
 
     stop = _CertifiedStop(erm, oracle, tol, CHECK_BELOW * g0norm)
     # chord steps (a reused factor) may finish: the last resort is far below the need
-    return newton(oracle, x0, tol=LAST_RESORT * g0norm, max_iter=200, reuse_hessian=True,
+    return newton(oracle, x0, tol=LAST_RESORT * g0norm, max_iter=max_iter, reuse_hessian=True,
                   stop=stop, forcing_scale=g0norm)
 
 

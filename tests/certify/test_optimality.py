@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import convexlearn as cl
-from convexlearn.certify.optimality import recession_direction
+from convexlearn.certify.optimality import recession_bound, recession_direction
 from convexlearn.errors import UnboundedError
 from convexlearn.losses import LOSSES
 from helpers import binary_dataset, erm_grid_data
@@ -245,3 +245,75 @@ def test_differentiable_loss_shortcut_equals_the_general_branch(loss, penalty):
                           atol=1e-15)
         assert np.isclose(fast.objective, general.objective, rtol=1e-14)
         assert np.isclose(fast.relative_gap, general.relative_gap, rtol=1e-6, atol=1e-15)
+
+
+def _separable(n=60, seed=4):
+    rng = np.random.default_rng(seed)
+    Xs = rng.normal(size=(n, 3))
+    f = Xs @ np.array([1.0, -2.0, 0.5]) + 0.3
+    return Xs + 0.2 * np.sign(f)[:, None] * np.array([1.0, -2.0, 0.5]), np.sign(f)
+
+
+def _newton_multipliers(Xd, y, loss="logistic", weights=None, intercept=True):
+    """-y_i l'(f_i) s_i at the unregularized problem's Newton answer."""
+    erm = cl.ERM(Xd, y, loss=loss, penalty="none", sample_weight=weights, intercept=intercept)
+    sol = erm.solve("newton", tol=1e-14)
+    lam = -erm.y * erm.loss.derivative(erm.y, Xd @ sol.w + sol.b)
+    return erm.y, lam if weights is None else lam * weights
+
+
+def test_recession_bound_shows_no_direction_from_newtons_multipliers():
+    # Overlapping classes: the stationary point's positive, balancing multipliers bound the
+    # separability LP's optimum far below its threshold 1e-9 n; the LP agrees.
+    y, lam = _newton_multipliers(X, Y)
+    assert lam.min() > 0
+    bound = recession_bound(X, y, True, lam)
+    assert bound <= 1e-9 * len(y)
+    assert not recession_direction(X, y)[0]
+
+
+def test_recession_bound_fails_where_the_multipliers_do_not_balance():
+    # The projection onto the balancing multipliers repairs a small imbalance (the data do
+    # overlap), not one that needs a sign change: then no bound (inf). On separable data
+    # no positive multipliers balance: every bound exceeds the threshold.
+    y, lam = _newton_multipliers(X, Y)
+    n = len(y)
+    rng = np.random.default_rng(3)
+    assert recession_bound(X, y, True, lam * (1 + 1e-3 * rng.random(n))) <= 1e-9 * n
+    lopsided = np.full(n, 1e-6)
+    lopsided[np.argmax(lam)] = 1.0
+    assert recession_bound(X, y, True, lopsided) == np.inf
+    assert recession_bound(X, y, True, -lam) == np.inf
+    Xs, ys = _separable()
+    assert recession_direction(Xs, ys)[0]
+    for trial in range(5):
+        assert recession_bound(Xs, ys, True, np.exp(rng.normal(size=60))) > 1e-9 * 60
+    # without an intercept the class sums need not balance: such multipliers prove nothing
+    # about the problem with one
+    y0, lam0 = _newton_multipliers(X, Y, intercept=False)
+    assert recession_bound(X, y0, False, lam0) <= 1e-9 * n
+    assert recession_bound(X, y0, True, lam0) > 1e-9 * n
+
+
+def test_unpenalized_logistic_proves_existence_without_the_lp(monkeypatch):
+    # The exact solve's Newton answer carries the proof; the LP is not run. On separable
+    # data the proof fails and the LP still decides (UnboundedError).
+    import convexlearn.erm as erm_module
+    calls = []
+    real = erm_module.recession_direction
+    monkeypatch.setattr(erm_module, "recession_direction",
+                        lambda *a, **k: calls.append(1) or real(*a, **k))
+    for loss in ("logistic", "exponential"):
+        erm = cl.ERM(X, Y, loss=loss, penalty="none")
+        sol = erm.solve("exact")
+        assert sol.status == "optimal" and "no separating direction" in sol.provenance[
+            "existence"]
+        assert sol.provenance["route"] == "newton" and calls == []
+    weights = np.random.default_rng(5).random(len(Y))
+    weights[:3] = 0.0
+    sol = cl.ERM(X, Y, loss="logistic", penalty="none", sample_weight=weights).solve()
+    assert sol.status == "optimal" and calls == []
+    Xs, ys = _separable()
+    with pytest.raises(UnboundedError, match="separability LP"):
+        cl.ERM(Xs, ys, loss="logistic", penalty="none").solve("exact")
+    assert calls == [1]

@@ -193,9 +193,9 @@ def coordinate_descent(X: ArrayLike, y: ArrayLike, loss: Any, penalty: Any, lam:
 
 # ------------------------------------------------------------------- logistic
 def _loss_terms(loss, y, f, v=None):
-    """(mean loss, l'(f), l''(f)), each sample's weighted by v."""
-    return (float(np.mean(weighted(v, loss.value(y, f)))), weighted(v, loss.derivative(y, f)),
-            weighted(v, loss.hessian(y, f)))
+    """(l'(f), l''(f)), each sample's weighted by v (the value is F_of's, in the line
+    search: not recomputed here)."""
+    return weighted(v, loss.derivative(y, f)), weighted(v, loss.hessian(y, f))
 
 
 def _logistic(prob, w, b, keep, tol, max_sweeps, polish, use_numba):
@@ -221,8 +221,9 @@ def _logistic(prob, w, b, keep, tol, max_sweeps, polish, use_numba):
     stop_tol = max(tol, 1e-13)
     last_rel = 1.0
     for outer in range(1, 200):
-        _, g, h = _loss_terms(loss, y, f, prob.v)
+        g, h = _loss_terms(loss, y, f, prob.v)
         h = np.maximum(h, 1e-12)
+        hb = float(h.mean())          # the intercept's curvature: fixed over the sweeps
         if prob.sparse:
             hdiag = np.asarray(Xf.multiply(Xf).T @ h).ravel() / n
         else:
@@ -241,8 +242,7 @@ def _logistic(prob, w, b, keep, tol, max_sweeps, polish, use_numba):
                          if use_numba else
                          epoch_reference(Xf, h, q, wn, coords, hdiag, lam1, lam2, 1.0 / n))
             if prob.intercept:
-                hb = h.mean()
-                delta = -q.mean() / hb
+                delta = -float(q.sum()) / n / hb
                 np.add(q, h * delta, out=q)
                 bn += delta
                 worst = max(worst, 0.5 * hb * delta * delta)

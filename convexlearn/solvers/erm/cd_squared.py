@@ -325,14 +325,14 @@ class _DenseSquared:
     def _start(self, w, keep):
         """The first working set: the strong rule at lam (|c_j| >= 2 lam1 - max |c|) and
         the screen, its ``WORKING_SET_START`` largest |c_j| (at least twice w's support),
-        and w's support; all of X when that is most of it."""
-        lam1, d = self.prob.lam1, self.prob.d
+        and w's support; all of X when that is most of it, or the strong set and n d^2 <= 1e8."""
+        lam1, d, n = self.prob.lam1, self.prob.d, self.prob.n
         c = np.abs(self.c)
         top = float(c.max(initial=0.0))
         strong = (c >= 2.0 * lam1 - top if lam1 > 0 else np.ones(d, dtype=bool)) & keep
         cand = np.flatnonzero(strong)
         size = max(WORKING_SET_START, 2 * int(np.count_nonzero(w)))
-        if cand.size > size:
+        if cand.size > size and (cand.size <= WORKING_SET_FRACTION * d or n * d * d > 1e8):
             cand = cand[np.argsort(-c[cand], kind="stable")[:size]]
         K0 = np.union1d(cand, np.flatnonzero(w))
         if K0.size > WORKING_SET_FRACTION * d:

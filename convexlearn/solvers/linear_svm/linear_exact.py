@@ -38,6 +38,7 @@ from ..kernel_svm.polish import intercept_from_alpha
 __all__ = ["solve_linear_exact", "certificate", "polish_w", "GAP_TOL"]
 
 _PDAS_STAGE_ROUNDS = 10    # the polish from DCD's sets (see _solve's pdas)
+_CHUNK_ROUNDS = 10          # the polish between DCD's chunks (as the stages')
 _REFINE_EPOCHS = 50         # more DCD epochs at tol / 10 when its free set outgrew p
 _FREE_VECTORS_FIRST = 4e6  # n p^2 from which DCD's free vectors go before the interior point
 _FIRST_TOL = 3e-2           # the short DCD run before the first polish (see _solve)
@@ -190,12 +191,30 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
                 return sol
     # (a run that diverged, the hard margin on non-separable data, is not continued: its
     # multipliers overflow)
-    if epochs < max_epochs and (dcd_status == "max_iter"
-                                or (dcd_status == "converged" and tol < _FIRST_TOL)):
+    # DCD goes on in chunks that double its epochs (60, 120, 240, max_epochs), the polish
+    # tried from each chunk's sets: where they settle before the budget, the rest is saved
+    # (the ERM sweep's hinge cases that ran 300 epochs before a polish that certified:
+    # bc_std at lam_max / 1e3, clf_200x300 at lam_max / 2; with p ~ 31 a polish costs
+    # about 5-10 epochs)
+    go_on = dcd_status == "converged" and tol < _FIRST_TOL
+    while epochs < max_epochs and (dcd_status == "max_iter" or go_on):
+        go_on = False
         alpha_s, w_s, b_s, more, dcd_status, _ = dcd_linear(
-            Zs, y, Cs, intercept=svm.intercept, tol=tol, max_iter=max_epochs - epochs,
+            Zs, y, Cs, intercept=svm.intercept, tol=tol,
+            max_iter=min(epochs, max_epochs - epochs) if finite.all() else max_epochs - epochs,
             seed=seed, center=False, record=False, alpha0=alpha_s, b0=b_s)
         epochs += more
+        # (a polish, ~p^3 / 3 flops, only where it costs less than a quarter of the chunk's
+        # epochs, n p each: not on the rows' span of 200 x 300, p = 201)
+        chunk = _early_pdas(frame, Zy, Cs, alpha_s, timer, rounds=_CHUNK_ROUNDS) \
+            if (dcd_status == "max_iter" and epochs < max_epochs
+                and 4 * p * p <= 3 * more * n) else None
+        if chunk is not None:
+            chunk.n_iter = epochs
+            chunk.provenance.update(warm_start=f"dcd ({epochs} epochs)", polish="pdas",
+                                    dcd_status=dcd_status, dcd_tol=tol,
+                                    row_space=basis is not None)
+            return chunk
     u_dcd = np.append(w_s, b_s) if svm.intercept else w_s
     scale = float(np.max(Cs[finite])) if finite.any() else max(1.0, float(np.max(alpha_s)))
     free = (alpha_s > 1e-8 * scale) & ~(finite & (alpha_s >= Cs * (1 - 1e-8)))
@@ -317,9 +336,10 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
 
 
 def _early_pdas(frame: tuple, Zy: np.ndarray, Cs: np.ndarray, alpha_s: np.ndarray,
-                timer: Timer) -> Solution | None:
-    """The polish from the sets of a short DCD run (at most p free multipliers), as a
-    certified Solution, or None (not certified, or no polish)."""
+                timer: Timer, rounds: int = _PDAS_STAGE_ROUNDS) -> Solution | None:
+    """The polish from the sets of a short DCD run (at most p free multipliers, at most
+    ``rounds`` active-set rounds), as a certified Solution, or None (not certified, or no
+    polish)."""
     finite = np.isfinite(Cs)
     if not finite.any():
         return None         # the hard margin: its multipliers have no scale yet
@@ -328,7 +348,7 @@ def _early_pdas(frame: tuple, Zy: np.ndarray, Cs: np.ndarray, alpha_s: np.ndarra
     if free.sum() > Zy.shape[1]:
         return None
     try:
-        polished = polish_w(Zy, Cs, alpha_s, frame[5], scale, max_rounds=_PDAS_STAGE_ROUNDS,
+        polished = polish_w(Zy, Cs, alpha_s, frame[5], scale, max_rounds=rounds,
                             max_free=Zy.shape[1])
     except np.linalg.LinAlgError:
         return None

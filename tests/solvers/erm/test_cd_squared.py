@@ -248,3 +248,29 @@ def test_sparse_ridge_by_conjugate_gradients_equals_dense(intercept, weighted):
     moved = cl.Solution(w=sparse.w * (1 + 1e-6), b=sparse.b, objective=np.nan,
                         status="x", method="x")
     assert not erm.certificate(moved, tol=1e-9).passed
+
+
+def test_first_working_set_is_all_of_x_when_the_strong_set_is_most_of_it():
+    # Wide correlated data at lam <= lam_max / 2: the strong rule keeps most columns, and
+    # (n d^2 small) the working set starts whole: one round, no growth 32 -> 64 -> ... with
+    # a polish each; near lam_max it starts small. Both answers certify.
+    from convexlearn.solvers.erm.cd import coordinate_descent
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((120, 20)) @ rng.standard_normal((20, 160)) \
+        + 0.1 * rng.standard_normal((120, 160))
+    y = X @ rng.standard_normal(160) + rng.standard_normal(120)
+    lam_max = 2.0 * np.max(np.abs(X.T @ (y - y.mean()))) / len(y) / 0.5
+    for frac, whole in ((1e-2, True), (0.9, False)):
+        erm = cl.ERM(X, y, loss="squared", penalty="elastic_net", l1_ratio=0.5,
+                     lam=frac * lam_max)
+        cache = {}
+        w, b, info = coordinate_descent(X, y, erm.loss, erm.penalty, erm.lam, cache=cache)
+        c = np.abs(cache["dense_stats"][5])
+        strong = np.count_nonzero(c >= 2 * erm.penalty.split(erm.lam)[0] - c.max())
+        assert (strong > cds.WORKING_SET_FRACTION * X.shape[1]) == whole
+        if whole:
+            assert info["outer"] == 1 and info["working_set"] == X.shape[1]
+        else:
+            assert info["working_set"] < X.shape[1]
+        sol = erm.solve("exact")
+        assert sol.status == "optimal"

@@ -202,3 +202,30 @@ def test_dcd_free_set_above_p_is_refined_before_the_costly_stages():
     X, y = make_classification(5000, 50, flip_y=0.1, random_state=0)
     _certified_by_stage(cl.SVM(X, y, C=1e-3, kernel="linear", intercept=False), "pdas",
                         "dcd refined (tol / 10)")
+
+
+def test_polish_between_dcd_chunks_answers_early_and_certified():
+    # Weighted breast cancer (weights 0-3) at the ERM sweep's lam_max / 2: the short run's
+    # sets do not polish, one of DCD's later chunks does (the sweep's bc_weights: at 120 of
+    # 300 epochs). The chunk's answer must be certified (gap recomputed from the data, and
+    # failing on a perturbed w) and save the rest of the epoch budget.
+    X, y = binary_dataset("breast_cancer")
+    s = np.random.default_rng(2).integers(0, 4, X.shape[0]).astype(float)
+    erm = cl.ERM(X, y, loss="hinge", penalty="l2", lam=1.0, sample_weight=s)
+    found = None
+    for lam in (0.3, 0.1, 0.03, 0.01, 3e-3, 1e-3):
+        erm.lam = lam
+        svm = erm.as_svm()
+        sol = solve_linear_exact(svm, max_epochs=300)
+        if sol.provenance["warm_start"].startswith("dcd (") and "epochs" in \
+                sol.provenance["warm_start"]:
+            found = (svm, sol)
+            break
+    assert found is not None, "no chunk answered on this grid"
+    svm, sol = found
+    assert sol.status == "optimal" and sol.n_iter < 300
+    cert = certificate(svm.X, svm.y, svm.C_bounds, True, sol.w, sol.b, sol.alpha)
+    assert cert["passed"] and abs(cert["relative_gap"]) <= 1e-9
+    # perturbed, the same certificate fails
+    bad = certificate(svm.X, svm.y, svm.C_bounds, True, sol.w * 1.001, sol.b, sol.alpha)
+    assert not bad["passed"]
