@@ -162,8 +162,8 @@ class SVMClassifierBase(ClassifierMixin, BaseEstimator):
         else:
             Xk = Xk_solve = X[keep]
         costs = cost[keep]
-        self._fit_kernel = self._resolved_kernel(Xk, None if s is None else s[keep],
-                                                 precomputed)
+        self._fit_kernel = _resolved_kernel(self, Xk, None if s is None else s[keep],
+                                            precomputed)
         self._gamma = (self._fit_kernel.gamma if self._fit_kernel is not None
                        and self._fit_kernel.name not in ("linear", "callable")
                        else self._kernel_spec().get("gamma"))
@@ -193,52 +193,20 @@ class SVMClassifierBase(ClassifierMixin, BaseEstimator):
                             precomputed, gram)
         return self
 
-    def _resolved_kernel(self, X, s, precomputed):
-        """The fit's kernel, resolved once on all training samples: gamma="scale"/"auto"
-        by SVC's rule (Var weighted by sample_weight, so integer weights are copies), not
-        per problem; None for a precomputed kernel (each problem checks its block)."""
-        if precomputed:
-            return None
-        spec = self._kernel_spec()
-        return make_kernel(spec["kernel"], X, gamma=spec.get("gamma", "scale"),
-                           degree=spec.get("degree", 3), coef0=spec.get("coef0", 0.0),
-                           sample_weight=s)
-
-    def _problem(self, X, y, C, s, gram):
-        """The binary problem on rows X with labels y in {-1, +1}, per-sample costs C * s
-        (s None: C), ``gram`` its block of the shared Gram matrix (or None). Dense X
-        with the fit's resolved kernel and the hinge loss: :func:`~convexlearn.svm.
-        checked_svm` (X, the kernel and C were checked once for the fit); otherwise
-        ``SVM(...)`` with its checks."""
-        options = self._problem_options()
-        kernel = getattr(self, "_fit_kernel", None)
-        if (kernel is not None and type(X) is np.ndarray and X.flags.c_contiguous
-                and options.get("loss", "hinge") == "hinge" and y.min() < 0 < y.max()):
-            return checked_svm(X, y, C, kernel, intercept=self.fit_intercept,
-                               sample_weight=s, K=gram,
-                               repair_psd=self._kernel_spec().get("repair_psd", False))
-        spec = self._kernel_spec()
-        if "gamma" in spec:
-            spec["gamma"] = self._gamma
-        svm = SVM(X, y, C=C, intercept=self.fit_intercept, sample_weight=s, **spec, **options)
-        if gram is not None:
-            svm.share_gram(gram)
-        return svm
-
     def _fit_binary(self, X, y, s, C, gram=None):
         """(problem, solution) of one binary problem with per-sample costs C * s; ``gram``,
         when given, is the problem's block of the shared Gram matrix."""
         uniform = s is None or bool(np.all(s == s[0]))
         C_eff = C if s is None or not uniform else C * float(s[0])
         if uniform or math.isinf(C):
-            svm = self._problem(X, y, C_eff, None, gram)
+            svm = _problem(self, X, y, C_eff, None, gram)
             return svm, svm.solve(method=self.method, tol=self.tol, **self._options())
         if self.method != "exact":
             raise NotApplicableError(
                 f"method={self.method!r} solves the SVM with one C for all samples; "
                 f"non-uniform sample_weight or class_weight needs per-sample costs C_i = "
                 f"C * class_weight[y_i] * sample_weight_i, which method='exact' solves")
-        weighted = self._problem(X, y, C, s, gram)
+        weighted = _problem(self, X, y, C, s, gram)
         return weighted, weighted.solve(method="exact", tol=max(self.tol, 1e-6),
                                         **self._options())
 
@@ -375,6 +343,40 @@ class SVMClassifierBase(ClassifierMixin, BaseEstimator):
     def predict_log_proba(self, X: ArrayLike) -> np.ndarray:
         """log of :meth:`predict_proba`."""
         return np.log(self.predict_proba(X))
+
+
+def _resolved_kernel(estimator, X, s, precomputed):
+    """The fit's kernel, resolved once on all training samples: gamma="scale"/"auto"
+    by SVC's rule (Var weighted by sample_weight, so integer weights are copies), not
+    per problem; None for a precomputed kernel (each problem checks its block)."""
+    if precomputed:
+        return None
+    spec = estimator._kernel_spec()
+    return make_kernel(spec["kernel"], X, gamma=spec.get("gamma", "scale"),
+                       degree=spec.get("degree", 3), coef0=spec.get("coef0", 0.0),
+                       sample_weight=s)
+
+
+def _problem(estimator, X, y, C, s, gram):
+    """The binary problem on rows X with labels y in {-1, +1}, per-sample costs C * s
+    (s None: C), ``gram`` its block of the shared Gram matrix (or None). Dense X
+    with the fit's resolved kernel and the hinge loss: :func:`~convexlearn.svm.
+    checked_svm` (X, the kernel and C were checked once for the fit); otherwise
+    ``SVM(...)`` with its checks."""
+    options = estimator._problem_options()
+    kernel = getattr(estimator, "_fit_kernel", None)
+    if (kernel is not None and type(X) is np.ndarray and X.flags.c_contiguous
+            and options.get("loss", "hinge") == "hinge" and y.min() < 0 < y.max()):
+        return checked_svm(X, y, C, kernel, intercept=estimator.fit_intercept,
+                           sample_weight=s, K=gram,
+                           repair_psd=estimator._kernel_spec().get("repair_psd", False))
+    spec = estimator._kernel_spec()
+    if "gamma" in spec:
+        spec["gamma"] = estimator._gamma
+    svm = SVM(X, y, C=C, intercept=estimator.fit_intercept, sample_weight=s, **spec, **options)
+    if gram is not None:
+        svm.share_gram(gram)
+    return svm
 
 
 def _refuse_objects_for_callable(kernel, X) -> None:
