@@ -2,7 +2,10 @@
 
 Input: scikit-learn's ``validate_data`` is used at the edge because its checks (and users'
 pipelines) rely on its exact behaviour: ``n_features_in_``, ``feature_names_in_``, the
-messages for complex, empty or NaN input. scipy.sparse CSR/CSC is accepted
+messages for complex, empty or NaN input. (Plain input, a finite float64 ndarray X and a
+numeric 1-D y, which validate_data would return unchanged, skips it: its bookkeeping of
+``n_features_in_`` and ``feature_names_in_`` is done by :func:`_plain_arrays`, and any
+other input goes through validate_data.) scipy.sparse CSR/CSC is accepted
 (:func:`edge_data`): kept sparse where the estimator's method uses X through products,
 else densified below ``convexlearn.data.DENSIFY_LIMIT_BYTES`` or refused with the size of
 the dense copy. The numerical core still validates the arrays it receives through
