@@ -387,6 +387,10 @@ def as_sample_weight(sample_weight: Any, n: int) -> np.ndarray | None:
 
 
 def _real_scalar(name: str, value) -> float:
+    if type(value) is float or type(value) is int:      # (the ABC check costs ~1 us)
+        if value != value:
+            raise ParameterError(f"{name} must be a number; got nan")
+        return float(value)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ParameterError(f"{name} must be a real number; got {value!r}")
     value = float(value)

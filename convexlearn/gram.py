@@ -409,6 +409,7 @@ class KernelColumns:
         column_bytes = 8 * max(self.n, 1)
         self.capacity = max(2, int(self.cache_size * 2**20 // column_bytes))
         self._cache: OrderedDict[int, np.ndarray] = OrderedDict()
+        self._matrix: np.ndarray | None = None       # from_gram: a column is a row view
         self.hits = 0
         self.misses = 0
 
@@ -438,8 +439,11 @@ class KernelColumns:
     def from_gram(cls, K: np.ndarray) -> "KernelColumns":
         """Columns of an explicit Gram matrix (views, nothing computed or copied)."""
         # The matrix is already in memory: rows are views, no eviction needed.
-        return cls(lambda idx: K[idx], K.shape[0], np.diag(K).copy(),
+        cols = cls(lambda idx: K[idx], K.shape[0], np.diag(K).copy(),
                    cache_size=max(1.0, K.nbytes / 2**20 + 1.0))
+        if K.dtype == np.float64:
+            cols._matrix = K
+        return cols
 
     def __len__(self) -> int:
         return len(self._cache)
@@ -457,7 +461,8 @@ class KernelColumns:
             self._cache.move_to_end(i)
             return col
         self.misses += 1
-        col = np.asarray(self._compute(np.array([i])), dtype=float)[0]
+        col = (self._matrix[i] if self._matrix is not None      # (K symmetric: row i)
+               else np.asarray(self._compute(np.array([i])), dtype=float)[0])
         self._store(i, col)
         return col
 
@@ -530,6 +535,7 @@ class SharedGram:
         for m in members:
             self.local[m] = np.arange(m.size)
         self.rows_of = [kernel(X[m], X[order[self.offset[c]:]]) for c, m in enumerate(members)]
+        self.members = members
 
     def block(self, rows: np.ndarray) -> np.ndarray:
         """K[rows][:, rows] for training indices ``rows`` (a new array, or G itself when
@@ -538,6 +544,9 @@ class SharedGram:
             if rows.size == self.codes.size and np.array_equal(rows, np.arange(rows.size)):
                 return self.G
             return self.G[np.ix_(rows, rows)]
+        pair = self._pair_block(rows)
+        if pair is not None:
+            return pair
         c = self.codes[rows]
         if np.any(np.diff(c) < 0):     # not grouped by class: build grouped, then permute
             perm = np.argsort(c, kind="stable")
@@ -555,6 +564,25 @@ class SharedGram:
                 out[sa, sb] = sub
                 if cb != ca:
                     out[sb, sa] = sub.T
+        return out
+
+
+    def _pair_block(self, rows: np.ndarray) -> np.ndarray | None:
+        """The block of a one-vs-one pair's rows (all of class i's samples, then all of
+        class j's, i < j): four slices of two row blocks, or None for other rows."""
+        if rows.size == 0:
+            return None
+        i, j = int(self.codes[rows[0]]), int(self.codes[rows[-1]])
+        a, b = self.members[i].size, self.members[j].size
+        if (i >= j or rows.size != a + b or not np.array_equal(rows[:a], self.members[i])
+                or not np.array_equal(rows[a:], self.members[j])):
+            return None
+        shift = self.offset[j] - self.offset[i]
+        out = np.empty((a + b, a + b))
+        out[:a, :a] = self.rows_of[i][:, :a]
+        out[:a, a:] = self.rows_of[i][:, shift:shift + b]
+        out[a:, :a] = out[:a, a:].T
+        out[a:, a:] = self.rows_of[j][:, :b]
         return out
 
 

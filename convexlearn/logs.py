@@ -61,6 +61,10 @@ def logged_solve(func: Any) -> Any:
 
     @functools.wraps(func)
     def solve(self, method="exact", *args, verbose: bool | int = False, **kwargs):
+        if ((verbose is False or (type(verbose) is int and verbose == 0))
+                and not log.isEnabledFor(logging.INFO)):
+            # nothing to log: no handler swap, no records (a fixed cost of small solves)
+            return func(self, method, *args, **kwargs)
         with verbosity(verbose):
             X = getattr(self, "X", None)
             shape = "" if X is None else f" on {X.shape[0]} x {X.shape[1]}"

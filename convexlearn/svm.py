@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .certify.kkt import KKTReport, gram_factor, kkt_report
-from .data import (as_binary_labels, as_features, as_sample_weight, backend_class,
+from .data import (LabelMap, as_binary_labels, as_features, as_sample_weight, backend_class,
                    check_bool, check_C, check_nonnegative, check_positive,
                    check_solve_options, check_solver)
 from .deprecation import renamed
@@ -37,7 +37,7 @@ from .fingerprints import DataDigest, Deferred, Provenance
 from .solution import Solution, check_same_problem, check_solution_shapes, problem_fingerprint
 from .solvers.kernel_svm.c_svc import c_svc_solution
 
-__all__ = ["SVM", "EXACT_METHODS", "ITERATIVE_METHODS", "SVM_LOSSES"]
+__all__ = ["SVM", "EXACT_METHODS", "ITERATIVE_METHODS", "SVM_LOSSES", "checked_svm"]
 
 #: The binary SVM problem of each ``loss`` of ``cl.SVM(..., loss=...)``: "hinge" (this
 #: module's SVM) and the problems that register themselves ("squared_hinge":
@@ -236,14 +236,10 @@ class SVM(KernelSamples):
         self.y, self.label_map = as_binary_labels(y, n=n_rows)
         self.C = check_C(C)
         self.sample_weight = _checked_weights(self, sample_weight)
-        self.kernel = make_kernel(kernel, self.X, gamma=gamma, degree=degree, coef0=coef0,
-                                  sample_weight=self.sample_weight)
-        self.intercept = check_bool("intercept", intercept)
-        self.repair_psd = check_bool("repair_psd", repair_psd)
-        self.psd_tol = check_nonnegative("psd_tol", psd_tol)
-        self._gram = Gram(self.kernel, self.X, K, psd_tol=self.psd_tol,
-                          repair_psd=self.repair_psd)
-        self._gram_factor: np.ndarray | None = None
+        _assemble(self, K, make_kernel(kernel, self.X, gamma=gamma, degree=degree, coef0=coef0,
+                                       sample_weight=self.sample_weight),
+                  check_bool("intercept", intercept), check_bool("repair_psd", repair_psd),
+                  check_nonnegative("psd_tol", psd_tol))
 
     # ------------------------------------------------------------------ basics
     @property
@@ -471,6 +467,56 @@ class SVM(KernelSamples):
 
 
 SVM_LOSSES["hinge"] = SVM
+
+
+def _assemble(svm: SVM, K: np.ndarray | None, kernel: Kernel, intercept: bool,
+              repair_psd: bool, psd_tol: float) -> None:
+    """The rest of an SVM whose X (or K), y, label_map, C and sample_weight are set."""
+    svm.kernel, svm.intercept, svm.repair_psd, svm.psd_tol = kernel, intercept, repair_psd, psd_tol
+    svm._gram = Gram(kernel, svm.X, K, psd_tol=psd_tol, repair_psd=repair_psd)
+    svm._gram_factor = None
+
+
+def checked_svm(X: np.ndarray, y: np.ndarray, C: float, kernel: Kernel, *,
+                intercept: bool = True, sample_weight: np.ndarray | None = None,
+                K: np.ndarray | None = None, repair_psd: bool = False,
+                psd_tol: float = DEFAULT_PSD_TOL) -> SVM:
+    """The hinge-loss SVM of parts its caller has validated, without validating them again.
+
+    For the binary problems of an estimator's fit, whose data were checked once at its
+    edge: ``SVM(...)`` re-checks X (float64, finite), the labels (two classes, mapped to
+    +-1) and the kernel's parameters on every problem, ~0.1 ms each, a fixed cost of
+    small fits and of the 45 problems of a 10-class one-vs-one fit. The solve and its
+    certificate are those of ``SVM(X, y, C, kernel=kernel.name, ...)``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Dense float64, finite (as ``SVM`` would make it).
+    y : ndarray of shape (n,)
+        Labels in {-1.0, +1.0}, both present (``label_map`` is then -1 -> -1, +1 -> +1,
+        as ``SVM`` maps them).
+    C : float
+        > 0, or inf (hard margin), as :func:`~convexlearn.data.check_C` returns it.
+    kernel : Kernel
+        Resolved (:func:`~convexlearn.kernels.make_kernel`, gamma a number).
+    sample_weight : ndarray, optional
+        Checked here as ``SVM`` does (only weighted problems pay for it).
+    K : ndarray of shape (n, n), optional
+        ``kernel(X, X)`` computed by the caller (a block of a
+        :class:`~convexlearn.gram.SharedGram` of the same fit), for a kernel PSD by
+        construction; unlike :meth:`KernelSamples.share_gram`, its rows are not
+        recomputed from X to probe it.
+    """
+    if K is not None and not kernel.known_psd:
+        raise ParameterError(f"checked_svm takes a Gram matrix only for a kernel PSD by "
+                             f"construction; got {kernel.describe()}")
+    svm = SVM.__new__(SVM, X)
+    svm.X, svm.y, svm.C = X, y, C
+    svm.label_map = LabelMap(classes=np.array([-1.0, 1.0]))
+    svm.sample_weight = _checked_weights(svm, sample_weight)
+    _assemble(svm, K, kernel, intercept, repair_psd, psd_tol)
+    return svm
 
 
 def _key(svm: SVM) -> tuple:

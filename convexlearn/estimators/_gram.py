@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..gram import SharedGram
-from ..kernels import make_kernel
+from ..kernels import Kernel, make_kernel
 
 __all__ = ["SHARED_GRAM_BYTES", "SharedGram", "shared_gram"]
 
@@ -27,7 +27,8 @@ __all__ = ["SHARED_GRAM_BYTES", "SharedGram", "shared_gram"]
 SHARED_GRAM_BYTES = 200 * 2**20
 
 def shared_gram(spec: dict, gamma: Any, X: np.ndarray, codes: np.ndarray,
-                scheme: str, max_bytes: float = SHARED_GRAM_BYTES) -> SharedGram | None:
+                scheme: str, max_bytes: float = SHARED_GRAM_BYTES,
+                kernel: Kernel | None = None) -> SharedGram | None:
     """The shared Gram matrix of a fit, or None where it does not pay or does not apply.
 
     Parameters
@@ -45,6 +46,8 @@ def shared_gram(spec: dict, gamma: Any, X: np.ndarray, codes: np.ndarray,
         blocks); one-vs-rest in training order (each problem reads all of G).
     max_bytes : float
         Largest G formed (the estimator's ``cache_size`` in bytes).
+    kernel : Kernel, optional
+        The fit's kernel already resolved from ``spec`` and ``gamma`` (else made here).
 
     Returns
     -------
@@ -59,7 +62,8 @@ def shared_gram(spec: dict, gamma: Any, X: np.ndarray, codes: np.ndarray,
     if (np.max(codes) < 2 or callable(name) or name in ("linear", "precomputed")
             or 8 * n * n > max_bytes):
         return None
-    kernel = make_kernel(name, X, gamma=gamma, degree=spec["degree"], coef0=spec["coef0"])
+    if kernel is None:
+        kernel = make_kernel(name, X, gamma=gamma, degree=spec["degree"], coef0=spec["coef0"])
     if not kernel.known_psd:
         return None
     return SharedGram(kernel, X, codes, scheme == "ovo")

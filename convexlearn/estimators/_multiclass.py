@@ -116,9 +116,8 @@ def fit_decomposition(codes: np.ndarray, n_classes: int, scheme: str,
     """
     n = codes.shape[0]
     if n_classes == 2:
-        scheme = "binary"
-        tasks = [(np.arange(n), np.where(codes == 1, 1.0, -1.0))]
-    elif scheme == "ovr":
+        return _fit_binary_layout(codes, fit_binary)
+    if scheme == "ovr":
         tasks = [(np.arange(n), np.where(codes == k, 1.0, -1.0)) for k in range(n_classes)]
     else:
         # class i's samples, then class j's: blocks of a class-grouped Gram matrix are
@@ -149,6 +148,19 @@ def fit_decomposition(codes: np.ndarray, n_classes: int, scheme: str,
             dual_coef[j - 1, of_i] = betas[p, support[of_i]]
             dual_coef[i, of_j] = betas[p, support[of_j]]
     return Expansion(scheme, n_classes, support, n_support, dual_coef, intercept), extras
+
+
+def _fit_binary_layout(codes: np.ndarray, fit_binary: BinaryFit) -> tuple[Expansion, list]:
+    """:func:`fit_decomposition` for two classes: one problem on all samples, class 1 as
+    +1; the same layout, without the general case's (problems x n) table (a fixed cost of
+    small fits)."""
+    beta, b, extra = fit_binary(np.arange(codes.shape[0]), np.where(codes == 1, 1.0, -1.0))
+    used = np.asarray(beta) != 0
+    of_0, of_1 = np.flatnonzero(used & (codes == 0)), np.flatnonzero(used & (codes == 1))
+    support = np.concatenate([of_0, of_1])
+    n_support = np.array([of_0.size, of_1.size], dtype=np.int32)
+    dual_coef = np.asarray(beta, dtype=float)[support][None, :]
+    return Expansion("binary", 2, support, n_support, dual_coef, np.array([float(b)])), [extra]
 
 
 def rounding_bound(abs_terms: np.ndarray, abs_intercept: np.ndarray, n_terms: int) -> np.ndarray:

@@ -24,10 +24,10 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ..data import as_sample_weight, check_bool, check_C, check_choice, check_count, \
-    check_positive
+    check_positive, is_sparse
 from ..errors import DataError, NotApplicableError, ParameterError
 from ..kernels import check_gram, make_kernel
-from ..svm import ITERATIVE_METHODS, SVM
+from ..svm import ITERATIVE_METHODS, SVM, checked_svm
 from ._gram import shared_gram
 from ._base import (edge_data, fit_weighted_classes, seed_from, validated_X,
                     warn_if_not_optimal)
@@ -113,6 +113,11 @@ class SVMClassifierBase(ClassifierMixin, BaseEstimator):
             options["seed"] = seed_from(self.random_state)
         return options
 
+    def __sklearn_is_fitted__(self) -> bool:
+        """Fitted once ``fit`` has laid out the expansion (scikit-learn's protocol:
+        check_is_fitted asks this instead of scanning the attributes)."""
+        return hasattr(self, "_expansion")
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self._kernel_spec()["kernel"] == "precomputed"
@@ -152,18 +157,26 @@ class SVMClassifierBase(ClassifierMixin, BaseEstimator):
             X = check_gram(X)
             Xk = X[np.ix_(keep, keep)]
             Xk_solve = _double_centered(Xk) if self.fit_intercept else Xk
+        elif keep.size == X.shape[0]:     # every sample kept: no copy (X is only read)
+            Xk = Xk_solve = X if is_sparse(X) else np.ascontiguousarray(X)
         else:
             Xk = Xk_solve = X[keep]
         costs = cost[keep]
-        self._gamma = self._resolved_gamma(Xk, None if s is None else s[keep], precomputed)
+        self._fit_kernel = _resolved_kernel(self, Xk, None if s is None else s[keep],
+                                            precomputed)
+        self._gamma = (self._fit_kernel.gamma if self._fit_kernel is not None
+                       and self._fit_kernel.name not in ("linear", "callable")
+                       else self._kernel_spec().get("gamma"))
         uniform_all = bool(np.all(costs == 1.0))
         gram = None if precomputed else shared_gram(
             self._kernel_spec(), self._gamma, Xk, codes[keep], self._scheme(),
-            getattr(self, "cache_size", 200.0) * 2**20)
+            getattr(self, "cache_size", 200.0) * 2**20, kernel=self._fit_kernel)
         fits = []
 
         def fit_binary(rows, y_pm):
-            svm, sol = self._fit_binary(_rows(Xk_solve, rows, precomputed), y_pm,
+            # rows of all samples are all of them in order (binary, one-vs-rest): no copy
+            data = Xk_solve if rows.size == keep.size else _rows(Xk_solve, rows, precomputed)
+            svm, sol = self._fit_binary(data, y_pm,
                                         None if uniform_all else costs[rows], C,
                                         None if gram is None else gram.block(rows))
             beta = sol.dual_coef if sol.dual_coef is not None else svm.y * sol.report.alpha
@@ -180,39 +193,20 @@ class SVMClassifierBase(ClassifierMixin, BaseEstimator):
                             precomputed, gram)
         return self
 
-    def _resolved_gamma(self, X, s, precomputed):
-        """gamma="scale"/"auto" resolved once on all training samples (SVC's rule; Var
-        weighted by sample_weight, so integer weights are copies), not per pair."""
-        spec = self._kernel_spec()
-        if precomputed or not isinstance(spec.get("gamma"), str) or callable(spec["kernel"]):
-            return spec.get("gamma")
-        if spec["kernel"] in ("linear", "precomputed"):
-            return spec["gamma"]
-        return make_kernel(spec["kernel"], X, gamma=spec["gamma"], degree=spec["degree"],
-                           coef0=spec["coef0"], sample_weight=s).gamma
-
     def _fit_binary(self, X, y, s, C, gram=None):
         """(problem, solution) of one binary problem with per-sample costs C * s; ``gram``,
         when given, is the problem's block of the shared Gram matrix."""
-        spec = self._kernel_spec()
-        if "gamma" in spec:
-            spec["gamma"] = self._gamma
         uniform = s is None or bool(np.all(s == s[0]))
         C_eff = C if s is None or not uniform else C * float(s[0])
-        svm = SVM(X, y, C=C_eff, intercept=self.fit_intercept, **spec, **self._problem_options())
-        if gram is not None:
-            svm.share_gram(gram)
         if uniform or math.isinf(C):
+            svm = _problem(self, X, y, C_eff, None, gram)
             return svm, svm.solve(method=self.method, tol=self.tol, **self._options())
         if self.method != "exact":
             raise NotApplicableError(
                 f"method={self.method!r} solves the SVM with one C for all samples; "
                 f"non-uniform sample_weight or class_weight needs per-sample costs C_i = "
                 f"C * class_weight[y_i] * sample_weight_i, which method='exact' solves")
-        weighted = SVM(X, y, C=C, intercept=self.fit_intercept, sample_weight=s, **spec,
-                       **self._problem_options())
-        if gram is not None:
-            weighted.share_gram(gram)
+        weighted = _problem(self, X, y, C, s, gram)
         return weighted, weighted.solve(method="exact", tol=max(self.tol, 1e-6),
                                         **self._options())
 
@@ -349,6 +343,40 @@ class SVMClassifierBase(ClassifierMixin, BaseEstimator):
     def predict_log_proba(self, X: ArrayLike) -> np.ndarray:
         """log of :meth:`predict_proba`."""
         return np.log(self.predict_proba(X))
+
+
+def _resolved_kernel(estimator, X, s, precomputed):
+    """The fit's kernel, resolved once on all training samples: gamma="scale"/"auto"
+    by SVC's rule (Var weighted by sample_weight, so integer weights are copies), not
+    per problem; None for a precomputed kernel (each problem checks its block)."""
+    if precomputed:
+        return None
+    spec = estimator._kernel_spec()
+    return make_kernel(spec["kernel"], X, gamma=spec.get("gamma", "scale"),
+                       degree=spec.get("degree", 3), coef0=spec.get("coef0", 0.0),
+                       sample_weight=s)
+
+
+def _problem(estimator, X, y, C, s, gram):
+    """The binary problem on rows X with labels y in {-1, +1}, per-sample costs C * s
+    (s None: C), ``gram`` its block of the shared Gram matrix (or None). Dense X
+    with the fit's resolved kernel and the hinge loss: :func:`~convexlearn.svm.
+    checked_svm` (X, the kernel and C were checked once for the fit); otherwise
+    ``SVM(...)`` with its checks."""
+    options = estimator._problem_options()
+    kernel = getattr(estimator, "_fit_kernel", None)
+    if (kernel is not None and type(X) is np.ndarray and X.flags.c_contiguous
+            and options.get("loss", "hinge") == "hinge" and y.min() < 0 < y.max()):
+        return checked_svm(X, y, C, kernel, intercept=estimator.fit_intercept,
+                           sample_weight=s, K=gram,
+                           repair_psd=estimator._kernel_spec().get("repair_psd", False))
+    spec = estimator._kernel_spec()
+    if "gamma" in spec:
+        spec["gamma"] = estimator._gamma
+    svm = SVM(X, y, C=C, intercept=estimator.fit_intercept, sample_weight=s, **spec, **options)
+    if gram is not None:
+        svm.share_gram(gram)
+    return svm
 
 
 def _refuse_objects_for_callable(kernel, X) -> None:
