@@ -9,8 +9,11 @@ With --record, writes benchmarks/results/sweep_exact_erm.md.
 Every case runs ``solve()`` (method "exact") in a worker process with a time limit and
 records the route that answered (``provenance["route"]``), the routes that failed before it
 (``provenance["fallback_from"]``), the status, the certificate's figures and the time; and,
-where scikit-learn solves the same problem, the anchor's time on the same data (one run
-each: a sweep, not a benchmark; the machine is shared, read the seconds as rough).
+where scikit-learn solves the same problem, the anchor's time on the same data. A side
+whose first run takes under REPEAT_UNDER (0.1 s) runs REPEATS (3) times in all, each time
+on a new problem object (ours) or a new estimator (scikit-learn's), and keeps the best:
+single runs of millisecond problems on a shared machine move by tens of percent. The
+first runs' ratios are reported beside the best ones.
 
 A case *fails* when the status is not "optimal", or when the answer came from a cvxpy route
 although the chain has a fast route for the problem (a fallback). Problems whose chain is the
@@ -55,6 +58,8 @@ ONLY = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
 SEED = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else 0
 CASE_TIMEOUT = 90.0
 ANCHOR_TIMEOUT = 30.0
+REPEAT_UNDER = 0.1      # seconds: a side faster than this on its first run runs again
+REPEATS = 3             # runs in all of such a side; the best is kept
 CVXPY_ONLY_MAX_N = 600
 LAM_FRACTIONS = (0.5, 1e-2, 1e-3, 1e-4)
 ALL_LOSSES = ("squared", "squared_classification", "logistic", "logistic_log2", "exponential",
@@ -218,17 +223,44 @@ def _run_anchor(case: dict) -> dict:
     warnings.simplefilter("ignore")
     if case["kind"] == "erm":
         X, t, lab, w = _dataset(case["data"])
-        anchor = _erm_anchor(X, t, lab, case["loss"], case["penalty"], case["lam"], w,
-                             X.shape[0])
+
+        def fit():
+            return _erm_anchor(X, t, lab, case["loss"], case["penalty"], case["lam"], w,
+                               X.shape[0])
     else:
         X, y, w = _svm_dataset(case["data"])
-        anchor = _svm_anchor(X, y, case["C"], case["intercept"], w)
-    return {} if anchor is None else {"anchor": anchor[0], "anchor_time": anchor[1]}
+
+        def fit():
+            return _svm_anchor(X, y, case["C"], case["intercept"], w)
+    anchor = fit()
+    if anchor is None:
+        return {}
+    times = [anchor[1]]
+    while times[0] < REPEAT_UNDER and len(times) < REPEATS:
+        times.append(fit()[1])              # a new estimator each run
+    return {"anchor": anchor[0], "anchor_time": min(times), "anchor_first": times[0]}
 
 
-def _timed_solve(problem, out: dict):
-    """problem.solve() timed; its route, status and fallbacks into ``out`` (None when it
-    raised: the exception is the case's outcome)."""
+def _timed_solve(make, out: dict):
+    """make().solve() timed; its route, status and fallbacks into ``out`` (None when it
+    raised: the exception is the case's outcome). A first run under REPEAT_UNDER is
+    repeated on new problems from ``make`` (REPEATS runs in all): ``out["time"]`` is the
+    best, ``out["first_time"]`` the first."""
+    sol = _solve_once(make(), out)
+    if sol is None:
+        return None
+    times = [out["time"]]
+    while times[0] < REPEAT_UNDER and len(times) < REPEATS:
+        again = {}
+        if _solve_once(make(), again) is None or again["status"] != out["status"]:
+            break                       # a repeat that differs: the first run stands
+        times.append(again["time"])
+    out.update(time=min(times), first_time=times[0])
+    return sol
+
+
+def _solve_once(problem, out: dict):
+    """problem.solve() timed once (see :func:`_timed_solve`)."""
     import convexlearn as cl
     start = time.perf_counter()
     try:
@@ -267,10 +299,11 @@ def _run_case(case: dict) -> dict:
         else:
             lam = case["frac"] * _lam_max(X, y, loss, case["intercept"], w,
                                           0.5 if pen == "elastic_net" else 1.0)
-        erm = cl.ERM(X, y, loss=loss, penalty=pen, lam=lam, intercept=case["intercept"],
-                     sample_weight=w, **kw)
+        def make():
+            return cl.ERM(X, y, loss=loss, penalty=pen, lam=lam,
+                          intercept=case["intercept"], sample_weight=w, **kw)
         out.update(n=X.shape[0], d=X.shape[1], lam=lam, chain="/".join(chain))
-        sol = _timed_solve(erm, out)
+        sol = _timed_solve(make, out)
         if sol is None:
             return out
         cert = sol.provenance.get("certificate", {})
@@ -280,11 +313,12 @@ def _run_case(case: dict) -> dict:
                                 and chain != ["exact-primal"])
         return out
     X, y, w = _svm_dataset(case["data"])
-    svm = cl.SVM(X, y, C=case["C"], kernel="linear", intercept=case["intercept"],
-                 sample_weight=w)
+    def make():
+        return cl.SVM(X, y, C=case["C"], kernel="linear", intercept=case["intercept"],
+                      sample_weight=w)
     out.update(n=X.shape[0], d=X.shape[1], chain="/".join(
-        __import__("convexlearn.routes.svm", fromlist=["x"]).exact_chain(svm)))
-    sol = _timed_solve(svm, out)
+        __import__("convexlearn.routes.svm", fromlist=["x"]).exact_chain(make())))
+    sol = _timed_solve(make, out)
     if sol is None:
         return out
     out.update(rel_gap=sol.extra.get("certificate", {}).get("relative_gap", np.nan),
@@ -417,7 +451,7 @@ def main():
     if ONLY in (None, "svm"):
         cases += svm_cases()
     pool = Pool()
-    rows, failures = [], []
+    rows, failures, first_ratios = [], [], {}
     wall = time.perf_counter()
     for i, case in enumerate(cases):
         r = pool.run(case, CASE_TIMEOUT)
@@ -425,7 +459,8 @@ def main():
             a = pool.run({**case, "part": "anchor", "lam": r.get("lam")}, ANCHOR_TIMEOUT)
             if a.get("status", "").startswith("timeout"):
                 a = {"anchor": "sklearn", "anchor_time": f"> {ANCHOR_TIMEOUT:.0f}"}
-            r.update({k: v for k, v in a.items() if k in ("anchor", "anchor_time")})
+            r.update({k: v for k, v in a.items()
+                      if k in ("anchor", "anchor_time", "anchor_first")})
         label = (f"{case['data']} {case['loss']}+{case['penalty']} frac={case['frac']:g}"
                  if case["kind"] == "erm" else f"{case['data']} C={case['C']:g}")
         label += "" if case["intercept"] else " no-b"
@@ -436,6 +471,9 @@ def main():
                r.get("time", np.nan), r.get("anchor", ""), r.get("anchor_time", np.nan), ratio,
                _fmt_fallback(r.get("fallback")) or r.get("note", "")]
         rows.append(row)
+        if isinstance(r.get("anchor_first"), float):
+            first_ratios.setdefault(case["kind"], []).append(
+                r.get("first_time", r["time"]) / r["anchor_first"])
         flag = _failed(r)
         if flag:
             failures.append(row)
@@ -453,7 +491,8 @@ def main():
                     and r not in failures)
     summary = (f"{len(rows)} cases (data seed {SEED}) in {wall:.0f} s (one worker, "
                f"{CASE_TIMEOUT:.0f} s limit per case; 2 cores, load average "
-               f"{os.getloadavg()[0]:.1f} at the end; one run each). "
+               f"{os.getloadavg()[0]:.1f} at the end; best of {REPEATS} runs a side under "
+               f"{REPEAT_UNDER:g} s). "
                f"Certified by a fast route: {n_fast}; by cvxpy, the only route of the chain: "
                f"{by_design}; failures (status != optimal, or a fallback from a fast route "
                f"to cvxpy): {len(failures)}.")
@@ -473,7 +512,9 @@ def main():
         if every:
             overall.append(f"{kind}: {len(every)} cases with an anchor, ratio median "
                            f"{np.median(every):.3g}, 90th percentile "
-                           f"{np.percentile(every, 90):.3g}")
+                           f"{np.percentile(every, 90):.3g} (first runs only: median "
+                           f"{np.median(first_ratios[kind]):.3g}, 90th percentile "
+                           f"{np.percentile(first_ratios[kind], 90):.3g})")
             print(overall[-1])
     summary += "\n\n" + "; ".join(overall) + "."
     body = (__doc__.split("\n\n", 1)[1] + "\n\n" + summary + "\n\n## Time over the "
