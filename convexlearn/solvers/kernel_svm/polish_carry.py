@@ -36,7 +36,7 @@ the noise).
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 from scipy.linalg import lapack
@@ -267,7 +267,7 @@ def carried_solve(factor: np.ndarray | JoinedBlock, K: np.ndarray | None,
     return None
 
 
-def face_solve(face, rhs: np.ndarray, total: float | None, start: np.ndarray
+def face_solve(face: Any, rhs: np.ndarray, total: float | None, start: np.ndarray
                ) -> tuple[np.ndarray, float, None] | None:
     """The solution of :class:`~convexlearn.solvers.kernel_svm.polish_face.Face`'s system
     from a carried factor (the block shrunk by removals first when F is smaller than
@@ -311,7 +311,7 @@ def _joiners_subset(block: JoinedBlock, keep: np.ndarray) -> JoinedBlock | None:
     return smaller
 
 
-def screen_joiners(face, F: np.ndarray, start: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+def screen_joiners(face: Any, F: np.ndarray, start: np.ndarray, lo: np.ndarray, hi: np.ndarray,
                    rhs: np.ndarray, total: float | None, u: np.ndarray, b: float,
                    rounds: int = 8) -> tuple | None:
     """Fix the joiners the face's solution u pushes out of the box on the side of the

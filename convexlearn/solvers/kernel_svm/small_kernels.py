@@ -244,7 +244,9 @@ def _polish(code, X, K, gamma, coef0, degree, y, Cv, alpha, g, cache, slot_of, o
 
 
 @njit(cache=True)
-def certificate_products(code, X, XT, K, gamma, coef0, degree, beta, bits, row):
+def certificate_products(code: int, X: np.ndarray, XT: np.ndarray, K: np.ndarray,
+                         gamma: float, coef0: float, degree: float, beta: np.ndarray,
+                         bits: Any, row: np.ndarray) -> np.ndarray:
     """K beta from the data: each support column computed afresh (kernel code 0..3, from
     X and its transpose XT) or read from K (code 4), summed in index order."""
     n = beta.shape[0]

@@ -98,7 +98,9 @@ def elbow_pass(cols: Any, m: int, w: Any, base: Any, w0: float, y: Any, d: Any, 
             g[i] += tot[i]
 
 
-def elbow_pass_reference(cols, m, w, base, w0, y, d, d0, g, s, g_mode, want_s) -> None:
+def elbow_pass_reference(cols: Any, m: int, w: np.ndarray, base: np.ndarray, w0: float,
+                         y: np.ndarray, d: np.ndarray, d0: float, g: np.ndarray,
+                         s: np.ndarray, g_mode: int, want_s: bool) -> None:
     """:func:`elbow_pass` in numpy (blocked products in BLAS's order)."""
     idx = np.arange(m)
     if g_mode == G_FRESH:
