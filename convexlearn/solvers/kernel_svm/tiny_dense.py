@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from ...certify.kkt import kkt_report
-from ...solution import Solution, Timer
+from ...solution import Solution
 from .c_svc import c_svc_solution
 
 __all__ = ["TINY_N", "TINY_TOL", "tiny_applies", "certified_tiny", "tiny_smo",
