@@ -132,3 +132,14 @@ def test_not_applicable():
     assert not tiny_applies(cl.SVM(X, y, C=1.0, kernel="rbf"))
     assert not tiny_applies(cl.SVM(X[:50], y[:50], C=1.0, kernel="rbf", intercept=False))
     assert tiny_applies(cl.SVM(X[:50], y[:50], C=1.0, kernel="rbf"))
+
+
+def test_singular_gram_certifies_or_hands_over(not_loaded):
+    """Every sample twice (K singular, poly2): the dense solve either certifies or its
+    residual check refuses the system and the general path (least squares) certifies."""
+    X, y = blobs(150, 0, d=2, separation=1.0)[:2]
+    svm = cl.SVM(np.vstack([X, X]), np.concatenate([y, y]), C=1.0, kernel="poly", degree=2)
+    tiny, start, _ = certified_tiny(svm, kkt_tol=1e-6, gap_tol=1e-9)
+    assert (tiny is None) != (start is None)
+    sol = cs.certified_smo(svm)
+    assert sol.status == "optimal" and sol.report.relative_gap <= 1e-9
