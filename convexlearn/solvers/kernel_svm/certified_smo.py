@@ -9,7 +9,11 @@ SMO and the polish run on the QP:
    shrinking, kernel columns from X in a cache bounded in MB) to the maximal violation
    ``tol``; it identifies the active set (which multipliers are 0, C_i or free). A small
    QP starts in SMO's numpy loop while the compiled loop is not loaded in the process
-   (:func:`smo_small_first`: loading costs more than the whole solve);
+   (:func:`smo_small_first`: loading costs more than the whole solve); a tiny C-SVC
+   (n <= 300, intercept) then takes a dense numpy path first
+   (:mod:`~convexlearn.solvers.kernel_svm.tiny_dense`: SMO to 1e-1, a dense active-set
+   solve, the same certificate), the steps below going on from its SMO point when it
+   does not certify;
 2. the active-set polish (:func:`~convexlearn.solvers.kernel_svm.polish.polish_expansion`) solves
    the KKT system of that set exactly (only the |F| x |F| block of K) and corrects the
    set until every margin agrees with it;
