@@ -92,6 +92,7 @@ def tiny_smo(K: np.ndarray, y: np.ndarray, C: np.ndarray, tol: float, budget: in
     off_up = np.where(np.where(pos, alpha < C, alpha > 0.0), 0.0, -np.inf)
     off_low = np.where(np.where(pos, alpha > 0.0, alpha < C), 0.0, np.inf)
     vu, vl, score = np.empty(n), np.empty(n), np.empty(n)
+    positive, Cs = pos.tolist(), C.tolist()      # (Python scalars: the per-step updates)
     it, converged = 0, False
     while it < budget:
         np.add(v, off_up, out=vu)
@@ -110,9 +111,13 @@ def tiny_smo(K: np.ndarray, y: np.ndarray, C: np.ndarray, tol: float, budget: in
         t = clip_pair(i, j, (m_val - v[j]) / curvature[i, j], y, C, alpha)
         v += t * (K[j] - K[i])
         for k in (i, j):
-            a = alpha[k]
-            off_up[k] = 0.0 if ((a < C[k]) if pos[k] else (a > 0.0)) else -np.inf
-            off_low[k] = 0.0 if ((a > 0.0) if pos[k] else (a < C[k])) else np.inf
+            a, c = float(alpha[k]), Cs[k]
+            if positive[k]:
+                off_up[k] = 0.0 if a < c else -np.inf
+                off_low[k] = 0.0 if a > 0.0 else np.inf
+            else:
+                off_up[k] = 0.0 if a > 0.0 else -np.inf
+                off_low[k] = 0.0 if a < c else np.inf
         it += 1
     return alpha, y - v, it, converged
 
