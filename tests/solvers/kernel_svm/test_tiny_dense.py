@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from sklearn.datasets import make_classification
+from sklearn.preprocessing import StandardScaler
 
 import convexlearn as cl
 from convexlearn.app.generators import blobs
@@ -25,11 +26,11 @@ from convexlearn.solvers.kernel_svm.tiny_dense import (
 
 def _problems():
     X, y = blobs(200, 0, d=2, separation=1.0)[:2]
-    Xc, yc = make_classification(150, 8, random_state=1)
-    Xc = (Xc - Xc.mean(0)) / Xc.std(0)
-    yc = 2.0 * yc - 1.0
-    w = np.random.default_rng(4).uniform(0.1, 3.0, yc.size)
-    w[::10] = 0.0                                        # C_i = 0 for some samples
+    Xc, labels = make_classification(150, 8, random_state=1)
+    Xc, yc = StandardScaler().fit_transform(Xc), np.where(labels > 0, 1.0, -1.0)
+    # per-sample costs, C_i = 0 on every tenth sample
+    w = np.where(np.arange(yc.size) % 10 == 0, 0.0,
+                 np.random.default_rng(4).uniform(0.1, 3.0, yc.size))
     pre = cl.SVM(cl.SVM(Xc, yc, kernel="rbf", gamma=0.1).gram_operator.kernel(Xc), yc,
                  C=1.0, kernel="precomputed")
     return {"rbf blobs C=1": cl.SVM(X, y, C=1.0, kernel="rbf"),
