@@ -9,7 +9,11 @@ SMO and the polish run on the QP:
    shrinking, kernel columns from X in a cache bounded in MB) to the maximal violation
    ``tol``; it identifies the active set (which multipliers are 0, C_i or free). A small
    QP starts in SMO's numpy loop while the compiled loop is not loaded in the process
-   (:func:`smo_small_first`: loading costs more than the whole solve);
+   (:func:`smo_small_first`: loading costs more than the whole solve); a tiny C-SVC
+   (n <= 300, intercept) then takes a dense numpy path first
+   (:mod:`~convexlearn.solvers.kernel_svm.tiny_dense`: SMO to 1e-1, a dense active-set
+   solve, the same certificate), the steps below going on from its SMO point when it
+   does not certify;
 2. the active-set polish (:func:`~convexlearn.solvers.kernel_svm.polish.polish_expansion`) solves
    the KKT system of that set exactly (only the |F| x |F| block of K) and corrects the
    set until every margin agrees with it;
@@ -51,6 +55,7 @@ from .c_svc import c_svc_qp, c_svc_solution
 from .polish import is_balanced
 from .qp import DualQP
 from .small_certified import label_exact_smo
+from .tiny_dense import TINY_TOL, certified_tiny, tiny_applies
 from .smo import SMOResult, raise_diverged, smo, smo_qp
 
 #: While the compiled SMO loop is not loaded in the process (loading it, numba's
@@ -305,6 +310,21 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
                 small.time_s = timer()
                 return small
             warm_start, warm_products, done = start
+    elif (warm_start is None and polish and max_iter is None
+          and not _compiled_use(svm.n_samples, True) and tiny_applies(svm)):
+        # a tiny C-SVC while the compiled loop is not loaded: dense SMO to a loose
+        # tolerance and a dense active-set solve (tiny_dense); its CPU counts as the numpy
+        # loops' (the rent-or-buy rule); when it does not certify, the general path goes
+        # on from SMO's point
+        start = time.process_time()
+        tiny, warm_start, done = certified_tiny(svm, kkt_tol=kkt_tol, gap_tol=gap_tol)
+        _numpy_loop_cpu[0] += time.process_time() - start
+        if tiny is not None:
+            label_exact_smo(tiny, svm, n_iter=done, time_s=timer(), gap_tol=gap_tol,
+                            smo_tol=[TINY_TOL], polished=True, kkt_tol=kkt_tol,
+                            cache_size_mb=cache_size, shrinking=False,
+                            loop="numpy, tiny dense (tiny_dense)")
+            return tiny
     qp = c_svc_qp(svm)
     alpha0, g0, best = None, None, None
     if warm_start is not None:

@@ -1,0 +1,146 @@
+"""The tiny path of exact-smo (solvers/kernel_svm/tiny_dense.py: dense SMO to a loose
+tolerance, a dense active-set solve, the certificate), taken while the compiled SMO loop
+is not loaded: it certifies, its objective agrees with the general path's within the sum
+of the two certified gaps, its certificate fails on a perturbed answer, and when it does
+not certify the general path goes on from SMO's point."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+from sklearn.preprocessing import StandardScaler
+
+import convexlearn as cl
+from convexlearn.app.generators import blobs
+from convexlearn.certify.kkt import kkt_report
+from convexlearn.solvers.kernel_svm import certified_smo as cs
+from convexlearn.solvers.kernel_svm import tiny_dense
+from convexlearn.solvers.kernel_svm.small_certified import certified_small_reference
+from convexlearn.solvers.kernel_svm.tiny_dense import (
+    TINY_N,
+    certified_tiny,
+    tiny_applies,
+)
+
+
+def _problems():
+    X, y = blobs(200, 0, d=2, separation=1.0)[:2]
+    Xc, labels = make_classification(150, 8, random_state=1)
+    Xc, yc = StandardScaler().fit_transform(Xc), np.where(labels > 0, 1.0, -1.0)
+    # per-sample costs, C_i = 0 on every tenth sample
+    w = np.where(np.arange(yc.size) % 10 == 0, 0.0,
+                 np.random.default_rng(4).uniform(0.1, 3.0, yc.size))
+    pre = cl.SVM(cl.SVM(Xc, yc, kernel="rbf", gamma=0.1).gram_operator.kernel(Xc), yc,
+                 C=1.0, kernel="precomputed")
+    return {"rbf blobs C=1": cl.SVM(X, y, C=1.0, kernel="rbf"),
+            "rbf blobs C=100": cl.SVM(X, y, C=100.0, kernel="rbf"),
+            "all at bounds (C=0.01)": cl.SVM(X, y, C=0.01, kernel="rbf"),
+            "poly3": cl.SVM(Xc, yc, C=1.0, kernel="poly", degree=3),
+            "weights with zeros": cl.SVM(Xc, yc, C=1.0, kernel="rbf", sample_weight=w),
+            "precomputed": pre}
+
+
+PROBLEMS = _problems()
+
+
+@pytest.fixture
+def not_loaded(monkeypatch):
+    """certified_smo as in a process without the compiled loop (the rent-or-buy rule's
+    numpy side)."""
+    monkeypatch.setattr(cs, "compiled_loop_loaded", lambda intercept=True: False)
+    monkeypatch.setattr(cs, "_numpy_loop_cpu", [0.0])
+
+
+@pytest.mark.parametrize("name", list(PROBLEMS))
+def test_tiny_path_certifies_and_matches_the_general_path(name):
+    svm = PROBLEMS[name]
+    assert tiny_applies(svm)
+    tiny, start, _ = certified_tiny(svm, kkt_tol=1e-6, gap_tol=1e-9)
+    ref = certified_small_reference(svm)          # SMO's numpy loop and the general polish
+    assert start is None and ref.status == "optimal"
+    report = tiny.report
+    assert report.passed and report.relative_gap <= 1e-9
+    # both certified: P - P* <= gap |P| for each, so the primal objectives differ by at
+    # most the sum of the two gaps
+    P_t, P_r = report.primal_objective, ref.report.primal_objective
+    bound = (report.relative_gap + ref.report.relative_gap) * max(abs(P_t), abs(P_r))
+    assert abs(P_t - P_r) <= bound + 4 * np.finfo(float).eps * max(abs(P_t), abs(P_r))
+    # feasible: in the box and balanced
+    C = np.broadcast_to(svm.C_bounds, svm.y.shape)
+    assert np.all(tiny.alpha >= 0) and np.all(tiny.alpha <= C)
+    assert abs(svm.y @ tiny.alpha) <= 1e-12 * svm.n_samples * float(np.max(C))
+
+
+def test_certified_smo_takes_the_tiny_path_and_counts_its_cpu(not_loaded):
+    svm = PROBLEMS["rbf blobs C=1"]
+    sol = cs.certified_smo(svm)
+    assert sol.status == "optimal"
+    assert sol.provenance["loop"] == "numpy, tiny dense (tiny_dense)"
+    assert sol.provenance["smo_tol"] == [tiny_dense.TINY_TOL]
+    assert cs._numpy_loop_cpu[0] > 0                 # the rent-or-buy rule's rent
+
+
+def test_perturbed_answer_fails_the_certificate():
+    svm = PROBLEMS["rbf blobs C=1"]
+    tiny, _, _ = certified_tiny(svm, kkt_tol=1e-6, gap_tol=1e-9)
+    alpha = tiny.alpha
+    free = np.flatnonzero((alpha > 0) & (alpha < svm.C_bounds))
+    same = free[svm.y[free] == svm.y[free[0]]][:2]   # two of one sign: stays balanced
+    moved = alpha.copy()
+    moved[same[0]] += 1e-4
+    moved[same[1]] -= 1e-4
+    Kb = svm.gram_products(svm.y * moved)
+    sol = cl.Solution(w=None, alpha=moved, b=tiny.b, dual_coef=svm.y * moved,
+                      xi=np.maximum(0.0, 1.0 - svm.y * (Kb + tiny.b)))
+    report = kkt_report(svm, sol, tol=1e-6)
+    assert not (report.passed and report.relative_gap <= 1e-9)
+
+
+def test_active_set_failure_hands_over_to_the_general_path(not_loaded, monkeypatch):
+    """No rounds: the active-set solve gives up, SMO's loose point goes to the general
+    path (its SMO from that point, its polish), which certifies."""
+    real = tiny_dense.active_set_dense
+    monkeypatch.setattr(tiny_dense, "active_set_dense",
+                        lambda K, y, C, alpha: real(K, y, C, alpha, rounds=0))
+    svm = PROBLEMS["rbf blobs C=1"]
+    tiny, start, n_iter = certified_tiny(svm, kkt_tol=1e-6, gap_tol=1e-9)
+    assert tiny is None and n_iter > 0
+    assert np.all(start >= 0) and np.all(start <= 1.0) and abs(svm.y @ start) < 1e-10
+    sol = cs.certified_smo(svm)
+    assert sol.status == "optimal" and sol.provenance.get("loop") != "numpy, tiny dense (tiny_dense)"
+    assert sol.n_iter > n_iter                       # the tiny path's iterations counted
+
+
+def test_uncertified_answer_hands_over(not_loaded, monkeypatch):
+    """An active-set answer that fails its certificate (perturbed) is not returned."""
+    real = tiny_dense.active_set_dense
+
+    def perturbed(K, y, C, alpha):
+        a, b, g = real(K, y, C, alpha)
+        return a, b + 1e-3, g
+    monkeypatch.setattr(tiny_dense, "active_set_dense", perturbed)
+    svm = PROBLEMS["rbf blobs C=1"]
+    assert certified_tiny(svm, kkt_tol=1e-6, gap_tol=1e-9)[0] is None
+    sol = cs.certified_smo(svm)
+    assert sol.status == "optimal" and sol.provenance.get("loop") != "numpy, tiny dense (tiny_dense)"
+
+
+def test_not_applicable():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(TINY_N + 1, 3))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    assert not tiny_applies(cl.SVM(X, y, C=1.0, kernel="rbf"))
+    assert not tiny_applies(cl.SVM(X[:50], y[:50], C=1.0, kernel="rbf", intercept=False))
+    assert tiny_applies(cl.SVM(X[:50], y[:50], C=1.0, kernel="rbf"))
+
+
+def test_singular_gram_certifies_or_hands_over(not_loaded):
+    """Every sample twice (K singular, poly2): the dense solve either certifies or its
+    residual check refuses the system and the general path (least squares) certifies."""
+    X, y = blobs(150, 0, d=2, separation=1.0)[:2]
+    svm = cl.SVM(np.vstack([X, X]), np.concatenate([y, y]), C=1.0, kernel="poly", degree=2)
+    tiny, start, _ = certified_tiny(svm, kkt_tol=1e-6, gap_tol=1e-9)
+    assert (tiny is None) != (start is None)
+    sol = cs.certified_smo(svm)
+    assert sol.status == "optimal" and sol.report.relative_gap <= 1e-9
