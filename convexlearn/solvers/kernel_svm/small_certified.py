@@ -37,8 +37,10 @@ from .smo import smo
 __all__ = ["MAX_FREE_SMALL", "SMALL_MAX", "certified_small", "certified_small_reference",
            "label_exact_smo", "small_applies"]
 
-#: Largest n of the one-call path (its cache or the given K: 8 n^2 bytes).
-SMALL_MAX = 2000
+#: Largest n of the one-call path (its cache or the given K: 8 n^2 bytes). Above ~1000 a
+#: solve takes 50 ms and more, the fixed costs the call saves no longer count, and a
+#: declined call (a free set above MAX_FREE_SMALL) costs its SMO run again.
+SMALL_MAX = 1000
 #: Largest free set the one-call polish factorizes (its Cholesky is a plain loop; above,
 #: the numpy polish's LAPACK).
 MAX_FREE_SMALL = 400
