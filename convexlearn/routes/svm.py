@@ -39,6 +39,7 @@ from .chain import Route, walk
 from .halfspace import SeparabilityResult, decide_separability
 from ..path import Path
 from ..solution import Solution, Timer
+from ..threads import kernel_solve_threads
 from ..solvers.kernel_svm.certified_smo import certified_smo, memory_estimate
 from ..solvers.linear_svm.linear_exact import solve_linear_exact
 from ..solvers.kernel_svm.polish import polish_alpha
@@ -135,8 +136,9 @@ def _smo_polish(svm, *, solver, polish, kkt_tol, options):
     svm.densify(_dense_purpose("exact-smo"))
     cache = check_positive("cache_size", options.get("cache_size", 200.0))
     shrinking = check_bool("shrinking", options.get("shrinking", True))
-    solution = certified_smo(svm, kkt_tol=kkt_tol, cache_size=cache, polish=polish,
-                             shrinking=shrinking)
+    with kernel_solve_threads(svm.n_samples):        # threads.py: measured
+        solution = certified_smo(svm, kkt_tol=kkt_tol, cache_size=cache, polish=polish,
+                                 shrinking=shrinking)
     if svm.hard_margin and solution.status != "optimal":
         # An uncertified hard-margin point may not even be feasible (on data that are
         # not separable in feature space alpha only grows): never the answer. Whether

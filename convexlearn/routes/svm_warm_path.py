@@ -27,6 +27,7 @@ import numpy as np
 from ..data import check_C, check_positive
 from ..errors import ParameterError
 from ..solution import Timer
+from ..threads import kernel_solve_threads
 from ..solvers.kernel_svm.certified_smo import certified_smo
 
 __all__ = ["svm_warm_path", "PATH_TOL"]
@@ -77,8 +78,9 @@ def svm_warm_path(svm: Any, Cs: Any, *, tol: float = 1e-3, kkt_tol: float = PATH
                     # K (y * alpha) scales with alpha: from the previous certificate's
                     # product (f - b, computed from the data), no product of its own
                     products = (svm.y * previous.report.margins - previous.b) * (C / C_prev)
-            sol = certified_smo(svm, tol=tol, kkt_tol=kkt_tol, gap_tol=kkt_tol,
-                                warm_start=warm, warm_products=products, **smo_options)
+            with kernel_solve_threads(svm.n_samples):   # threads.py: measured
+                sol = certified_smo(svm, tol=tol, kkt_tol=kkt_tol, gap_tol=kkt_tol,
+                                    warm_start=warm, warm_products=products, **smo_options)
             if sol.status == "optimal":
                 sol.provenance["route"] = ("exact-smo (warm-started)" if warm is not None
                                            else "exact-smo")
