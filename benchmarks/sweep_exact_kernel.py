@@ -31,9 +31,12 @@ For each case the worker first runs the fast route alone
 (:func:`convexlearn.solvers.kernel_svm.certified_smo.certified_smo`); then ``solve()`` (the whole
 chain, whose provenance gives the route and ``fallback_from``) when the fast route
 certified or n <= 1500 - a fallback to cvxpy above that is not run (it is what this
-sweep exists to avoid), and the route column then says so. Times are single runs (the
-worker loads numba's compiled loop once before the first case); SVC is fitted once on the
-same data with the same numeric gamma. The "dual vs SVC" column is (D_ours - D_svc) /
+sweep exists to avoid), and the route column then says so. The worker loads numba's
+compiled loop once before the first case. A side whose first run takes under
+REPEAT_UNDER (0.1 s) runs REPEATS (3) times in all, each on a new problem (ours) or a new
+SVC, and keeps the best (single runs of millisecond problems on a shared machine move by
+tens of percent); the first runs' ratios are reported beside. SVC runs on the same data
+with the same numeric gamma. The "dual vs SVC" column is (D_ours - D_svc) /
 |D_ours| with D = sum alpha - 1/2 beta^T K beta recomputed with scikit-learn's kernels:
 it is >= 0 up to round-off when ours is the optimum (SVC stops at tol 1e-3).
 
@@ -60,6 +63,8 @@ from _common import markdown_table, write_result  # noqa: E402
 
 #: Budget (s) of one case: the fast route, solve() and SVC together.
 TIMEOUT = 90.0
+REPEAT_UNDER = 0.1      # seconds: a side faster than this on its first run runs again
+REPEATS = 3             # runs in all of such a side; the best is kept
 #: Above this n, a chain that would fall back to cvxpy is not run.
 FALLBACK_MAX_N = 1500
 
@@ -231,7 +236,12 @@ def run_case(case: dict) -> dict:
     if chain[0] == "exact-smo":
         t = time.perf_counter()
         fast = certified_smo(svm)
-        row["fast_s"] = time.perf_counter() - t
+        row["fast_s"] = row["fast_first_s"] = time.perf_counter() - t
+        for _ in range(REPEATS - 1 if row["fast_s"] < REPEAT_UNDER else 0):
+            again = cl.SVM(Xo, y, **ours)              # a new problem: nothing cached
+            t = time.perf_counter()
+            certified_smo(again)
+            row["fast_s"] = min(row["fast_s"], time.perf_counter() - t)
         row.update(fast_status=fast.status, fast_gap=fast.provenance["relative_gap"],
                    fast_viol=fast.provenance["max_violation"],
                    smo_tols=len(fast.provenance["smo_tol"]),
@@ -241,6 +251,10 @@ def run_case(case: dict) -> dict:
         t = time.perf_counter()
         sol = cl.SVM(Xo, y, **ours).solve()
         row["solve_s"] = time.perf_counter() - t
+        for _ in range(REPEATS - 1 if row["solve_s"] < REPEAT_UNDER else 0):
+            t = time.perf_counter()
+            cl.SVM(Xo, y, **ours).solve()
+            row["solve_s"] = min(row["solve_s"], time.perf_counter() - t)
         row.update(route=sol.provenance.get("route"), status=sol.status,
                    fallback=sorted(sol.provenance.get("fallback_from", {})),
                    gap=sol.report.relative_gap, viol=sol.report.max_violation)
@@ -254,7 +268,11 @@ def run_case(case: dict) -> dict:
     svc = SVC(**theirs, cache_size=200)
     t = time.perf_counter()
     svc.fit(Xs, y, sample_weight=weights)
-    row["svc_s"] = time.perf_counter() - t
+    row["svc_s"] = row["svc_first_s"] = time.perf_counter() - t
+    for _ in range(REPEATS - 1 if row["svc_s"] < REPEAT_UNDER else 0):
+        t = time.perf_counter()
+        SVC(**theirs, cache_size=200).fit(Xs, y, sample_weight=weights)
+        row["svc_s"] = min(row["svc_s"], time.perf_counter() - t)
     same = case["intercept"] and case["kernel"] != "sigmoid"    # sigmoid: repaired Gram
     if best is not None and best.alpha is not None and same:
         a = np.asarray(best.alpha)
@@ -393,6 +411,9 @@ def _summary(rows: list[dict], total: float, seed: int = 0) -> str:
     whole = sorted(r["solve_s"] / r["svc_s"] for r in same if r.get("solve_s"))
     pick_whole = lambda q: (whole[min(int(q * len(whole)), len(whole) - 1)]  # noqa: E731
                             if whole else math.nan)
+    firsts = sorted(r["fast_first_s"] / r["svc_first_s"] for r in same)
+    first = lambda q: (firsts[min(int(q * len(firsts)), len(firsts) - 1)]  # noqa: E731
+                       if firsts else math.nan)
     worst_vs = min((r.get("vs_svc", 0.0) for r in rows), default=0.0)
     slowest = sorted(same, key=lambda r: -r["fast_s"] / r["svc_s"])[:5]
     load = os.getloadavg()[0]
@@ -409,6 +430,8 @@ def _summary(rows: list[dict], total: float, seed: int = 0) -> str:
              f"solve() (the problem's construction and the whole chain) / SVC, the same "
              f"{len(whole)} cases: median {pick_whole(0.5):.2f}x, 90th percentile "
              f"{pick_whole(0.9):.2f}x, max {pick_whole(1.0):.2f}x.",
+             f"First runs only (fast route / SVC): median {first(0.5):.2f}x, 90th percentile "
+             f"{first(0.9):.2f}x.",
              "", HISTORY.strip(), ""]
     for r in fallbacks + refused + timeouts:
         lines.append(f"- {r['id']}: fast route {r.get('fast_status', '-')}, route "
