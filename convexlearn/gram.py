@@ -566,7 +566,6 @@ class SharedGram:
                     out[sb, sa] = sub.T
         return out
 
-
     def _pair_block(self, rows: np.ndarray) -> np.ndarray | None:
         """The block of a one-vs-one pair's rows (all of class i's samples, then all of
         class j's, i < j): four slices of two row blocks, or None for other rows."""

@@ -41,7 +41,16 @@ from ...gram import Gram
 from .intercepts import intercept_from_alpha, intercepts_by_sign
 from .polish import polish_expansion
 
-__all__ = ["DualQP"]
+__all__ = ["DualQP", "TAU", "curvature_floor"]
+
+#: SMO's curvature floor relative to max_i K_ii (LIBSVM's TAU).
+TAU = 1e-12
+
+
+def curvature_floor(k_max: float) -> float:
+    """The floor tau of a pair's curvature K_ii + K_jj - 2 K_ij in SMO's step: TAU * k_max
+    (k_max = max_i K_ii, the kernel's scale), TAU itself when k_max <= 0."""
+    return TAU * k_max if k_max > 0 else TAU
 
 
 @dataclass

@@ -32,10 +32,11 @@ from ...certify.kkt_kernels import allow_compiled
 from ...gram import KERNEL_CODES, KernelColumns
 from ...solution import History, Solution, Timer
 from .c_svc import c_svc_solution
+from .qp import curvature_floor
 from .smo import smo
 
 __all__ = ["MAX_FREE_SMALL", "SMALL_MAX", "certified_small", "certified_small_reference",
-           "label_exact_smo", "small_applies"]
+           "label_exact_smo", "reported_solution", "small_applies"]
 
 #: Largest n of the one-call path (its cache or the given K: 8 n^2 bytes). Above ~1000 a
 #: solve takes 50 ms and more, the fixed costs the call saves no longer count, and a
@@ -44,8 +45,6 @@ SMALL_MAX = 1000
 #: Largest free set the one-call polish factorizes (its Cholesky is a plain loop; above,
 #: the numpy polish's LAPACK).
 MAX_FREE_SMALL = 400
-#: SMO's curvature floor relative to max K_ii (LIBSVM's TAU, as the general path's).
-TAU = 1e-12
 #: The polish's options, as the general path's (polish_expansion's defaults, MAX_JOIN;
 #: its rounds after a converged SMO run and after one that spent its iterations).
 THRESHOLD, MARGIN_TOL, ROUNDS, SPENT_ROUNDS, MAX_JOIN = 1e-10, 1e-9, 100, 1000, 64
@@ -65,11 +64,12 @@ def small_applies(svm: Any, cache_size: float) -> bool:
             and isinstance(gram.X, np.ndarray) and 8.0 * n * n <= cache_size * 2**20)
 
 
-def _finish(svm: Any, alpha: np.ndarray, g: np.ndarray, b: float | None, products: Any,
-            kkt_tol: float, rows: tuple | None = None) -> Solution:
-    """The solution of the multipliers (b None: from them, the midpoint rule) and its KKT
-    report at ``kkt_tol`` from ``products`` = K beta (the report's own product if None)
-    and ``rows``, its per-sample pass when computed already (the report's own if None)."""
+def reported_solution(svm: Any, alpha: np.ndarray, g: np.ndarray, b: float | None,
+                      products: Any, kkt_tol: float, rows: tuple | None = None) -> Solution:
+    """The C-SVC solution of the multipliers ``alpha`` (``g`` = K (y alpha); b None: from
+    them, the midpoint rule) and its KKT report at ``kkt_tol`` from ``products`` = K beta
+    (the report's own product if None) and ``rows``, its per-sample pass when computed
+    already (the report's own if None). The one-call and the tiny path finish here."""
     sol = c_svc_solution(svm, alpha, g, b)
     both = None if products is None else np.column_stack([products, products])
     sol.report = kkt_report(svm, sol, tol=kkt_tol, products=both, rows=rows)
@@ -103,7 +103,7 @@ def certified_small(svm: Any, *, tol: float, kkt_tol: float, gap_tol: float,
     y = np.ascontiguousarray(svm.y, dtype=float)
     C = np.ascontiguousarray(np.broadcast_to(np.asarray(svm.C_bounds, dtype=float), (n,)))
     k_max = float(np.max(spec.diag))
-    tau = TAU * k_max if k_max > 0 else TAU
+    tau = curvature_floor(k_max)
     budget = max(100_000, 100 * n) if max_iter is None else int(max_iter)
     (outcome, _, alpha, b, g, Kbeta, n_iter, _, used, smo_alpha, smo_g,
      rows) = small_solve(spec.code, spec.X, XT, spec.K, spec.gamma, spec.coef0, spec.degree,
@@ -112,7 +112,7 @@ def certified_small(svm: Any, *, tol: float, kkt_tol: float, gap_tol: float,
                          int(rounds[1]), MAX_JOIN, MAX_FREE_SMALL, float(kkt_tol))
     if outcome not in (OK, NO_FREE):
         return None, (smo_alpha, smo_g, int(n_iter))
-    sol = _finish(svm, alpha, g, b if outcome == OK else None, Kbeta, kkt_tol,
+    sol = reported_solution(svm, alpha, g, b if outcome == OK else None, Kbeta, kkt_tol,
                   rows if outcome == OK else None)
     report = sol.report
     if not (report.passed and report.relative_gap <= gap_tol):
@@ -172,7 +172,7 @@ def certified_small_reference(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1
                            lambda B: K @ B, threshold=THRESHOLD, max_rounds=ROUNDS,
                            margin_tol=MARGIN_TOL)
     alpha, b, g = (res.alpha, None, g) if out is None else out
-    sol = _finish(svm, alpha, g, b, None, kkt_tol)
+    sol = reported_solution(svm, alpha, g, b, None, kkt_tol)
     label_exact_smo(sol, svm, n_iter=res.n_iter, time_s=timer(), gap_tol=gap_tol,
                     smo_tol=[tol], polished=out is not None, kkt_tol=kkt_tol,
                     shrinking=shrinking, loop="numpy reference")

@@ -77,11 +77,10 @@ from ...solution import History, Solution, Timer
 from ...gram import KernelColumns, KernelSpec
 from .c_svc import c_svc_qp, c_svc_solution
 from .polish import intercept_from_alpha
-from .qp import DualQP
+from .qp import DualQP, curvature_floor
 
 __all__ = ["solve_svm", "smo", "smo_compiled", "smo_qp", "SMOResult", "rebuild_v"]
 
-_TAU = 1e-12           # floor of the curvature a_ij, relative to max_i K_ii (LIBSVM's TAU)
 _BLOCK = 256           # columns per block when rebuilding the gradient
 _DIVERGENCE = 1e12     # hard margin: alpha_i s^2 beyond this = diverging (module docstring)
 
@@ -182,7 +181,7 @@ def smo(cols: KernelColumns, y: np.ndarray, C: Any, intercept: bool = True, tol:
     hard = bool(np.all(np.isinf(C)))
     # Scale of the kernel: the curvature floor and the divergence test are relative to it.
     k_max = float(np.max(cols.diagonal)) if n else 0.0
-    tau = _TAU * k_max if k_max > 0 else _TAU
+    tau = curvature_floor(k_max)
     spread = 0.0 if intercept else k_max     # s^2 of the module docstring
     diverged_at = None
 
@@ -367,7 +366,7 @@ def smo_compiled(spec: KernelSpec, y: np.ndarray, C: Any, tol: float = 1e-3,
         gbar = np.ascontiguousarray(both[:, 1])
     dual = 0.5 * float(alpha @ (y * target + y * v))     # -F(a), with g = target - v
     k_max = float(np.max(diag)) if n else 0.0
-    tau = _TAU * k_max if k_max > 0 else _TAU
+    tau = curvature_floor(k_max)
     floor = 1e-15 * max(1.0, float(np.max(np.abs(v)))) if n else 0.0
     hist_obj, hist_viol = np.empty(max_iter), np.empty(max_iter)
     it, unshrunk_once, n_shrink, gap_checks = 0, False, 0, []

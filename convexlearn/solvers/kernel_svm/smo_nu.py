@@ -46,13 +46,12 @@ from ...errors import ParameterError
 from ...gram import KernelColumns, KernelSpec
 from ...solution import History, Timer
 from .polish import intercepts_by_sign
-from .qp import DualQP
+from .qp import DualQP, curvature_floor
 from .smo import SMOResult, rebuild_v, smo_qp
 
 __all__ = ["smo_nu", "smo_nu_compiled", "smo_nu_qp", "smo_any_qp", "nu_relative_gap",
            "sample_spec"]
 
-_TAU = 1e-12      # curvature floor relative to max_i K_ii (as smo's)
 
 
 def nu_relative_gap(y: np.ndarray, C: Any, alpha: np.ndarray, v: np.ndarray,
@@ -120,7 +119,7 @@ def smo_nu(cols: KernelColumns, y: np.ndarray, C: Any, alpha0: np.ndarray,
         v -= (alpha[j] * y[j]) * cols.column(j)
     dual = 0.5 * float(alpha @ (y * target + y * v))
     k_max = float(np.max(cols.diagonal)) if n else 0.0
-    tau = _TAU * k_max if k_max > 0 else _TAU
+    tau = curvature_floor(k_max)
     floor = 1e-15 * max(1.0, float(np.max(np.abs(v)))) if n else 0.0
     history, gap_checks = History(), []
     active = np.arange(n)
@@ -255,7 +254,7 @@ def smo_nu_compiled(spec: KernelSpec, y: np.ndarray, C: Any, alpha0: np.ndarray,
                      target, Cv, alpha, v, gbar, *cache.arrays())
     dual = 0.5 * float(alpha @ (y * target + y * v))
     k_max = float(np.max(diag)) if n else 0.0
-    tau = _TAU * k_max if k_max > 0 else _TAU
+    tau = curvature_floor(k_max)
     floor = 1e-15 * max(1.0, float(np.max(np.abs(v)))) if n else 0.0
     hist_obj, hist_viol = np.empty(max_iter), np.empty(max_iter)
     it, unshrunk_once, n_shrink, gap_checks, time_at = 0, False, 0, [], {}

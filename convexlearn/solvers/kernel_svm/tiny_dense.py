@@ -39,9 +39,9 @@ from typing import Any
 
 import numpy as np
 
-from ...certify.kkt import kkt_report
 from ...solution import Solution
-from .c_svc import c_svc_solution
+from .qp import curvature_floor
+from .small_certified import MARGIN_TOL, THRESHOLD, reported_solution
 
 __all__ = ["TINY_N", "TINY_TOL", "tiny_applies", "certified_tiny", "tiny_smo",
            "active_set_dense"]
@@ -54,11 +54,6 @@ TINY_TOL = 1e-1
 TINY_BUDGET = 2000
 #: Rounds of the active-set solve (solves plus ratio steps).
 ROUNDS = 60
-#: Margin tolerance of the joiners, and the snap of multipliers onto their bounds
-#: (relative to max C_i), as the general polish's defaults.
-MARGIN_TOL, THRESHOLD = 1e-9, 1e-10
-#: SMO's curvature floor relative to max K_ii (LIBSVM's TAU).
-TAU = 1e-12
 
 
 def tiny_applies(svm: Any) -> bool:
@@ -82,7 +77,7 @@ def tiny_smo(K: np.ndarray, y: np.ndarray, C: np.ndarray, tol: float, budget: in
     alpha = np.zeros(n) if alpha is None else alpha
     diag = np.ascontiguousarray(np.diagonal(K))
     k_max = float(diag.max())
-    tau = TAU * k_max if k_max > 0 else TAU
+    tau = curvature_floor(k_max)
     # the curvatures K_ii + K_jj - 2 K_ij of every pair, floored at tau: one n x n pass
     # here instead of three vector operations per iteration
     curvature = np.maximum(diag[:, None] + diag[None, :] - 2.0 * K, tau)
@@ -205,12 +200,10 @@ def certified_tiny(svm: Any, *, kkt_tol: float, gap_tol: float, tol: float = TIN
     if out is None:
         return None, alpha, n_iter
     a, b, g = out
-    sol = c_svc_solution(svm, a, g, b)
     # K beta from K as the Gram operator formed it from the data (not the running
     # gradient): the report's product, one matrix-vector product
-    Kbeta = K @ (y * a)
-    sol.report = report = kkt_report(svm, sol, tol=kkt_tol,
-                                     products=np.column_stack([Kbeta, Kbeta]))
+    sol = reported_solution(svm, a, g, b, K @ (y * a), kkt_tol)
+    report = sol.report
     if not (report.passed and report.relative_gap <= gap_tol and math.isfinite(sol.b)):
         return None, alpha, n_iter
     return sol, None, n_iter
