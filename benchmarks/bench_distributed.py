@@ -8,7 +8,7 @@ a detached worktree of an older commit) and this tree, each measured in fresh pr
 in turns (old, new, old, new) after one unrecorded warm-up process per tree (numba's
 cache). --scale and --ab write their own sections of distributed.md, kept by the other
 runs. Peak worker memory =
-the largest ru_maxrss of the worker processes (a fresh cluster per configuration, so it is
+the largest VmHWM (/proc/self/status) of the worker processes (a fresh cluster per configuration, so it is
 the peak of that configuration's runs).
 
 First calls apart: each configuration starts its own cluster, whose worker processes
@@ -46,8 +46,14 @@ from _common import (best_time, markdown_table, record_text,  # noqa: E402
 
 def _peak_mb(client) -> float:
     def peak():
-        import resource
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+        # the worker's own high-water mark: ru_maxrss would also count the memory of the
+        # process it was forked from (Linux keeps it across exec)
+        try:
+            with open("/proc/self/status") as fh:
+                return next(int(l.split()[1]) for l in fh if l.startswith("VmHWM:")) / 1024.0
+        except (OSError, StopIteration):
+            import resource
+            return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     return max(client.run(peak).values())
 
 
