@@ -362,9 +362,10 @@ def svm_kkt(y: np.ndarray, C: float, intercept: bool, alpha: np.ndarray, f: np.n
     res["duality_gap"] = rel_gap
     # the largest residual, in the order of ``res`` (each row's maximum from the pass)
     row_max = dict(zip(_ROWS, top.tolist())) if m.size else {}
-    max_violation = max(row_max[k] if k in row_max else
-                        (float(np.max(r)) if np.ndim(r) else float(r))
-                        for k, r in res.items())
+    values = [row_max[k] if k in row_max else (float(np.max(r)) if np.ndim(r) else float(r))
+              for k, r in res.items()]
+    # NaN when any is NaN (a NaN b, margin or slack): max() skips a NaN after a number
+    max_violation = max(values) if all(v == v for v in values) else math.nan
     return KKTReport(
         passed=bool(max_violation <= tol), tol=tol, max_violation=max_violation,
         duality_gap=gap, relative_gap=rel_gap, primal_objective=primal, dual_objective=dual,
