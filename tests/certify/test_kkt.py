@@ -112,6 +112,21 @@ def test_a_nan_intercept_or_slack_fails_the_report(kernel, field):
     assert not report.passed
     assert np.isnan(report.max_violation)
 
+
+@pytest.mark.parametrize("make", [
+    lambda X, y: cl.SVM(X, y, C=1.0, loss="squared_hinge"),
+    lambda X, y: cl.SVR(X, X[:, 0], C=1.0, epsilon=0.1, kernel="rbf")],
+    ids=["squared-hinge", "svr-qp"])
+def test_a_nan_intercept_fails_the_other_reports(make):
+    # the same max() over residuals in certify/squared_hinge.py and certify/qp_kkt.py
+    X, y = binary_dataset("iris", (1, 2))
+    problem = make(X, y)
+    sol = problem.solve(method="exact")
+    assert sol.report.passed
+    broken = dataclasses.replace(sol, b=float("nan"))
+    report = (problem.kkt if hasattr(problem, "kkt") else problem.certificate)(broken)
+    assert not report.passed
+
 def test_primal_only_solution_gets_reconstructed_multipliers(linear_case):
     svm, sol = linear_case
     primal_only = cl.Solution(w=sol.w, b=sol.b)
