@@ -484,7 +484,8 @@ def checked_svm(X: np.ndarray, y: np.ndarray, C: float, kernel: Kernel, *,
     """The hinge-loss SVM of parts its caller has validated, without validating them again.
 
     For the binary problems of an estimator's fit, whose data were checked once at its
-    edge: ``SVM(...)`` re-checks X (float64, finite), the labels (two classes, mapped to
+    edge (the flags ``intercept`` and ``repair_psd`` are still checked here, with
+    ``SVM``'s messages): ``SVM(...)`` re-checks X (float64, finite), the labels (two classes, mapped to
     +-1) and the kernel's parameters on every problem, ~0.1 ms each, a fixed cost of
     small fits and of the 45 problems of a 10-class one-vs-one fit. The solve and its
     certificate are those of ``SVM(X, y, C, kernel=kernel.name, ...)``.
@@ -515,7 +516,9 @@ def checked_svm(X: np.ndarray, y: np.ndarray, C: float, kernel: Kernel, *,
     svm.X, svm.y, svm.C = X, y, C
     svm.label_map = LabelMap(classes=np.array([-1.0, 1.0]))
     svm.sample_weight = _checked_weights(svm, sample_weight)
-    _assemble(svm, K, kernel, intercept, repair_psd, psd_tol)
+    # the flags come from an estimator's parameters, unchecked until here (~0.1 us each)
+    _assemble(svm, K, kernel, check_bool("intercept", intercept),
+              check_bool("repair_psd", repair_psd), psd_tol)
     return svm
 
 

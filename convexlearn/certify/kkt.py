@@ -63,7 +63,7 @@ from .kkt_kernels import compiled_ready, kkt_pass
 
 __all__ = ["KKTReport", "kkt_report", "relative_gap", "solution_multipliers", "svm_kkt",
            "reconstruct_multipliers", "gram_factor", "dual_qp_objectives", "CONDITIONS",
-           "svm_kkt_rows"]
+           "svm_kkt_rows", "worst_residual"]
 
 CONDITIONS = ("stationarity", "balance", "primal_feasibility", "slack_nonnegativity",
               "dual_feasibility", "complementary_margin", "complementary_slack", "duality_gap")
@@ -362,9 +362,9 @@ def svm_kkt(y: np.ndarray, C: float, intercept: bool, alpha: np.ndarray, f: np.n
     res["duality_gap"] = rel_gap
     # the largest residual, in the order of ``res`` (each row's maximum from the pass)
     row_max = dict(zip(_ROWS, top.tolist())) if m.size else {}
-    max_violation = max(row_max[k] if k in row_max else
-                        (float(np.max(r)) if np.ndim(r) else float(r))
-                        for k, r in res.items())
+    max_violation = worst_residual(row_max[k] if k in row_max else
+                                   (float(np.max(r)) if np.ndim(r) else float(r))
+                                   for k, r in res.items())
     return KKTReport(
         passed=bool(max_violation <= tol), tol=tol, max_violation=max_violation,
         duality_gap=gap, relative_gap=rel_gap, primal_objective=primal, dual_objective=dual,
@@ -372,6 +372,13 @@ def svm_kkt(y: np.ndarray, C: float, intercept: bool, alpha: np.ndarray, f: np.n
         margin_support=margin_support, disagreements=disagreements, margins=m, alpha=alpha,
         notes=list(notes))
 
+
+def worst_residual(values: Any) -> float:
+    """The largest of the residuals ``values`` (floats), NaN when any is NaN (a NaN
+    intercept, margin or slack): Python's max() skips a NaN that follows a number, and
+    ``max_violation <= tol`` must then fail."""
+    values = list(values)
+    return max(values) if all(v == v for v in values) else math.nan
 
 def svm_kkt_rows(y: np.ndarray, C: np.ndarray, alpha: np.ndarray, f: np.ndarray,
                  xi: np.ndarray, use_xi: bool, hard: bool, s_a: float, tol: float) -> tuple:

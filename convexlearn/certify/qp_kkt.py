@@ -60,7 +60,7 @@ from typing import Any
 
 import numpy as np
 
-from .kkt import GAP_FLOOR, KKTReport
+from .kkt import GAP_FLOOR, KKTReport, worst_residual
 
 __all__ = ["QPKKTReport", "qp_kkt_report", "tube_kkt", "QP_CONDITIONS"]
 
@@ -225,8 +225,8 @@ def qp_kkt_report(signs: np.ndarray, target: np.ndarray, upper: Any, alpha: np.n
     rel = abs(primal - dual) / max(abs(primal), abs(dual),
                                    1e-6 * S if norms is not None else 0.0, GAP_FLOOR)
     res["duality_gap"] = rel
-    max_violation = max(float(np.max(r, initial=0.0)) if np.ndim(r) else float(r)
-                        for r in res.values())
+    max_violation = worst_residual(float(np.max(r, initial=0.0)) if np.ndim(r) else float(r)
+                                   for r in res.values())
     band = tol * s_a
     low = alpha <= band
     high = finite & (alpha >= upper - band) & ~low

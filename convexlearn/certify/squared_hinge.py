@@ -35,7 +35,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .kkt import KKTReport, relative_gap
+from .kkt import KKTReport, relative_gap, worst_residual
 
 __all__ = ["squared_hinge_report", "balanced_multipliers", "INTERCEPT_MODES"]
 
@@ -115,7 +115,8 @@ def squared_hinge_report(y: np.ndarray, C: Any, mode: str, f: np.ndarray, b: flo
     rel = (primal - dual) / max(abs(primal), abs(dual), _TINY)
     # |P - D|: a negative gap beyond the tolerance (weak duality broken) fails as well
     res["duality_gap"] = abs(rel)
-    max_violation = max(float(np.max(r)) if np.ndim(r) else float(r) for r in res.values())
+    max_violation = worst_residual(float(np.max(r)) if np.ndim(r) else float(r)
+                                   for r in res.values())
     a_tol = tol * s_a
     support = a > a_tol
     return KKTReport(

@@ -93,6 +93,40 @@ def test_kernel_perturbation_fails():
     assert "stationarity" in [name for name, _, _ in broken.violations()]
 
 
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+@pytest.mark.parametrize("field", ["b", "xi"])
+def test_a_nan_intercept_or_slack_fails_the_report(kernel, field):
+    # Python's max() skips a NaN that comes after a number: a NaN b (every margin NaN)
+    # passed the report with max_violation ~1e-16 (found in review)
+    svm = _problem(kernel, C=1.0)
+    sol = svm.solve()
+    assert sol.report.passed
+    if field == "b":
+        broken = dataclasses.replace(sol, b=float("nan"))
+    else:
+        xi = sol.xi.copy()
+        xi[0] = np.nan
+        broken = dataclasses.replace(sol, xi=xi)
+    report = svm.kkt(broken)
+    assert not report.passed
+    assert np.isnan(report.max_violation)
+
+
+@pytest.mark.parametrize("make", [
+    lambda X, y: cl.SVM(X, y, C=1.0, loss="squared_hinge"),
+    lambda X, y: cl.SVR(X, X[:, 0], C=1.0, epsilon=0.1, kernel="rbf")],
+    ids=["squared-hinge", "svr-qp"])
+def test_a_nan_intercept_fails_the_other_reports(make):
+    # the same max() over residuals in certify/squared_hinge.py and certify/qp_kkt.py
+    X, y = binary_dataset("iris", (1, 2))
+    problem = make(X, y)
+    sol = problem.solve(method="exact")
+    assert sol.report.passed
+    broken = dataclasses.replace(sol, b=float("nan"))
+    report = (problem.kkt if hasattr(problem, "kkt") else problem.certificate)(broken)
+    assert not report.passed
+
 def test_primal_only_solution_gets_reconstructed_multipliers(linear_case):
     svm, sol = linear_case
     primal_only = cl.Solution(w=sol.w, b=sol.b)

@@ -200,3 +200,16 @@ def test_quiet_solves_skip_the_logging_set_up_but_keep_its_checks(caplog):
     with caplog.at_level(logging.INFO, logger="convexlearn"):
         svm.solve()
     assert any("SVM.solve" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("estimator, name", [
+    (KernelSVMClassifier(kernel="rbf", fit_intercept="yes"), "intercept"),
+    (KernelSVMClassifier(kernel="rbf", fit_intercept=1), "intercept"),
+    (KernelSVMClassifier(kernel="rbf", repair_psd="yes"), "repair_psd"),
+    (LinearSVMClassifier(fit_intercept="no"), "intercept")])
+def test_checked_problems_still_refuse_bad_flags(estimator, name):
+    # checked_svm skips SVM(...)'s checks of X, y and the kernel, not of the flags: the
+    # same ParameterError as the general path (review: "yes" was fitted as True)
+    X, y = _data()
+    with pytest.raises(ParameterError, match=f"{name} must be True or False"):
+        estimator.fit(X, y)

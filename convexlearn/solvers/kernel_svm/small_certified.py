@@ -84,7 +84,10 @@ def certified_small(svm: Any, *, tol: float, kkt_tol: float, gap_tol: float,
     """The one-call solve of ``svm`` (:func:`small_applies` must hold): SMO to ``tol``
     within ``max_iter`` iterations (default max(10^5, 100 n), the general path's first
     run), the polish with ``rounds`` = (rounds, rounds after an SMO run that spent its
-    iterations).
+    iterations). ``tol``: SMO's maximal violation (margin units); ``kkt_tol``: the KKT
+    report's tolerance (:func:`~convexlearn.certify.kkt.svm_kkt`: margins absolute,
+    multipliers in units of max_i C_i, stationarity of the expansion's scale);
+    ``gap_tol``: the relative duality gap (:func:`~convexlearn.certify.kkt.relative_gap`).
 
     Returns
     -------
@@ -112,8 +115,9 @@ def certified_small(svm: Any, *, tol: float, kkt_tol: float, gap_tol: float,
                          int(rounds[1]), MAX_JOIN, MAX_FREE_SMALL, float(kkt_tol))
     if outcome not in (OK, NO_FREE):
         return None, (smo_alpha, smo_g, int(n_iter))
+    # NO_FREE: b from the bounded multipliers (the midpoint rule) and the report's own pass
     sol = reported_solution(svm, alpha, g, b if outcome == OK else None, Kbeta, kkt_tol,
-                  rows if outcome == OK else None)
+                            rows if outcome == OK else None)
     report = sol.report
     if not (report.passed and report.relative_gap <= gap_tol):
         return None, (smo_alpha, smo_g, int(n_iter))

@@ -33,9 +33,8 @@ Nothing here decides optimality: the caller's certificate does.
 
 from __future__ import annotations
 
-from typing import Any
-
 import math
+from typing import Any
 
 import numpy as np
 from numba import njit
