@@ -174,8 +174,10 @@ class SVMClassifierBase(ClassifierMixin, BaseEstimator):
         fits = []
 
         def fit_binary(rows, y_pm):
-            # rows of all samples are all of them in order (binary, one-vs-rest): no copy
-            data = Xk_solve if rows.size == keep.size else _rows(Xk_solve, rows, precomputed)
+            # all samples in order (binary, one-vs-rest): no copy; a one-vs-one pair that
+            # covers every sample still comes in class order, so the order is checked
+            whole = rows.size == keep.size and np.array_equal(rows, np.arange(rows.size))
+            data = Xk_solve if whole else _rows(Xk_solve, rows, precomputed)
             svm, sol = self._fit_binary(data, y_pm,
                                         None if uniform_all else costs[rows], C,
                                         None if gram is None else gram.block(rows))
