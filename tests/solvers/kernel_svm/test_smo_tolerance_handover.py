@@ -56,7 +56,7 @@ def _misread(alpha, upper, final):
     return int(np.sum(sets(alpha) != sets(final)))
 
 
-@pytest.mark.parametrize("kind", ["rbf-C100", "rbf-C1"])
+@pytest.mark.parametrize("kind", ["rbf-C1"])      # (C = 100: the numpy loop takes ~20 s)
 def test_a_looser_smo_tolerance_misreads_more_of_the_active_set(kind):
     svm = _problem(kind)
     qp = c_svc_qp(svm)
