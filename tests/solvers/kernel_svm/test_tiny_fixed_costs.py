@@ -85,3 +85,41 @@ def test_tiny_fit_does_not_import_the_compiled_smo_module():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_active_set_gesv_matches_numpy_solve(monkeypatch):
+    """LAPACK's gesv called directly gives np.linalg.solve's active-set answer (to
+    rounding), and its certificate."""
+    from convexlearn.solvers.kernel_svm import tiny_dense
+
+    def numpy_gesv(A, b):
+        try:
+            return None, None, np.linalg.solve(A, b), 0
+        except np.linalg.LinAlgError:
+            return None, None, None, 1
+    for X, y, C, kernel in _problems():
+        svm = cl.SVM(X, y, C=1.0, kernel=kernel)
+        K = svm.gram_operator.kernel(X, X)
+        Cv = np.ascontiguousarray(np.broadcast_to(np.asarray(C, dtype=float), y.shape))
+        alpha = tiny_smo(K, y, Cv, TINY_TOL, 2000)[0]
+        got = tiny_dense.active_set_dense(K, y, Cv, alpha)
+        with monkeypatch.context() as m:
+            m.setattr(tiny_dense, "dgesv", numpy_gesv)
+            ref = tiny_dense.active_set_dense(K, y, Cv, alpha)
+        assert (got is None) == (ref is None)
+        if got is not None:
+            np.testing.assert_allclose(got[0], ref[0], rtol=0, atol=1e-12 * Cv.max())
+            assert abs(got[1] - ref[1]) <= 1e-10
+    # a singular bordered system (two equal samples, both free) hands over, as before
+    K = np.ones((2, 2))
+    assert tiny_dense.active_set_dense(K, np.array([1.0, -1.0]), np.ones(2),
+                                       np.array([0.5, 0.5])) is None
+
+
+def test_rbf_diagonal_without_norms():
+    from convexlearn.gram import kernel_diagonal
+    X = np.random.default_rng(0).standard_normal((7, 3))
+    kernel = cl.SVM(X, np.array([1.0, -1.0] * 3 + [1.0]), kernel="rbf").gram_operator.kernel
+    # exp(-gamma * 0) = 1, as before (the norms were computed, then not used)
+    np.testing.assert_array_equal(kernel_diagonal(kernel, X), np.ones(7))
+    np.testing.assert_allclose(np.diag(kernel(X, X)), 1.0, rtol=0, atol=1e-14)
