@@ -95,13 +95,13 @@ def kernel_diagonal(kernel: Kernel, X: Any) -> np.ndarray:
     rbf 1, sigmoid tanh(gamma ||x||^2 + coef0)); one kernel call per sample otherwise.
     A sparse X is read in place (:func:`row_sq_norms`).
     """
+    if kernel.name == "rbf":            # (no norms needed: a fixed cost of every small fit)
+        return np.ones(X.shape[0])
     sq = row_sq_norms(X)
     if kernel.name == "linear":
         return sq
     if kernel.name == "poly":
         return (kernel.gamma * sq + kernel.coef0) ** kernel.degree
-    if kernel.name == "rbf":
-        return np.ones(X.shape[0])
     if kernel.name == "sigmoid":
         return np.tanh(kernel.gamma * sq + kernel.coef0)
     return np.array([kernel(X[i:i + 1], X[i:i + 1])[0, 0] for i in range(X.shape[0])])
