@@ -14,7 +14,8 @@ from sklearn.preprocessing import StandardScaler
 
 import convexlearn as cl
 from convexlearn.solvers.kernel_svm.smo_kernels import clip_pair
-from convexlearn.solvers.kernel_svm.tiny_dense import TAU, TINY_TOL, tiny_smo
+from convexlearn.solvers.kernel_svm.qp import curvature_floor
+from convexlearn.solvers.kernel_svm.tiny_dense import TINY_TOL, tiny_smo
 
 
 def _tiny_smo_reference(K, y, C, tol, budget):
@@ -23,8 +24,7 @@ def _tiny_smo_reference(K, y, C, tol, budget):
     alpha = np.zeros(n)
     diag = np.ascontiguousarray(np.diagonal(K))
     k_max = float(diag.max())
-    curvature = np.maximum(diag[:, None] + diag[None, :] - 2.0 * K,
-                           TAU * k_max if k_max > 0 else TAU)
+    curvature = np.maximum(diag[:, None] + diag[None, :] - 2.0 * K, curvature_floor(k_max))
     v = y - K @ (y * alpha)
     it, converged = 0, False
     while it < budget:
