@@ -46,6 +46,7 @@ from ...certify.path_kkt_bound import bounded_kkt
 from .svm_path_bound import MarginBound, blocked_sum
 from .svm_path_empty import EVENT_RTOL as _EVENT_RTOL, empty_elbow as _empty_elbow
 from .svm_path_inverse import LazyInverse
+from .svm_path_record import Breakpoints
 from .svm_path_kernels import (EVENT_KINDS, elbow_residual,
                                first_crossings, leaving_at_bound, next_event,
                                path_consistent, snap_elbow, swap_rows_cols)
@@ -140,10 +141,10 @@ def svm_c_path(K: np.ndarray, y: np.ndarray, C_min: float, C_max: float,
     lam_end = 1.0 / C_max
     lam = 1.0 / C_min
     state = _anchored(Q, y, solve_at, lam)
-    Cs, alphas, intercepts, events = [C_min], [state.a / lam], [state.a0 / lam], ["anchor"]
-    bounds = [_bounded(state, lam, kkt_tol)]
+    record = Breakpoints(y.size)
+    record.add(lam, state.a, state.a0, "anchor", _bounded(state, lam, kkt_tol))
     reanchored = 0
-    while lam > lam_end and len(Cs) < max_breakpoints:
+    while lam > lam_end and record.k < max_breakpoints:
         step = _segment(state, lam, lam_end)
         if step is not None:
             lam_next, a_next, a0_next, event = step
@@ -155,15 +156,13 @@ def svm_c_path(K: np.ndarray, y: np.ndarray, C_min: float, C_max: float,
             event = ("re-anchor", -1)
             reanchored += 1
         lam = lam_next
-        events.append("end" if event is None else
-                      "re-anchor" if event[0] == "re-anchor" else f"{event[0]} {event[1]}")
-        Cs.append(1.0 / lam)
-        alphas.append(state.a / lam)
-        intercepts.append(state.a0 / lam)
-        bounds.append(_bounded(state, lam, kkt_tol))
+        record.add(lam, state.a, state.a0,
+                   "end" if event is None else
+                   "re-anchor" if event[0] == "re-anchor" else f"{event[0]} {event[1]}",
+                   _bounded(state, lam, kkt_tol))
     notes = [] if lam <= lam_end else [f"stopped after max_breakpoints={max_breakpoints}"]
-    return SVMPath(np.array(Cs), np.array(alphas), np.array(intercepts), events, reanchored,
-                   notes, np.array(bounds))
+    Cs, alphas, intercepts, events, bounds = record.arrays()
+    return SVMPath(Cs, alphas, intercepts, events, reanchored, notes, bounds)
 
 
 def _bounded(state, lam, tol):
