@@ -3,8 +3,9 @@
 A path at n = 2000 has thousands of breakpoints, each an n-vector of multipliers: tens of
 MB whose first touch (the kernel's page faults) costs more than copying them. The rows are
 written straight into one buffer that grows by ``ndarray.resize`` (``realloc``: a large
-block is remapped, not copied, and its pages are touched once), not kept as a list of
-arrays stacked at the end (every page touched twice, and the copy).
+block is remapped, not copied; numpy zero-fills the new rows, so each page is faulted in
+once), not kept as a list of arrays stacked at the end (every page faulted in twice, and
+the copy).
 """
 
 from __future__ import annotations
