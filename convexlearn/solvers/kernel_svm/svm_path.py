@@ -45,7 +45,9 @@ import numpy as np
 from ...certify.path_kkt_bound import bounded_kkt
 from .svm_path_bound import MarginBound, blocked_sum
 from .svm_path_empty import EVENT_RTOL as _EVENT_RTOL, empty_elbow as _empty_elbow
-from .svm_path_kernels import (EVENT_KINDS, add_outer, bordered_join, elbow_residual,
+from .svm_path_inverse import LazyInverse
+from .svm_path_record import Breakpoints
+from .svm_path_kernels import (EVENT_KINDS, elbow_residual,
                                first_crossings, leaving_at_bound, next_event,
                                path_consistent, snap_elbow, swap_rows_cols)
 from .svm_path_elbow import bordered_inverse as _bordered_inverse, candidate, checked
@@ -139,10 +141,10 @@ def svm_c_path(K: np.ndarray, y: np.ndarray, C_min: float, C_max: float,
     lam_end = 1.0 / C_max
     lam = 1.0 / C_min
     state = _anchored(Q, y, solve_at, lam)
-    Cs, alphas, intercepts, events = [C_min], [state.a / lam], [state.a0 / lam], ["anchor"]
-    bounds = [_bounded(state, lam, kkt_tol)]
+    record = Breakpoints(y.size)
+    record.add(lam, state.a, state.a0, "anchor", _bounded(state, lam, kkt_tol))
     reanchored = 0
-    while lam > lam_end and len(Cs) < max_breakpoints:
+    while lam > lam_end and record.k < max_breakpoints:
         step = _segment(state, lam, lam_end)
         if step is not None:
             lam_next, a_next, a0_next, event = step
@@ -154,15 +156,13 @@ def svm_c_path(K: np.ndarray, y: np.ndarray, C_min: float, C_max: float,
             event = ("re-anchor", -1)
             reanchored += 1
         lam = lam_next
-        events.append("end" if event is None else
-                      "re-anchor" if event[0] == "re-anchor" else f"{event[0]} {event[1]}")
-        Cs.append(1.0 / lam)
-        alphas.append(state.a / lam)
-        intercepts.append(state.a0 / lam)
-        bounds.append(_bounded(state, lam, kkt_tol))
+        record.add(lam, state.a, state.a0,
+                   "end" if event is None else
+                   "re-anchor" if event[0] == "re-anchor" else f"{event[0]} {event[1]}",
+                   _bounded(state, lam, kkt_tol))
     notes = [] if lam <= lam_end else [f"stopped after max_breakpoints={max_breakpoints}"]
-    return SVMPath(np.array(Cs), np.array(alphas), np.array(intercepts), events, reanchored,
-                   notes, np.array(bounds))
+    Cs, alphas, intercepts, events, bounds = record.arrays()
+    return SVMPath(Cs, alphas, intercepts, events, reanchored, notes, bounds)
 
 
 def _bounded(state, lam, tol):
@@ -208,13 +208,13 @@ class _PathState:
         first = np.flatnonzero(E)
         self.m = first.size
         # buffers with room to grow: row k of _cols is Q[:, idx[k]] (contiguous), the
-        # inverse lives in _invbuf[:m + 1, :m + 1]; a leaving sample swaps with the last
+        # inverse in _inv (its leading m + 1 block); a leaving sample swaps with the last
         cap = max(16, 2 * self.m)
         self._idx = np.empty(cap, dtype=np.int64)
         self._idx[:self.m] = first
         self._cols = np.empty((cap, Q.shape[0]))
         self._cols[:self.m] = Q[first]
-        self._invbuf = np.empty((cap + 1, cap + 1))
+        self._inv = LazyInverse(cap)
         self._abuf = np.empty((cap + 1, cap + 1))     # the bordered matrix itself
         self._abuf[:self.m + 1, :self.m + 1] = _elbow_matrix(Q, y, first)
         self.found = None            # the direction the last breakpoint's pass formed
@@ -248,7 +248,12 @@ class _PathState:
 
     @property
     def inv(self):
-        return self._invbuf[:self.m + 1, :self.m + 1] if self._has_inv else None
+        """The inverse of A (its pending changes folded), None without one."""
+        return self._inv.dense(self.m + 1) if self.has_inv else None
+
+    def inv_apply(self, r: np.ndarray) -> np.ndarray:
+        """A^-1 r by the lazily updated inverse (there must be one)."""
+        return self._inv.apply(r, self.m + 1)
 
     def margins(self) -> np.ndarray:
         """g = Q a + y a_0 from QE and qL (its rounding bound reset)."""
@@ -258,13 +263,12 @@ class _PathState:
 
     def _grow(self) -> None:
         cap = 2 * self._idx.size
-        idx, cols, inv, A = self._idx, self._cols, self._invbuf, self._abuf
+        idx, cols, A = self._idx, self._cols, self._abuf
         self._idx = np.empty(cap, dtype=np.int64)
         self._idx[:self.m] = idx[:self.m]
         self._cols = np.empty((cap, cols.shape[1]))
         self._cols[:self.m] = cols[:self.m]
-        self._invbuf = np.empty((cap + 1, cap + 1))
-        self._invbuf[:self.m + 1, :self.m + 1] = inv[:self.m + 1, :self.m + 1]
+        self._inv.grow(cap, self.m + 1)
         self._abuf = np.empty((cap + 1, cap + 1))
         self._abuf[:self.m + 1, :self.m + 1] = A[:self.m + 1, :self.m + 1]
 
@@ -282,10 +286,10 @@ class _PathState:
         c = np.empty(m + 1)
         c[0] = self.y[i]
         c[1:] = row[self.idx]
-        if self._has_inv:
-            schur, u = bordered_join(self._invbuf, m + 1, c, self.Q[i, i], 1e-12)
+        if self.has_inv:
+            schur, u = self._inv.join(m + 1, c, self.Q[i, i], 1e-12)
             if schur == 0.0:
-                self._has_inv = False        # nearly singular: factorize afresh below
+                self.has_inv = False        # nearly singular: factorize afresh below
             elif self.s_x is not None and self.x is not None:      # svm_path_elbow
                 beta = (1.0 - self.s_x[i]) / schur
                 self.x = np.append(self.x - beta * u, beta)
@@ -313,18 +317,17 @@ class _PathState:
             self._idx[[p, last]] = self._idx[[last, p]]
             self._cols[[p, last]] = self._cols[[last, p]]
             swap_rows_cols(self._abuf, p + 1, last + 1, last + 2)
-            if self._has_inv:
-                swap_rows_cols(self._invbuf, p + 1, last + 1, last + 2)
-        if self._has_inv:
-            e = self._invbuf[:last + 1, last + 1].copy()
-            f = self._invbuf[last + 1, last + 1]
-            if abs(f) > 1e-300:
+            if self.has_inv:
+                self._inv.swap(p + 1, last + 1, last + 2)
+        if self.has_inv:
+            dropped = self._inv.drop_last(last + 2)
+            if dropped is not None:
                 if self.x is not None:                           # svm_path_elbow
+                    e, f = dropped
                     self.x[[p + 1, last + 1]] = self.x[[last + 1, p + 1]]
                     self.x = self.x[:last + 1] - e * (self.x[last + 1] / f)
-                add_outer(self._invbuf, last + 1, e, e, -1.0 / f)
             else:
-                self._has_inv = False
+                self.has_inv = False
         self.m = last
         self._changed()
 
@@ -347,9 +350,9 @@ class _PathState:
         # at every change, as least squares costs more than a factorization
         self.changes += 1
         self.found = self.s_x = None
-        if not self._has_inv:
+        if not self.has_inv:
             self.x = None
-        if self.changes >= max(_REFRESH, 4 * self.m) or not self._has_inv:
+        if self.changes >= max(_REFRESH, 4 * self.m) or not self.has_inv:
             self.refresh_inverse()
 
     def refresh_inverse(self) -> None:
@@ -357,9 +360,9 @@ class _PathState:
         inv = _bordered_inverse(self.A)
         self.changes = 0
         self.x = None
-        self._has_inv = inv is not None
-        if self._has_inv:
-            self._invbuf[:self.m + 1, :self.m + 1] = inv
+        self.has_inv = inv is not None
+        if self.has_inv:
+            self._inv.set(inv)
 
     def advance(self, event, a, a0, lam) -> bool:
         """Move to the breakpoint (a, a0, lam) and apply its event; refine (a_E, a_0) on
@@ -407,7 +410,7 @@ class _PathState:
                 break
             if step == _REFINE_STEPS // 2:
                 self.refresh_inverse()
-            corr = (self.inv @ r if self.inv is not None else
+            corr = (self.inv_apply(r) if self.has_inv else
                     np.linalg.lstsq(self.A, r, rcond=1e-12)[0])
             if not np.all(np.isfinite(corr)):      # (then _consistent decides)
                 break

@@ -71,10 +71,10 @@ def _rhs(m: int) -> np.ndarray:
 def candidate(state: Any) -> np.ndarray | None:
     """The maintained direction d (N rhs when the updates have none), or None without an
     inverse; not yet checked."""
-    if state.m == 0 or state.inv is None:
+    if state.m == 0 or not state.has_inv:
         return None
     if state.x is None:
-        state.x = state.inv @ _rhs(state.m)
+        state.x = state.inv_apply(_rhs(state.m))
     return state.x          # (a non-finite one fails :func:`checked`)
 
 

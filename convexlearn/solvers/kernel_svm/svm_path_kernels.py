@@ -2,8 +2,8 @@
 where numpy would make several (a mask, a comparison and a reduction each).
 
 The path spends its time between breakpoints on O(n) scans (which sample's margin reaches
-1 first, are the KKT conditions met) and O(|E|^2) rank-one changes of the elbow system's
-inverse; in numpy each is a few temporaries of that size. The numpy formulas these loops
+1 first, are the KKT conditions met) and O(|E|^2) changes of the elbow system (its
+inverse: :mod:`.svm_path_inverse`); in numpy each is a few temporaries of that size. The numpy formulas these loops
 implement are written beside each docstring; tests/solvers/kernel_svm/test_svm_path.py
 checks each loop against them.
 """
@@ -15,54 +15,11 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-__all__ = ["add_outer", "bordered_join", "swap_rows_cols", "snap_elbow", "elbow_residual", "direction_miss",
+__all__ = ["swap_rows_cols", "snap_elbow", "elbow_residual", "direction_miss",
            "leaving_at_bound", "path_consistent", "first_crossings", "next_event"]
 
 #: Event codes of :func:`next_event` (the index into :data:`EVENT_KINDS`).
 EVENT_KINDS = ("E->R", "E->L", "L->E", "R->E")
-
-
-@njit(cache=True)
-def add_outer(A: Any, m: int, u: Any, v: Any, scale: float) -> None:
-    """``A[:m, :m] += scale * outer(u[:m], v[:m])`` in place (A may be a strided view)."""
-    for i in range(m):
-        ui = scale * u[i]
-        for j in range(m):
-            A[i, j] += ui * v[j]
-
-
-@njit(cache=True)
-def bordered_join(N: Any, m1: int, c: Any, qii: float, tol: float) -> tuple[float, Any]:
-    """The inverse N of a symmetric m1 x m1 matrix bordered by the column c and corner
-    qii, in place: with u = N c (N read as symmetric: its rows) and the Schur complement
-    sigma = qii - c^T u, in numpy::
-
-        N[:m1, :m1] += outer(u, u) / sigma
-        N[:m1, m1] = N[m1, :m1] = -u / sigma;   N[m1, m1] = 1 / sigma
-
-    Returns (sigma, u); sigma = 0 and N untouched when |sigma| <= tol (|qii| + |c|^T |u|)
-    (the bordered matrix is singular to round-off)."""
-    u = np.zeros(m1)
-    for j in range(m1):
-        cj = c[j]
-        for i in range(m1):
-            u[i] += cj * N[j, i]
-    sigma = qii
-    scale = abs(qii)
-    for j in range(m1):
-        sigma -= c[j] * u[j]
-        scale += abs(c[j]) * abs(u[j])
-    if abs(sigma) <= tol * scale:
-        return 0.0, u
-    inv = 1.0 / sigma
-    for i in range(m1):
-        ui = inv * u[i]
-        for j in range(m1):
-            N[i, j] += ui * u[j]
-        N[i, m1] = -ui
-        N[m1, i] = -ui
-    N[m1, m1] = inv
-    return sigma, u
 
 
 @njit(cache=True)

@@ -57,33 +57,33 @@ def elbow_pass(cols: Any, m: int, w: Any, base: Any, w0: float, y: Any, d: Any, 
         acc_w[:] = 0.0
         acc_d[:] = 0.0
         k = start
-        # two columns a sweep: half the accumulators' traffic (a term still meets at
-        # most BLOCK roundings in its block)
-        while k + 1 < stop:
-            r0 = cols[k]
-            r1 = cols[k + 1]
+        # four columns a sweep: a quarter of the accumulators' traffic (a term still
+        # meets at most BLOCK roundings in its block)
+        while k + 3 < stop:
+            r0, r1, r2, r3 = cols[k], cols[k + 1], cols[k + 2], cols[k + 3]
             if use_w and want_s:
-                wa, wb, da, db = w[k], w[k + 1], d[k], d[k + 1]
+                wa, wb, wc, wd = w[k], w[k + 1], w[k + 2], w[k + 3]
+                da, db, dc, dd = d[k], d[k + 1], d[k + 2], d[k + 3]
                 for i in range(n):
-                    x0 = r0[i]
-                    x1 = r1[i]
-                    acc_w[i] += wa * x0 + wb * x1
-                    acc_d[i] += da * x0 + db * x1
+                    x0, x1, x2, x3 = r0[i], r1[i], r2[i], r3[i]
+                    acc_w[i] += (wa * x0 + wb * x1) + (wc * x2 + wd * x3)
+                    acc_d[i] += (da * x0 + db * x1) + (dc * x2 + dd * x3)
             elif use_w:
-                wa, wb = w[k], w[k + 1]
+                wa, wb, wc, wd = w[k], w[k + 1], w[k + 2], w[k + 3]
                 for i in range(n):
-                    acc_w[i] += wa * r0[i] + wb * r1[i]
+                    acc_w[i] += (wa * r0[i] + wb * r1[i]) + (wc * r2[i] + wd * r3[i])
             else:
-                da, db = d[k], d[k + 1]
+                da, db, dc, dd = d[k], d[k + 1], d[k + 2], d[k + 3]
                 for i in range(n):
-                    acc_d[i] += da * r0[i] + db * r1[i]
-            k += 2
-        if k < stop:
+                    acc_d[i] += (da * r0[i] + db * r1[i]) + (dc * r2[i] + dd * r3[i])
+            k += 4
+        while k < stop:
             r0 = cols[k]
             wa, da = (w[k] if use_w else 0.0), (d[k] if want_s else 0.0)
             for i in range(n):
                 acc_w[i] += wa * r0[i]
                 acc_d[i] += da * r0[i]
+            k += 1
         if use_w:
             for i in range(n):
                 tot[i] += acc_w[i]

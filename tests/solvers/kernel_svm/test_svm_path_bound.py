@@ -3,6 +3,7 @@ breakpoint, the bounded figures are upper bounds of the full report's, a perturb
 fails, and full() recomputes the report from the data."""
 
 import numpy as np
+import pytest
 
 import convexlearn as cl
 from convexlearn.certify.path_kkt_bound import bounded_kkt
@@ -139,3 +140,16 @@ def test_the_bound_holds_where_the_refinement_corrects_the_margins(monkeypatch):
     exact_c_path(svm, 0.05, 20.0)
     assert len(refined) > 5
     assert all(actual <= bound for actual, bound, _ in seen)
+
+
+@pytest.mark.parametrize("n", [1, 63, 64, 65, 130])
+def test_abs_max_and_asymmetry_equal_their_numpy_formulas(n):
+    from convexlearn.solvers.kernel_svm.svm_path_bound import abs_max_and_asymmetry
+    rng = np.random.default_rng(n)
+    Q = rng.normal(size=(n, n))
+    Q = Q + Q.T
+    assert abs_max_and_asymmetry(Q) == (float(np.abs(Q).max()), 0.0)
+    i, j = rng.integers(n, size=2)
+    Q[i, j] += 1e-3 if i != j else 0.0
+    Q[n - 1, 0] = -50.0                    # the largest magnitude, below the diagonal
+    assert abs_max_and_asymmetry(Q) == (50.0, float(np.abs(Q - Q.T).max()))

@@ -5,7 +5,7 @@ samples exactly on the margin band, and conditions failing one at a time."""
 import numpy as np
 import pytest
 
-from convexlearn.solvers.kernel_svm.svm_path_kernels import (EVENT_KINDS, add_outer,
+from convexlearn.solvers.kernel_svm.svm_path_kernels import (EVENT_KINDS,
                                                              first_crossings, next_event,
                                                              path_consistent)
 
@@ -55,16 +55,6 @@ def _numpy_event(a, idx, dE, g, s, E, L, lam, lam_end, ceiling):
                 i = int(np.flatnonzero(ok)[np.argmax(cand[ok])])
                 best, event = float(cand[i]), (kind, i)
     return best, event
-
-
-def test_add_outer_updates_the_leading_block_of_a_strided_view_only():
-    rng = np.random.default_rng(0)
-    buf = rng.normal(size=(9, 9))
-    u, v = rng.normal(size=9), rng.normal(size=9)
-    expected = buf.copy()
-    expected[:5, :5] += -0.3 * np.outer(u[:5], v[:5])
-    add_outer(buf[:6, :6], 5, u, v, -0.3)
-    np.testing.assert_allclose(buf, expected, rtol=1e-15, atol=1e-15)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -177,26 +167,6 @@ def test_snap_and_swap_equal_their_numpy_formulas(seed):
     B[:size, [p, q]] = B[:size, [q, p]]
     swap_rows_cols(A, p, q, size)
     assert np.array_equal(A, B)
-
-
-def test_bordered_join_is_the_inverse_of_the_bordered_matrix_and_refuses_a_singular_one():
-    from convexlearn.solvers.kernel_svm.svm_path_kernels import bordered_join
-    rng = np.random.default_rng(4)
-    B = rng.normal(size=(7, 5))
-    M = B.T @ B + 0.1 * np.eye(5)
-    c = rng.normal(size=4)
-    buf = np.full((8, 8), 7.0)
-    buf[:4, :4] = np.linalg.inv(M[:4, :4])
-    sigma, u = bordered_join(buf, 4, M[:4, 4], M[4, 4], 1e-12)
-    assert sigma == pytest.approx(M[4, 4] - M[:4, 4] @ np.linalg.solve(M[:4, :4], M[:4, 4]))
-    np.testing.assert_allclose(buf[:5, :5], np.linalg.inv(M), rtol=1e-10, atol=1e-10)
-    assert np.all(buf[5:, :] == 7.0) and np.all(buf[:, 5:] == 7.0)
-    # a column in the span: the Schur complement vanishes, nothing is written
-    buf2 = np.full((8, 8), 7.0)
-    buf2[:4, :4] = np.linalg.inv(M[:4, :4])
-    before = buf2.copy()
-    sigma, _ = bordered_join(buf2, 4, c, c @ np.linalg.solve(M[:4, :4], c), 1e-12)
-    assert sigma == 0.0 and np.array_equal(buf2, before)
 
 
 @pytest.mark.parametrize("seed", range(3))
