@@ -149,6 +149,17 @@ LIBSVM from source 10^7 with shrinking, its cap; SVC 440621; ours 1.5 * 10^6 ove
 route's chunks). What changed instead: a chunk of SMO that ends at its budget is
 polished with 1000 rounds (the polish certifies from SMO's point after the first chunk:
 0.86 -> 0.19 s there, pre-lin/circles0.3/C=10000/n=400 1.26 -> 0.39 s).
+
+The low-rank tail at C = 100 (data seeds 5, 6) had three causes, none in SMO's working-set
+selection: (1) when the one-call path's polish refused a singular free block (every
+low-rank case: poly on 2-D data, the linear Gram), the general path reran SMO from scratch,
+doubling the iterations (pre-lin/clf2/C=100/n=400: 2 x 77501 against LIBSVM's 76236 on the
+same Gram) - it now goes on from SMO's point (a rerun only warms the column cache for a
+free set above MAX_FREE_SMALL); (2) the poly kernel's integer power went through pow() per
+entry (~25x a product), in the certificate's products and SMO's compiled columns - now
+repeated squaring, as LIBSVM's powi; (3) the first weighted case of the grid (rbf at
+C = 0.01) loaded a second compiled signature (read-only per-sample costs from
+np.broadcast_to; 0.86 s against 0.075 s) - the costs now reach the loops writeable.
 """
 
 

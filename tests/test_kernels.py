@@ -27,6 +27,22 @@ def test_kernels_match_scikit_learn(name, params, reference):
     np.testing.assert_allclose(k(A, B), reference(A, B), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("degree", [1, 2, 3, 4, 5, 7, 12])
+def test_integer_poly_degree_by_products_within_ulps_of_pow(degree):
+    """An integer degree is raised by repeated squaring (numpy's float power calls pow for
+    every entry): within 2 log2(degree) + 1 ulps of pow, entry by entry; the base is the
+    kernel's own, so A's and B's entries are left as they were."""
+    a, b = A.copy(), B.copy()
+    K = cl.make_kernel("poly", A, gamma=0.3, coef0=0.7, degree=degree)(a, b)
+    exact = (0.3 * (A @ B.T) + 0.7) ** float(degree)
+    ulps = np.abs(K - exact) / np.spacing(np.abs(exact))
+    assert ulps.max() <= 2 * math.log2(degree) + 1
+    assert np.array_equal(a, A) and np.array_equal(b, B)
+    # a non-integer degree (a Kernel built directly) keeps pow
+    half = cl.Kernel("poly", gamma=0.3, coef0=2.0, degree=1.5)(A, B)
+    np.testing.assert_array_equal(half, (0.3 * (A @ B.T) + 2.0) ** 1.5)
+
+
 def test_gamma_scale_is_scikit_learns():
     k = cl.make_kernel("rbf", A, gamma="scale")
     assert k.gamma == pytest.approx(1.0 / (A.shape[1] * A.var()))

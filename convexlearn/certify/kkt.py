@@ -341,8 +341,8 @@ def svm_kkt(y: np.ndarray, C: float, intercept: bool, alpha: np.ndarray, f: np.n
     if C.ndim == 0:              # (one C: no reduction over a broadcast vector)
         hard = math.isinf(C)
         C = np.full(alpha.shape, float(C))
-    else:
-        C = np.broadcast_to(C, alpha.shape)
+    else:                        # (a writeable copy: a read-only view is another
+        C = np.array(np.broadcast_to(C, alpha.shape))  # compiled signature of kkt_pass)
         hard = bool(np.all(np.isinf(C)))
     s_a = max(1.0, float(alpha.max())) if hard else float(C.max())
     s_w = math.sqrt(max(w_norm2, 0.0)) if stationarity_scale is None else stationarity_scale

@@ -104,7 +104,7 @@ def certified_small(svm: Any, *, tol: float, kkt_tol: float, gap_tol: float,
     spec = svm.gram_operator.spec()
     XT = spec.X if spec.code == KERNEL_CODES["precomputed"] else np.ascontiguousarray(spec.X.T)
     y = np.ascontiguousarray(svm.y, dtype=float)
-    C = np.ascontiguousarray(np.broadcast_to(np.asarray(svm.C_bounds, dtype=float), (n,)))
+    C = np.array(np.broadcast_to(np.asarray(svm.C_bounds, dtype=float), (n,)))  # (writeable)
     k_max = float(np.max(spec.diag))
     tau = curvature_floor(k_max)
     budget = max(100_000, 100 * n) if max_iter is None else int(max_iter)

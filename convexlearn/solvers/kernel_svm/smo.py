@@ -345,7 +345,7 @@ def smo_compiled(spec: KernelSpec, y: np.ndarray, C: Any, tol: float = 1e-3,
     timer = Timer()
     n = y.shape[0]
     max_iter = max(100_000, 100 * n) if max_iter is None else int(max_iter)
-    Cv = np.ascontiguousarray(np.broadcast_to(np.asarray(C, dtype=float), (n,)))
+    Cv = np.array(np.broadcast_to(np.asarray(C, dtype=float), (n,)))   # (writeable: one signature)
     hard = bool(np.all(np.isinf(Cv)))
     alpha = np.zeros(n) if alpha0 is None else np.array(alpha0, dtype=float)
     target = np.ascontiguousarray(y if target is None else target, dtype=float)

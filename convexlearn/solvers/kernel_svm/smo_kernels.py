@@ -95,6 +95,33 @@ def _exp_nonpositive(x, bits):
         x[t] *= scale[t]
 
 
+@njit(cache=True)
+def _integral(degree):
+    """An integer degree 1..64 (raised by products: :func:`_integer_powers`)."""
+    return 1.0 <= degree <= 64.0 and math.floor(degree) == degree
+
+
+@njit(cache=True)
+def _integer_powers(row, m, gamma, coef0, degree):
+    """row[t] = (gamma row[t] + coef0) ** degree for t < m, an integer ``degree`` >= 1 by
+    repeated squaring (as kernels.Kernel and LIBSVM's powi: pow() costs ~14 ns an
+    entry, ~25x the products; a poly column at n = 3000 spent most of its time there)."""
+    for t in range(m):
+        base = gamma * row[t] + coef0
+        out = 1.0
+        p = degree
+        first = True
+        while True:
+            if p & 1:
+                out = base if first else out * base
+                first = False
+            p >>= 1
+            if p == 0:
+                break
+            base = base * base
+        row[t] = out
+
+
 @njit(fastmath=_FAST, cache=True)
 def _full_column(i, code, X, XT, K, gamma, coef0, degree, row, bits):
     """row[:] = K[:, i], all n entries, from the transposed data XT (d x n) so that
@@ -124,8 +151,11 @@ def _full_column(i, code, X, XT, K, gamma, coef0, degree, row, bits):
         for t in range(n):
             row[t] += xik * xk[t]
     if code == 1:
-        for t in range(n):
-            row[t] = (gamma * row[t] + coef0) ** degree
+        if _integral(degree):
+            _integer_powers(row, n, gamma, coef0, int(degree))
+        else:
+            for t in range(n):
+                row[t] = (gamma * row[t] + coef0) ** degree
     elif code == 3:
         for t in range(n):
             row[t] = math.tanh(gamma * row[t] + coef0)
@@ -159,8 +189,11 @@ def _gathered(i, idx, m, code, X, K, gamma, coef0, degree, buf, bits):
     if code == 2:
         _exp_nonpositive(buf[:m], bits)
     elif code == 1:
-        for k in range(m):
-            buf[k] = (gamma * buf[k] + coef0) ** degree
+        if _integral(degree):
+            _integer_powers(buf, m, gamma, coef0, int(degree))
+        else:
+            for k in range(m):
+                buf[k] = (gamma * buf[k] + coef0) ** degree
     elif code == 3:
         for k in range(m):
             buf[k] = math.tanh(gamma * buf[k] + coef0)
