@@ -45,6 +45,13 @@ __all__ = ["ratio_walk"]
 #: price of ~30 pairs of triangular solves at |F_0| = 1000, which are memory-bound) and
 #: reads W's new columns from it.
 INVERSE_AFTER = 24
+#: ... and only when at least this many free multipliers would leave the box before the
+#: current direction's end (room < 1: a forecast of the steps still to come), else the
+#: walk asks again INVERSE_AFTER steps later. Measured on rbf gamma = 10,
+#: make_blobs(2000) at step 24: the first walks (324 and 283 steps) 539 and 466 such
+#: multipliers, the second walks (39 and 27 steps) 18 and 3, where the inverse (~25 ms
+#: at |F_0| = 784) cost more than the column batches it saved.
+INVERSE_REMAINING = 64
 #: Steps of iterative refinement of the walk's last solution before it is judged.
 REFINE = 2
 #: Columns of K_0^{-1} solved for with each needed one (:class:`_Columns`).
@@ -183,6 +190,7 @@ def _numpy_steps(factor: np.ndarray, E0: np.ndarray, beta: np.ndarray, free: np.
     columns = _Columns(factor, PREFETCH)
     positions = np.arange(k)
     x = z = None
+    after = INVERSE_AFTER
     while True:
         # (d is 0 on the fixed entries: their room is infinite)
         t, hit, room = _ratio(beta, d, lo, hi)
@@ -192,8 +200,11 @@ def _numpy_steps(factor: np.ndarray, E0: np.ndarray, beta: np.ndarray, free: np.
         columns.nearest = (positions, room)
         beta += t * d
         beta[hit] = np.where(d[hit] > 0.0, hi[hit], lo[hit])
-        if inverse is None and steps > INVERSE_AFTER:
-            inverse = _inverse(factor)
+        if inverse is None and steps > after:
+            if _inverse_wanted(room):
+                inverse = _inverse(factor)
+            else:               # (asked again as the compiled loop does)
+                after = steps - 1 + INVERSE_AFTER
         free[hit] = False
         u[hit] -= beta[hit]
         totals -= E0[hit].T @ beta[hit]
@@ -251,6 +262,9 @@ def _compiled_steps(factor: np.ndarray, E0: np.ndarray, beta: np.ndarray,
                 state[2] = 0                # the step not taken: no solution to judge
                 break
         elif status == NEED_INVERSE:
+            if not _inverse_wanted(room):
+                after = int(state[0]) + INVERSE_AFTER
+                continue
             inverse = _inverse(factor)
             if inverse is None:             # LAPACK failed: on with the column cache
                 after = np.iinfo(np.int64).max
@@ -265,6 +279,13 @@ def _trsv(Lp: np.ndarray, v: np.ndarray, transposed: bool) -> np.ndarray:
     argument checking, the walk calls it thousands of times)."""
     x, _ = lapack.dtrtrs(Lp, v, lower=1, trans=int(transposed))
     return x
+
+
+def _inverse_wanted(room: np.ndarray) -> bool:
+    """Whether the walk forms K_0^{-1} now: when at least :data:`INVERSE_REMAINING`
+    free multipliers reach their bound before the current direction's end (``room``:
+    each one's step to its bound, infinite on the fixed ones)."""
+    return int(np.count_nonzero(room < 1.0)) >= INVERSE_REMAINING
 
 
 def _inverse(factor: np.ndarray) -> np.ndarray | None:

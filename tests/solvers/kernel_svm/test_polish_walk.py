@@ -274,3 +274,44 @@ def test_walk_loads_the_compiled_loop_only_on_large_faces():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == ["False", "False", "True"]
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_walk_forms_the_inverse_only_for_a_long_remainder(compiled, monkeypatch):
+    # past INVERSE_AFTER steps K_0^{-1} is formed only when INVERSE_REMAINING multipliers
+    # would still leave the box; formed or not, the walk takes the reference's steps
+    import convexlearn.solvers.kernel_svm.polish_walk as walk
+    K, E, beta, rest, target, lo, hi = _problem(True, seed=3, k=160)
+    x0, _ = _face(K, E, np.ones(beta.size, dtype=bool), target - rest, E.T @ beta)
+    ref_beta, ref_free, ref_steps, _ = _reference(K, E, beta, rest, target, lo, hi)
+    assert ref_steps > 10
+    factor, _ = lapack.dpotrf(K, lower=False, clean=True)
+    formed, inverse = [], walk._inverse
+
+    def counting(f):
+        formed.append(f.shape[0])
+        return inverse(f)
+    monkeypatch.setattr(walk, "_inverse", counting)
+    monkeypatch.setattr(walk, "INVERSE_AFTER", 5)
+    counts = {}
+    for remaining in (0, 10**6):
+        monkeypatch.setattr(walk, "INVERSE_REMAINING", remaining)
+        formed.clear()
+        walked, free, steps, b = ratio_walk(K, factor, E, beta, rest, target, E.T @ beta,
+                                            lo, hi, x0 - beta, compiled=compiled)
+        counts[remaining] = len(formed)
+        np.testing.assert_array_equal(free, ref_free)
+        assert steps == ref_steps
+        np.testing.assert_array_equal(walked[~free], ref_beta[~free])
+    assert counts == {0: 1, 10**6: 0}
+
+
+def test_inverse_forecast_counts_the_multipliers_that_leave_before_the_end():
+    import convexlearn.solvers.kernel_svm.polish_walk as walk
+    n = walk.INVERSE_REMAINING
+    room = np.full(3 * n, np.inf)
+    room[:n - 1] = 0.5
+    room[n - 1] = 1.0                   # reaches its bound only at the direction's end
+    assert not walk._inverse_wanted(room)
+    room[n - 1] = 0.999
+    assert walk._inverse_wanted(room)
