@@ -315,3 +315,32 @@ def test_inverse_forecast_counts_the_multipliers_that_leave_before_the_end():
     assert not walk._inverse_wanted(room)
     room[n - 1] = 0.999
     assert walk._inverse_wanted(room)
+
+
+def test_very_local_kernel_same_optimum_with_and_without_the_walks_inverse(monkeypatch):
+    # the inverse only steers: formed at every chance (INVERSE_REMAINING = 0) or never,
+    # the polish ends at the same certified optimum (the certificate at 1e-9 decides)
+    import convexlearn.solvers.kernel_svm.polish_walk as walk
+    from sklearn.datasets import make_blobs
+    X, y = make_blobs(1200, centers=2, random_state=1)   # (above the one-call size)
+    formed, inverse = [], walk._inverse
+
+    def counting(f):
+        formed.append(f.shape[0])
+        return inverse(f)
+    monkeypatch.setattr(walk, "_inverse", counting)
+    monkeypatch.setattr(walk, "INVERSE_AFTER", 2)     # (this size's walks are short)
+    solutions, counts = [], []
+    for remaining in (0, 10**6):
+        monkeypatch.setattr(walk, "INVERSE_REMAINING", remaining)
+        formed.clear()
+        sol = cl.SVM(X, y, C=1.0, kernel="rbf", gamma=10.0).solve()
+        assert sol.status == "optimal" and sol.provenance["route"] == "exact-smo"
+        assert sol.report.relative_gap <= 1e-9
+        solutions.append(sol)
+        counts.append(len(formed))
+    assert counts[0] >= 1 and counts[1] == 0          # both paths were taken
+    a, b = solutions
+    scale = max(abs(a.report.dual_objective), abs(b.report.dual_objective))
+    assert abs(a.report.dual_objective - b.report.dual_objective) <= 1e-9 * scale
+    np.testing.assert_allclose(a.alpha, b.alpha, rtol=0, atol=1e-6)
