@@ -52,6 +52,11 @@ INVERSE_AFTER = 24
 #: multipliers, the second walks (39 and 27 steps) 18 and 3, where the inverse (~25 ms
 #: at |F_0| = 784) cost more than the column batches it saved.
 INVERSE_REMAINING = 64
+#: A walk whose first direction sends at least this many free multipliers out of the box
+#: forms K_0^{-1} before its first step (the column batches of its first INVERSE_AFTER
+#: steps would be wasted: rbf gamma = 10, make_blobs(2000), the first walks of 324 and
+#: 283 steps).
+INVERSE_AT_ONCE = 256
 #: Steps of iterative refinement of the walk's last solution before it is judged.
 REFINE = 2
 #: Columns of K_0^{-1} solved for with each needed one (:class:`_Columns`).
@@ -138,8 +143,10 @@ def ratio_walk(K0: np.ndarray, factor: np.ndarray, E0: np.ndarray, beta: np.ndar
     totals = np.array(totals, dtype=float).reshape(m)
     use = _use_compiled(k) if compiled is None else compiled
     steps_fn = _compiled_steps if use else _numpy_steps
+    leaving = int(np.count_nonzero(_ratio(beta, direction, lo, hi)[2] < 1.0))
+    inverse = _inverse(factor) if leaving >= INVERSE_AT_ONCE else None
     x, z, G, steps, inverse = steps_fn(factor, E0, beta, free, u, totals, lo, hi,
-                                       direction, W, L, limit)
+                                       direction, W, L, limit, inverse)
     if x is None or not free.any():
         return beta, free, steps, None
     # the steered solution is in the box: it is the face's solution when it solves the
@@ -180,13 +187,14 @@ def ratio_walk(K0: np.ndarray, factor: np.ndarray, E0: np.ndarray, beta: np.ndar
 
 def _numpy_steps(factor: np.ndarray, E0: np.ndarray, beta: np.ndarray, free: np.ndarray,
                  u: np.ndarray, totals: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                 d: np.ndarray, W: np.ndarray, L: np.ndarray, limit: int) -> tuple:
+                 d: np.ndarray, W: np.ndarray, L: np.ndarray, limit: int,
+                 inverse: np.ndarray | None = None) -> tuple:
     """The walk's steps in numpy (the reference): beta, free, u, totals, W and L updated in
     place; returns x (None unless the last step solved the face), z, G, the number of
-    steps and K_0^{-1} (None unless formed)."""
+    steps and K_0^{-1} (``inverse`` when given, else None unless formed)."""
     k, m = E0.shape
     G: list[int] = []
-    steps, inverse = 0, None
+    steps = 0
     columns = _Columns(factor, PREFETCH)
     positions = np.arange(k)
     x = z = None
@@ -237,7 +245,7 @@ def _use_compiled(k: int) -> bool:
 def _compiled_steps(factor: np.ndarray, E0: np.ndarray, beta: np.ndarray,
                     free: np.ndarray, u: np.ndarray, totals: np.ndarray, lo: np.ndarray,
                     hi: np.ndarray, d: np.ndarray, W: np.ndarray, L: np.ndarray,
-                    limit: int) -> tuple:
+                    limit: int, inverse: np.ndarray | None = None) -> tuple:
     """:func:`_numpy_steps` in the compiled loop (loaded here, on the first walk that
     takes it: ``import convexlearn`` and walks in numpy pay nothing for it)."""
     from .polish_walk_kernels import NEED_COLUMNS, NEED_INVERSE, walk_loop
@@ -250,7 +258,7 @@ def _compiled_steps(factor: np.ndarray, E0: np.ndarray, beta: np.ndarray,
     E0 = np.ascontiguousarray(E0, dtype=float)
     columns = _Columns(factor, PREFETCH)
     positions = np.arange(k)
-    inverse, none = None, np.empty((0, k))
+    none = np.empty((0, k))
     after = INVERSE_AFTER
     while True:
         status = walk_loop(beta, d, lo, hi, free, u, totals, E0, W, L, G, state,

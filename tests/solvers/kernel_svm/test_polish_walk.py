@@ -318,7 +318,8 @@ def test_inverse_forecast_counts_the_multipliers_that_leave_before_the_end():
 
 
 def test_very_local_kernel_same_optimum_with_and_without_the_walks_inverse(monkeypatch):
-    # the inverse only steers: formed at every chance (INVERSE_REMAINING = 0) or never,
+    # the inverse only steers: formed at every chance (INVERSE_REMAINING = INVERSE_AT_ONCE
+    # = 0) or never,
     # the polish ends at the same certified optimum (the certificate at 1e-9 decides)
     import convexlearn.solvers.kernel_svm.polish_walk as walk
     from sklearn.datasets import make_blobs
@@ -333,6 +334,7 @@ def test_very_local_kernel_same_optimum_with_and_without_the_walks_inverse(monke
     solutions, counts = [], []
     for remaining in (0, 10**6):
         monkeypatch.setattr(walk, "INVERSE_REMAINING", remaining)
+        monkeypatch.setattr(walk, "INVERSE_AT_ONCE", remaining)
         formed.clear()
         sol = cl.SVM(X, y, C=1.0, kernel="rbf", gamma=10.0).solve()
         assert sol.status == "optimal" and sol.provenance["route"] == "exact-smo"
@@ -344,3 +346,30 @@ def test_very_local_kernel_same_optimum_with_and_without_the_walks_inverse(monke
     scale = max(abs(a.report.dual_objective), abs(b.report.dual_objective))
     assert abs(a.report.dual_objective - b.report.dual_objective) <= 1e-9 * scale
     np.testing.assert_allclose(a.alpha, b.alpha, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_walk_forms_the_inverse_at_once_for_a_long_first_direction(compiled, monkeypatch):
+    # INVERSE_AT_ONCE multipliers leaving along the first direction: K_0^{-1} before the
+    # first step, no column solved for; the reference's steps all the same
+    import convexlearn.solvers.kernel_svm.polish_walk as walk
+    K, E, beta, rest, target, lo, hi = _problem(True, seed=3, k=160)
+    x0, _ = _face(K, E, np.ones(beta.size, dtype=bool), target - rest, E.T @ beta)
+    ref_beta, ref_free, ref_steps, _ = _reference(K, E, beta, rest, target, lo, hi)
+    factor, _ = lapack.dpotrf(K, lower=False, clean=True)
+    events, inverse, get = [], walk._inverse, walk._Columns.get
+    monkeypatch.setattr(walk, "_inverse", lambda f: (events.append("inverse"), inverse(f))[1])
+    monkeypatch.setattr(walk._Columns, "get",
+                        lambda self, hit: (events.append("columns"), get(self, hit))[1])
+    leaving = int(np.count_nonzero((x0 < lo) | (x0 > hi)))
+    for at_once, expected in ((leaving, ["inverse"]), (leaving + 1, None)):
+        monkeypatch.setattr(walk, "INVERSE_AT_ONCE", at_once)
+        events.clear()
+        walked, free, steps, b = ratio_walk(K, factor, E, beta, rest, target, E.T @ beta,
+                                            lo, hi, x0 - beta, compiled=compiled)
+        np.testing.assert_array_equal(free, ref_free)
+        assert steps == ref_steps
+        if expected is not None:
+            assert events == expected
+        else:
+            assert events[0] == "columns"
