@@ -45,6 +45,18 @@ __all__ = ["ratio_walk"]
 #: price of ~30 pairs of triangular solves at |F_0| = 1000, which are memory-bound) and
 #: reads W's new columns from it.
 INVERSE_AFTER = 24
+#: ... and only when at least this many free multipliers would leave the box before the
+#: current direction's end (room < 1: a forecast of the steps still to come), else the
+#: walk asks again INVERSE_AFTER steps later. Measured on rbf gamma = 10,
+#: make_blobs(2000) at step 24: the first walks (324 and 283 steps) 539 and 466 such
+#: multipliers, the second walks (39 and 27 steps) 18 and 3, where the inverse (~25 ms
+#: at |F_0| = 784) cost more than the column batches it saved.
+INVERSE_REMAINING = 64
+#: A walk whose first direction sends at least this many free multipliers out of the box
+#: forms K_0^{-1} before its first step (the column batches of its first INVERSE_AFTER
+#: steps would be wasted: rbf gamma = 10, make_blobs(2000), the first walks of 324 and
+#: 283 steps).
+INVERSE_AT_ONCE = 256
 #: Steps of iterative refinement of the walk's last solution before it is judged.
 REFINE = 2
 #: Columns of K_0^{-1} solved for with each needed one (:class:`_Columns`).
@@ -131,8 +143,10 @@ def ratio_walk(K0: np.ndarray, factor: np.ndarray, E0: np.ndarray, beta: np.ndar
     totals = np.array(totals, dtype=float).reshape(m)
     use = _use_compiled(k) if compiled is None else compiled
     steps_fn = _compiled_steps if use else _numpy_steps
+    leaving = int(np.count_nonzero(_ratio(beta, direction, lo, hi)[2] < 1.0))
+    inverse = _inverse(factor) if leaving >= INVERSE_AT_ONCE else None
     x, z, G, steps, inverse = steps_fn(factor, E0, beta, free, u, totals, lo, hi,
-                                       direction, W, L, limit)
+                                       direction, W, L, limit, inverse)
     if x is None or not free.any():
         return beta, free, steps, None
     # the steered solution is in the box: it is the face's solution when it solves the
@@ -173,16 +187,18 @@ def ratio_walk(K0: np.ndarray, factor: np.ndarray, E0: np.ndarray, beta: np.ndar
 
 def _numpy_steps(factor: np.ndarray, E0: np.ndarray, beta: np.ndarray, free: np.ndarray,
                  u: np.ndarray, totals: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                 d: np.ndarray, W: np.ndarray, L: np.ndarray, limit: int) -> tuple:
+                 d: np.ndarray, W: np.ndarray, L: np.ndarray, limit: int,
+                 inverse: np.ndarray | None = None) -> tuple:
     """The walk's steps in numpy (the reference): beta, free, u, totals, W and L updated in
     place; returns x (None unless the last step solved the face), z, G, the number of
-    steps and K_0^{-1} (None unless formed)."""
+    steps and K_0^{-1} (``inverse`` when given, else None unless formed)."""
     k, m = E0.shape
     G: list[int] = []
-    steps, inverse = 0, None
+    steps = 0
     columns = _Columns(factor, PREFETCH)
     positions = np.arange(k)
     x = z = None
+    after = INVERSE_AFTER
     while True:
         # (d is 0 on the fixed entries: their room is infinite)
         t, hit, room = _ratio(beta, d, lo, hi)
@@ -192,8 +208,11 @@ def _numpy_steps(factor: np.ndarray, E0: np.ndarray, beta: np.ndarray, free: np.
         columns.nearest = (positions, room)
         beta += t * d
         beta[hit] = np.where(d[hit] > 0.0, hi[hit], lo[hit])
-        if inverse is None and steps > INVERSE_AFTER:
-            inverse = _inverse(factor)
+        if inverse is None and steps > after:
+            if _inverse_wanted(room):
+                inverse = _inverse(factor)
+            else:               # (asked again as the compiled loop does)
+                after = steps - 1 + INVERSE_AFTER
         free[hit] = False
         u[hit] -= beta[hit]
         totals -= E0[hit].T @ beta[hit]
@@ -226,7 +245,7 @@ def _use_compiled(k: int) -> bool:
 def _compiled_steps(factor: np.ndarray, E0: np.ndarray, beta: np.ndarray,
                     free: np.ndarray, u: np.ndarray, totals: np.ndarray, lo: np.ndarray,
                     hi: np.ndarray, d: np.ndarray, W: np.ndarray, L: np.ndarray,
-                    limit: int) -> tuple:
+                    limit: int, inverse: np.ndarray | None = None) -> tuple:
     """:func:`_numpy_steps` in the compiled loop (loaded here, on the first walk that
     takes it: ``import convexlearn`` and walks in numpy pay nothing for it)."""
     from .polish_walk_kernels import NEED_COLUMNS, NEED_INVERSE, walk_loop
@@ -239,7 +258,7 @@ def _compiled_steps(factor: np.ndarray, E0: np.ndarray, beta: np.ndarray,
     E0 = np.ascontiguousarray(E0, dtype=float)
     columns = _Columns(factor, PREFETCH)
     positions = np.arange(k)
-    inverse, none = None, np.empty((0, k))
+    none = np.empty((0, k))
     after = INVERSE_AFTER
     while True:
         status = walk_loop(beta, d, lo, hi, free, u, totals, E0, W, L, G, state,
@@ -251,6 +270,9 @@ def _compiled_steps(factor: np.ndarray, E0: np.ndarray, beta: np.ndarray,
                 state[2] = 0                # the step not taken: no solution to judge
                 break
         elif status == NEED_INVERSE:
+            if not _inverse_wanted(room):
+                after = int(state[0]) + INVERSE_AFTER
+                continue
             inverse = _inverse(factor)
             if inverse is None:             # LAPACK failed: on with the column cache
                 after = np.iinfo(np.int64).max
@@ -265,6 +287,13 @@ def _trsv(Lp: np.ndarray, v: np.ndarray, transposed: bool) -> np.ndarray:
     argument checking, the walk calls it thousands of times)."""
     x, _ = lapack.dtrtrs(Lp, v, lower=1, trans=int(transposed))
     return x
+
+
+def _inverse_wanted(room: np.ndarray) -> bool:
+    """Whether the walk forms K_0^{-1} now: when at least :data:`INVERSE_REMAINING`
+    free multipliers reach their bound before the current direction's end (``room``:
+    each one's step to its bound, infinite on the fixed ones)."""
+    return int(np.count_nonzero(room < 1.0)) >= INVERSE_REMAINING
 
 
 def _inverse(factor: np.ndarray) -> np.ndarray | None:

@@ -274,3 +274,102 @@ def test_walk_loads_the_compiled_loop_only_on_large_faces():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == ["False", "False", "True"]
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_walk_forms_the_inverse_only_for_a_long_remainder(compiled, monkeypatch):
+    # past INVERSE_AFTER steps K_0^{-1} is formed only when INVERSE_REMAINING multipliers
+    # would still leave the box; formed or not, the walk takes the reference's steps
+    import convexlearn.solvers.kernel_svm.polish_walk as walk
+    K, E, beta, rest, target, lo, hi = _problem(True, seed=3, k=160)
+    x0, _ = _face(K, E, np.ones(beta.size, dtype=bool), target - rest, E.T @ beta)
+    ref_beta, ref_free, ref_steps, _ = _reference(K, E, beta, rest, target, lo, hi)
+    assert ref_steps > 10
+    factor, _ = lapack.dpotrf(K, lower=False, clean=True)
+    formed, inverse = [], walk._inverse
+
+    def counting(f):
+        formed.append(f.shape[0])
+        return inverse(f)
+    monkeypatch.setattr(walk, "_inverse", counting)
+    monkeypatch.setattr(walk, "INVERSE_AFTER", 5)
+    counts = {}
+    for remaining in (0, 10**6):
+        monkeypatch.setattr(walk, "INVERSE_REMAINING", remaining)
+        formed.clear()
+        walked, free, steps, b = ratio_walk(K, factor, E, beta, rest, target, E.T @ beta,
+                                            lo, hi, x0 - beta, compiled=compiled)
+        counts[remaining] = len(formed)
+        np.testing.assert_array_equal(free, ref_free)
+        assert steps == ref_steps
+        np.testing.assert_array_equal(walked[~free], ref_beta[~free])
+    assert counts == {0: 1, 10**6: 0}
+
+
+def test_inverse_forecast_counts_the_multipliers_that_leave_before_the_end():
+    import convexlearn.solvers.kernel_svm.polish_walk as walk
+    n = walk.INVERSE_REMAINING
+    room = np.full(3 * n, np.inf)
+    room[:n - 1] = 0.5
+    room[n - 1] = 1.0                   # reaches its bound only at the direction's end
+    assert not walk._inverse_wanted(room)
+    room[n - 1] = 0.999
+    assert walk._inverse_wanted(room)
+
+
+def test_very_local_kernel_same_optimum_with_and_without_the_walks_inverse(monkeypatch):
+    # the inverse only steers: formed at every chance (INVERSE_REMAINING = INVERSE_AT_ONCE
+    # = 0) or never,
+    # the polish ends at the same certified optimum (the certificate at 1e-9 decides)
+    import convexlearn.solvers.kernel_svm.polish_walk as walk
+    from sklearn.datasets import make_blobs
+    X, y = make_blobs(1200, centers=2, random_state=1)   # (above the one-call size)
+    formed, inverse = [], walk._inverse
+
+    def counting(f):
+        formed.append(f.shape[0])
+        return inverse(f)
+    monkeypatch.setattr(walk, "_inverse", counting)
+    monkeypatch.setattr(walk, "INVERSE_AFTER", 2)     # (this size's walks are short)
+    solutions, counts = [], []
+    for remaining in (0, 10**6):
+        monkeypatch.setattr(walk, "INVERSE_REMAINING", remaining)
+        monkeypatch.setattr(walk, "INVERSE_AT_ONCE", remaining)
+        formed.clear()
+        sol = cl.SVM(X, y, C=1.0, kernel="rbf", gamma=10.0).solve()
+        assert sol.status == "optimal" and sol.provenance["route"] == "exact-smo"
+        assert sol.report.relative_gap <= 1e-9
+        solutions.append(sol)
+        counts.append(len(formed))
+    assert counts[0] >= 1 and counts[1] == 0          # both paths were taken
+    a, b = solutions
+    scale = max(abs(a.report.dual_objective), abs(b.report.dual_objective))
+    assert abs(a.report.dual_objective - b.report.dual_objective) <= 1e-9 * scale
+    np.testing.assert_allclose(a.alpha, b.alpha, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_walk_forms_the_inverse_at_once_for_a_long_first_direction(compiled, monkeypatch):
+    # INVERSE_AT_ONCE multipliers leaving along the first direction: K_0^{-1} before the
+    # first step, no column solved for; the reference's steps all the same
+    import convexlearn.solvers.kernel_svm.polish_walk as walk
+    K, E, beta, rest, target, lo, hi = _problem(True, seed=3, k=160)
+    x0, _ = _face(K, E, np.ones(beta.size, dtype=bool), target - rest, E.T @ beta)
+    ref_beta, ref_free, ref_steps, _ = _reference(K, E, beta, rest, target, lo, hi)
+    factor, _ = lapack.dpotrf(K, lower=False, clean=True)
+    events, inverse, get = [], walk._inverse, walk._Columns.get
+    monkeypatch.setattr(walk, "_inverse", lambda f: (events.append("inverse"), inverse(f))[1])
+    monkeypatch.setattr(walk._Columns, "get",
+                        lambda self, hit: (events.append("columns"), get(self, hit))[1])
+    leaving = int(np.count_nonzero((x0 < lo) | (x0 > hi)))
+    for at_once, expected in ((leaving, ["inverse"]), (leaving + 1, None)):
+        monkeypatch.setattr(walk, "INVERSE_AT_ONCE", at_once)
+        events.clear()
+        walked, free, steps, b = ratio_walk(K, factor, E, beta, rest, target, E.T @ beta,
+                                            lo, hi, x0 - beta, compiled=compiled)
+        np.testing.assert_array_equal(free, ref_free)
+        assert steps == ref_steps
+        if expected is not None:
+            assert events == expected
+        else:
+            assert events[0] == "columns"
