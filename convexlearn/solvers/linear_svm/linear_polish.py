@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from .dual_sets import dual_sets_solve, dual_solve_pays
 from .linear_active_set import column_scaling, kkt_step
 
 __all__ = ["polish_w"]
@@ -64,16 +65,22 @@ def _equilibrated_solve(A: np.ndarray, rhs: np.ndarray) -> np.ndarray:
 
 
 def _solve_sets(Zy: np.ndarray, C: np.ndarray, intercept: bool, free: np.ndarray,
-                bounded: np.ndarray, S: np.ndarray | None = None):
+                bounded: np.ndarray, S: np.ndarray | None = None,
+                zero: np.ndarray | None = None):
     """(w, b, a_F) from the KKT system of the module docstring on rows r_i = Zy[i]
     (y_i (z_i, 1), or y_i z_i without intercept): the null-space method
     (:func:`~convexlearn.solvers.linear_svm.linear_active_set.kkt_step`), or the equilibrated dense
-    system when R_F is rank deficient (more free vectors than unknowns)."""
+    system when R_F is rank deficient (more free vectors than unknowns); at most p / 2
+    free vectors: the same system in (a_F, b) (:mod:`.dual_sets`)."""
     p = Zy.shape[1]
     d = p - 1 if intercept else p
     R_F = Zy[free]
     k = R_F.shape[0]
     cB = Zy[bounded].T @ C[bounded] if bounded.size else np.zeros(p)
+    if dual_solve_pays(k, p):       # few free vectors: (a_F, b) directly (.dual_sets)
+        found = dual_sets_solve(Zy, intercept, free, cB, zero)
+        if found is not None:
+            return found
     step = kkt_step(R_F, cB, np.ones(k), d, column_scaling(Zy) if S is None else S)
     if step is not None:            # the null-space method on the scaled system
         u, a_F = step
@@ -145,7 +152,7 @@ def polish_w(Zy: np.ndarray, C: np.ndarray, alpha: np.ndarray, intercept: bool,
         if free_idx.size > max_free:
             return None
         bound_idx = np.flatnonzero(at_upper)
-        w, b, a_F = _solve_sets(Zy, C, intercept, free_idx, bound_idx, S)
+        w, b, a_F = _solve_sets(Zy, C, intercept, free_idx, bound_idx, S, at_zero)
         u = np.append(w, b) if intercept else w
         m = Zy @ u
         a = np.where(at_upper, np.where(finite, C, 0.0), 0.0)
