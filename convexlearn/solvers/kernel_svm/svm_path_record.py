@@ -10,6 +10,8 @@ the copy).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 __all__ = ["Breakpoints"]
@@ -24,10 +26,11 @@ class Breakpoints:
         self.Cs: list[float] = []
         self.intercepts: list[float] = []
         self.events: list[str] = []
-        self.bounds: list = []
+        self.bounds: list[Any] = []
 
-    def add(self, lam: float, a: np.ndarray, a0: float, event: str, bounds) -> None:
-        """Record the breakpoint at lambda of the fractions (a, a_0)."""
+    def add(self, lam: float, a: np.ndarray, a0: float, event: str, bounds: Any) -> None:
+        """Record the breakpoint at lambda of the fractions (a, a_0), its event and its
+        bounded KKT figures ``bounds`` (svm_path_bound.bounded_kkt's)."""
         if self.k == self._alphas.shape[0]:
             # (no view of the buffer is kept: it may move)
             self._alphas.resize((2 * self.k, self._alphas.shape[1]), refcheck=False)
