@@ -46,7 +46,11 @@ from ..penalties import Penalty
 
 __all__ = ["OptimalityReport", "certificate", "fixed_multipliers", "null_scale",
            "subgradient_distance", "minimum_norm_subgradient", "relative_report",
-           "stationarity_scale", "recession_direction", "recession_bound"]
+           "stationarity_scale", "recession_direction", "recession_bound", "RECESSION_TOL"]
+
+#: :func:`recession_direction`'s threshold: a direction is found iff the LP's optimum
+#: exceeds RECESSION_TOL n (n samples; the LP's columns, then rows, scaled to max |entry| 1).
+RECESSION_TOL = 1e-9
 
 
 #: Floors of the relative certificate, as fractions of the null scale S0 (1 for a
@@ -447,7 +451,7 @@ def _project(base, kink_columns, lower, upper, units, penalty, lam, w, kink_tol,
 
 
 def recession_direction(X: np.ndarray, y: np.ndarray, intercept: bool = True,
-                        tol: float = 1e-9) -> Any:
+                        tol: float = RECESSION_TOL) -> Any:
     """Is there (v, c) != 0 with y_i (<v, x_i> + c) >= 0 for all i, > 0 for some i?
 
     Then logistic and exponential losses decrease strictly along (v, c) forever and the

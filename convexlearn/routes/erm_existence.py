@@ -15,7 +15,7 @@ So the exact solve runs Newton first (at most :data:`NEWTON_BUDGET` iterations: 
 5-10 where a minimizer exists; on separable data it walks off along the direction, ~60 ms
 lost on 569 x 30); not with n <= d + 1 samples (in general position they are separable:
 Newton's budget on 200 x 300 cost 1.4 s before the LP's 0.1 s). The LP runs only when Newton's answer does not certify or its multipliers do not bound the LP
-(then the exact chain runs as before, from Newton's point).
+(then the exact chain runs as before, from the caller's warm start).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ..certify.optimality import recession_bound
+from ..certify.optimality import RECESSION_TOL, recession_bound
 from ..data import is_sparse
 from ..errors import ConvexLearnError
 from ..solution import Solution, Timer
@@ -35,9 +35,6 @@ __all__ = ["NEWTON_BUDGET", "RECESSION_TOL", "existence_needs_proof", "newton_pr
 
 #: Newton's iterations before the separability LP decides (5-10 where a minimizer exists).
 NEWTON_BUDGET = 15
-#: The LP's threshold (:func:`convexlearn.certify.optimality.recession_direction`'s tol):
-#: a direction is found iff the LP's optimum exceeds RECESSION_TOL n.
-RECESSION_TOL = 1e-9
 
 
 def existence_needs_proof(erm: Any) -> bool:
