@@ -42,6 +42,7 @@ from numpy.typing import ArrayLike
 from numba import njit
 
 from ...gram import KERNEL_CODES
+from . import smo_step
 
 __all__ = ["KERNEL_CODES", "smo_loop", "CONVERGED", "MAX_ITER", "DIVERGED", "column_slot",
            "add_to_gbar", "unshrink_gradient", "set_status", "clip_pair",
@@ -340,25 +341,9 @@ def unshrink_gradient(act: Any, m: Any, n: Any, y: Any, target: Any, Cv: Any, al
     return n
 
 
-@njit(cache=True)
-def clip_pair(i: Any, j: Any, step: Any, y: Any, Cv: Any, alpha: Any) -> Any:
-    """SMO's step on the pair (i, j) along a_i += y_i t, a_j -= y_j t: t = min(step, the
-    room of a_i, the room of a_j), alpha updated in place and snapped to the bound that
-    limited the step (so that "at bound" is exact); returns t. The numpy references call
-    the same source (``clip_pair.py_func``)."""
-    room_i = (Cv[i] - alpha[i]) if y[i] > 0 else alpha[i]
-    room_j = alpha[j] if y[j] > 0 else (Cv[j] - alpha[j])
-    if room_i < step:
-        step = room_i
-    if room_j < step:
-        step = room_j
-    alpha[i] += y[i] * step
-    alpha[j] -= y[j] * step
-    if step == room_i:
-        alpha[i] = Cv[i] if y[i] > 0 else 0.0
-    if step == room_j:
-        alpha[j] = 0.0 if y[j] > 0 else Cv[j]
-    return step
+#: SMO's clipped step on a pair (smo_step.clip_pair's source, compiled); the numpy
+#: references call the same source (``clip_pair.py_func``).
+clip_pair = njit(cache=True)(smo_step.clip_pair)
 
 
 @njit(cache=True)

@@ -42,6 +42,7 @@ from scipy.linalg.lapack import dgesv
 
 from ...solution import Solution
 from .qp import curvature_floor
+from .smo_step import clip_pair
 from .small_certified import MARGIN_TOL, THRESHOLD, reported_solution
 
 __all__ = ["TINY_N", "TINY_TOL", "tiny_applies", "certified_tiny", "tiny_smo",
@@ -73,11 +74,11 @@ def tiny_smo(K: np.ndarray, y: np.ndarray, C: np.ndarray, tol: float, budget: in
     within ``budget`` iterations. Returns (alpha, g = K (y * alpha), iterations,
     converged).
 
-    The pair's step is the compiled loop's (``smo_kernels.clip_pair``: t = min(step, the
-    rooms of a_i and a_j), each multiplier snapped onto the bound that limited t), written
-    here on Python floats: the same roundings, without the numpy scalars (~3 us a step at
-    n = 95) or the import of the compiled module (its dispatchers, ~15 ms on a process's
-    first fit)."""
+    The pair's step is the compiled loop's source (:func:`~convexlearn.solvers.kernel_svm.
+    smo_step.clip_pair`: t = min(step, the rooms of a_i and a_j), each multiplier snapped
+    onto the bound that limited t), called on Python floats: the same roundings, without
+    the numpy scalars (~3 us a step at n = 95) or the import of the compiled module (its
+    dispatchers, ~15 ms on a process's first fit)."""
     n = y.size
     alpha = np.zeros(n) if alpha is None else alpha
     diag = np.ascontiguousarray(np.diagonal(K))
@@ -109,20 +110,7 @@ def tiny_smo(K: np.ndarray, y: np.ndarray, C: np.ndarray, tol: float, budget: in
         score *= score
         score /= curvature[i]
         j = int(score.argmax())
-        t = (m_val - float(v[j])) / float(curvature[i, j])
-        # clip_pair: a_i += y_i t, a_j -= y_j t within the box, snapped onto the bound
-        room_i = (Cs[i] - a[i]) if positive[i] else a[i]
-        room_j = a[j] if positive[j] else (Cs[j] - a[j])
-        if room_i < t:
-            t = room_i
-        if room_j < t:
-            t = room_j
-        a[i] += ys[i] * t
-        a[j] -= ys[j] * t
-        if t == room_i:
-            a[i] = Cs[i] if positive[i] else 0.0
-        if t == room_j:
-            a[j] = 0.0 if positive[j] else Cs[j]
+        t = clip_pair(i, j, (m_val - float(v[j])) / float(curvature[i, j]), ys, Cs, a)
         v += t * (K[j] - K[i])
         for k in (i, j):
             ak, c = a[k], Cs[k]

@@ -1,0 +1,32 @@
+"""SMO's clipped step on a pair, in plain Python: one source for every SMO loop.
+
+The compiled loops use it through ``smo_kernels.clip_pair`` (this function compiled by
+numba); the numpy loops call it directly, on numpy arrays or, in the tiny path
+(:mod:`~convexlearn.solvers.kernel_svm.tiny_dense`), on Python lists of floats, which
+costs no numpy scalars and loads no compiled module.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["clip_pair"]
+
+
+def clip_pair(i: Any, j: Any, step: Any, y: Any, Cv: Any, alpha: Any) -> Any:
+    """SMO's step on the pair (i, j) along a_i += y_i t, a_j -= y_j t: t = min(step, the
+    room of a_i, the room of a_j), ``alpha`` updated in place and snapped to the bound that
+    limited the step (so that "at bound" is exact); returns t."""
+    room_i = (Cv[i] - alpha[i]) if y[i] > 0 else alpha[i]
+    room_j = alpha[j] if y[j] > 0 else (Cv[j] - alpha[j])
+    if room_i < step:
+        step = room_i
+    if room_j < step:
+        step = room_j
+    alpha[i] += y[i] * step
+    alpha[j] -= y[j] * step
+    if step == room_i:
+        alpha[i] = Cv[i] if y[i] > 0 else 0.0
+    if step == room_j:
+        alpha[j] = 0.0 if y[j] > 0 else Cv[j]
+    return step
