@@ -40,7 +40,7 @@ import numpy as np
 from numba import njit
 
 from ...certify.kkt_kernels import kkt_pass
-from .smo_kernels import WHOLE_COLUMN, column_slot, full_column, smo_loop
+from .smo_kernels import PRECOMPUTED, WHOLE_COLUMN, column_slot, full_column, smo_loop
 
 __all__ = ["small_solve", "certificate_products", "OK", "NO_FREE", "POLISH_FAILED"]
 
@@ -247,14 +247,14 @@ def certificate_products(code: int, X: np.ndarray, XT: np.ndarray, K: np.ndarray
                          gamma: float, coef0: float, degree: float, beta: np.ndarray,
                          bits: Any, row: np.ndarray) -> np.ndarray:
     """K beta from the data: each support column computed afresh (kernel code 0..3, from
-    X and its transpose XT) or read from K (code 4), summed in index order."""
+    X and its transpose XT) or read from K (code PRECOMPUTED), summed in index order."""
     n = beta.shape[0]
     out = np.zeros(n)
     for j in range(n):
         c = beta[j]
         if c == 0.0:
             continue
-        if code == 4:
+        if code == PRECOMPUTED:
             col = K[j]
         else:
             full_column(j, code, X, XT, K, gamma, coef0, degree, row, bits)
@@ -287,7 +287,7 @@ def small_solve(code: Any, X: Any, XT: Any, K: Any, gamma: float, coef0: float, 
         run).
     """
     n = y.shape[0]
-    if code == 4:
+    if code == PRECOMPUTED:
         # K itself is the cache: every column present, row i = column i
         cache = K
         slot_of = np.empty(n, dtype=np.int64)

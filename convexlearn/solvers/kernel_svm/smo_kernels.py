@@ -44,7 +44,11 @@ from numba import njit
 from ...gram import KERNEL_CODES
 from . import smo_step
 
-__all__ = ["KERNEL_CODES", "smo_loop", "CONVERGED", "MAX_ITER", "DIVERGED", "column_slot",
+#: The kernel code of a given Gram matrix (columns read from K, not computed).
+PRECOMPUTED = KERNEL_CODES["precomputed"]
+
+__all__ = ["KERNEL_CODES", "PRECOMPUTED",
+           "smo_loop", "CONVERGED", "MAX_ITER", "DIVERGED", "column_slot",
            "add_to_gbar", "unshrink_gradient", "set_status", "clip_pair",
            "identity_order", "inactive_variables", "WHOLE_COLUMN", "gather_rows", "full_column"]
 CONVERGED, MAX_ITER, DIVERGED = 0, 1, 2
@@ -128,7 +132,7 @@ def _full_column(i, code, X, XT, K, gamma, coef0, degree, row, bits):
     """row[:] = K[:, i], all n entries, from the transposed data XT (d x n) so that
     the loops run over contiguous memory and vectorize."""
     n = row.shape[0]
-    if code == 4:
+    if code == PRECOMPUTED:
         for t in range(n):
             row[t] = K[i, t]
         return
@@ -169,7 +173,7 @@ full_column = _full_column
 @njit(fastmath=_FAST, cache=True)
 def _gathered(i, idx, m, code, X, K, gamma, coef0, degree, buf, bits):
     """buf[k] = k(x_i, x_idx[k]) for k < m (rows of X gathered; the exp vectorized)."""
-    if code == 4:
+    if code == PRECOMPUTED:
         for k in range(m):
             buf[k] = K[i, idx[k]]
         return

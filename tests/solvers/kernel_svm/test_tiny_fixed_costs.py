@@ -72,16 +72,21 @@ def test_tiny_smo_same_iterates_as_the_clip_pair_loop(case, tol):
 
 
 def test_tiny_fit_does_not_import_the_compiled_smo_module():
-    """A process's first small fit (the compiled loop not loaded) stays in numpy: the
-    compiled module's dispatchers are not created."""
+    """A process's first small fits (the compiled loop not loaded), by the estimator and
+    by SVM.solve, stay in numpy: the compiled modules' dispatchers are not created."""
     code = ("import sys, numpy as np\n"
+            "import convexlearn\n"
+            "from convexlearn.app.generators import blobs\n"
             "from sklearn.datasets import load_wine\n"
             "from convexlearn.estimators import KernelSVMClassifier\n"
             "X, y = load_wine(return_X_y=True)\n"
             "m = KernelSVMClassifier().fit(X[y > 0], y[y > 0])\n"
             "assert m.solution_.status == 'optimal'\n"
             "assert 'tiny' in m.solution_.provenance['loop']\n"
-            "print('convexlearn.solvers.kernel_svm.smo_kernels' in sys.modules)\n")
+            "X, y = blobs(200, 0)[:2]\n"
+            "assert convexlearn.SVM(X, y, C=1.0, kernel='rbf').solve().status == 'optimal'\n"
+            "print(any(k in sys.modules for k in ('convexlearn.solvers.kernel_svm.smo_kernels',\n"
+            "                                     'convexlearn.solvers.kernel_svm.small_kernels')))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
