@@ -439,6 +439,8 @@ KERNEL_FORMULA_COPIES = {
     ("convexlearn.gram", "KernelColumns.from_kernel.compute", "rbf"):
         "tests/test_gram_columns.py::"
         "test_columns_and_diagonal_match_the_gram_matrix",
+    ("convexlearn.solvers.kernel_svm.gram_rbf", "_rbf_rows", "rbf"):
+        "tests/solvers/kernel_svm/test_gram_rbf.py::test_rbf_block_equals_make_kernel",
 }
 
 

@@ -66,4 +66,6 @@ def shared_gram(spec: dict, gamma: Any, X: np.ndarray, codes: np.ndarray,
         kernel = make_kernel(name, X, gamma=gamma, degree=spec["degree"], coef0=spec["coef0"])
     if not kernel.known_psd:
         return None
-    return SharedGram(kernel, X, codes, scheme == "ovo")
+    # rbf: BLAS's product and one compiled pass with a vectorized exp (gram_rbf)
+    from ..solvers.kernel_svm.gram_rbf import gram_block_function
+    return SharedGram(gram_block_function(kernel), X, codes, scheme == "ovo")

@@ -570,3 +570,7 @@ def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree
                           degree, cache, slot_of, owner, stamp, partial, bits, scratch, index,
                           counters, XT)
     return status, it, violation, dual, spread, n_shrink, unshrunk_once, diverged_at
+
+
+#: x <- exp(x) in place for x <= 0, vectorized (for the other compiled modules: gram_rbf).
+exp_nonpositive = _exp_nonpositive
