@@ -20,6 +20,7 @@ import numpy as np
 
 from ..gram import SharedGram
 from ..kernels import Kernel, make_kernel
+from ..solvers.kernel_svm.certified_smo import compiled_loop_loaded
 
 __all__ = ["SHARED_GRAM_BYTES", "SharedGram", "shared_gram"]
 
@@ -66,6 +67,10 @@ def shared_gram(spec: dict, gamma: Any, X: np.ndarray, codes: np.ndarray,
         kernel = make_kernel(name, X, gamma=gamma, degree=spec["degree"], coef0=spec["coef0"])
     if not kernel.known_psd:
         return None
-    # rbf: BLAS's product and one compiled pass with a vectorized exp (gram_rbf)
-    from ..solvers.kernel_svm.gram_rbf import gram_block_function
-    return SharedGram(gram_block_function(kernel), X, codes, scheme == "ovo")
+    if kernel.name == "rbf" and compiled_loop_loaded(True):
+        # rbf by BLAS's product and one compiled pass with a vectorized exp (gram_rbf),
+        # once numba is initialized (the compiled SMO loop loaded): a process's first fits
+        # stay in numpy, where loading numba would cost more than it saves (certified_smo)
+        from ..solvers.kernel_svm.gram_rbf import gram_block_function
+        return SharedGram(gram_block_function(kernel), X, codes, scheme == "ovo")
+    return SharedGram(kernel, X, codes, scheme == "ovo")

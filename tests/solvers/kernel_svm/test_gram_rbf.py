@@ -2,10 +2,14 @@
 formula, registered in tests/test_architecture.py: equal to kernels.make_kernel's within
 a few ulps), and the one-vs-one fit that uses them certified."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
 from convexlearn.estimators import KernelSVMClassifier
+from convexlearn.estimators import _gram as estimators_gram
 from convexlearn.estimators._gram import shared_gram
 from convexlearn.gram import SharedGram
 from convexlearn.kernels import make_kernel
@@ -49,6 +53,7 @@ def test_shared_gram_uses_the_compiled_blocks(scheme, monkeypatch):
     calls = []
     compiled = gram_rbf.rbf_block
     monkeypatch.setattr(gram_rbf, "rbf_block", lambda *a: calls.append(1) or compiled(*a))
+    monkeypatch.setattr(estimators_gram, "compiled_loop_loaded", lambda intercept: True)
     rng = np.random.default_rng(7)
     X, codes = rng.normal(size=(60, 3)), rng.integers(0, 4, 60)
     kernel = make_kernel("rbf", X, gamma=0.3)
@@ -73,3 +78,32 @@ def test_one_vs_one_fit_on_the_compiled_gram_is_certified():
     assert all(s.status == "optimal" and s.report.relative_gap <= 1e-9 for s in ours.solution_)
     svc = SVC(C=10, gamma=0.001, tol=1e-6).fit(X, y)
     np.testing.assert_array_equal(ours.predict(X), svc.predict(X))
+
+
+def test_shared_gram_is_numpy_before_the_compiled_loop_is_loaded(monkeypatch):
+    calls = []
+    monkeypatch.setattr(gram_rbf, "rbf_block", lambda *a: calls.append(1))
+    monkeypatch.setattr(estimators_gram, "compiled_loop_loaded", lambda intercept: False)
+    X, codes = np.random.default_rng(8).normal(size=(30, 2)), np.arange(30) % 3
+    kernel = make_kernel("rbf", X, gamma=0.3)
+    gram = shared_gram({"kernel": "rbf", "degree": 3, "coef0": 0.0}, 0.3, X, codes, "ovo",
+                       kernel=kernel)
+    assert calls == []
+    np.testing.assert_array_equal(gram.block(np.arange(30)[codes < 2]),
+                                  SharedGram(kernel, X, codes, True).block(
+                                      np.arange(30)[codes < 2]))
+
+
+def test_first_multiclass_fit_does_not_load_the_compiled_gram():
+    """A process's first multiclass fits stay in numpy (the rent-or-buy rule of
+    certified_smo): the shared Gram matrix does not load numba's compiled pass."""
+    code = ("import sys\n"
+            "from sklearn.datasets import load_wine\n"
+            "from convexlearn.estimators import KernelSVMClassifier\n"
+            "X, y = load_wine(return_X_y=True)\n"
+            "m = KernelSVMClassifier().fit(X, y)\n"
+            "assert all(s.status == 'optimal' for s in m.solution_)\n"
+            "print('convexlearn.solvers.kernel_svm.gram_rbf' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"
