@@ -152,6 +152,7 @@ class SVMClassifierBase(ClassifierMixin, BaseEstimator):
         _refuse_negative_weights(sample_weight)
         s = as_sample_weight(sample_weight, X.shape[0])
         codes, cost = fit_weighted_classes(self, y, s)
+        _refuse_weightless_classes(self, codes, cost)
         keep = np.flatnonzero(cost > 0)
         if precomputed:
             X = check_gram(X)
@@ -396,6 +397,26 @@ def _refuse_objects_for_callable(kernel, X) -> None:
                         f"{what} values. For a kernel on other objects (strings, graphs), "
                         f"fit its Gram matrix: fit(kernel(X, X), y) with "
                         f"kernel='precomputed', then predict from kernel(X_new, X)") from None
+
+
+def _refuse_weightless_classes(estimator, codes: np.ndarray, cost: np.ndarray) -> None:
+    """A class of ``classes_`` whose samples all cost C_i = 0 (``class_weight`` 0) is an
+    error: every binary problem of that class (its one-vs-one pairs, its one-vs-rest
+    problem, the only problem of two classes) has samples of the other side only, and its
+    optimum (w = 0, any b <= -1) is not unique. SVC (LIBSVM) fails on it too ("The dual
+    coefficients or intercepts are not finite")."""
+    total = np.bincount(codes, weights=cost, minlength=estimator.classes_.size)
+    empty = np.flatnonzero(total <= 0)
+    if empty.size:
+        c, w = estimator.classes_[empty[0]], float(estimator.class_weight_[empty[0]])
+        c = c.item() if isinstance(c, np.generic) else c       # (1, not np.int64(1))
+        raise ParameterError(
+            f"class_weight[{c!r}] = {w:g} gives every sample of class {c!r} the cost "
+            f"C_i = 0: the binary problems of class {c!r} then fit samples of the other "
+            f"side only, and their optimum (w = 0, any intercept b <= -1) is not unique, so "
+            f"there is no certified fit (SVC fails on it too: its intercepts are not "
+            f"finite). Remove the samples of class {c!r} from X and y, or give it a "
+            f"class_weight > 0")
 
 
 def _refuse_negative_weights(sample_weight) -> None:

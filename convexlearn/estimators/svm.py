@@ -52,7 +52,8 @@ class KernelSVMClassifier(SVMClassifierBase):
         False solves the homogeneous problem (b = 0, no constraint y^T alpha = 0).
     class_weight : dict, "balanced" or None, default=None
         C of the samples of class c is C * class_weight[c]; "balanced" is SVC's
-        n_samples / (n_classes * count of c).
+        n_samples / (n_classes * count of c). A weight of 0 is a ParameterError (every
+        problem of c would have one side only, its intercept not unique; SVC fails too).
     multiclass : {"ovo", "ovr"}, default="ovo"
         One-vs-one (SVC's, K (K - 1) / 2 problems on pairs of classes) or one-vs-rest.
     decision_function_shape : {"ovr", "ovo"}, default="ovr"

@@ -113,3 +113,23 @@ def test_integer_targets_skip_no_check_that_matters():
         fit_classes(np.array([0.5, 1.0, 2.0]), None)
     with pytest.raises(cl.DataError, match="one class"):
         fit_classes(np.zeros(5, dtype=int), None)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("kind", ["kernel", "linear"])
+def test_a_class_of_weight_zero_is_a_parameter_error_naming_it(n_classes, kind):
+    # class_weight {k: 0}: C_i = 0 for every sample of class k, so each binary problem of
+    # k has samples of the other side only; its optimum w = 0, b <= -1 is not unique.
+    # scikit-learn's SVC fails on the same fit (non-finite intercepts), the oracle here.
+    from convexlearn.estimators import LinearSVMClassifier
+    X, y = load_iris(return_X_y=True)
+    X, y = X[y < n_classes], y[y < n_classes]
+    make = KernelSVMClassifier if kind == "kernel" else LinearSVMClassifier
+    with pytest.raises(ValueError, match="not finite"):
+        SVC(class_weight={1: 0}).fit(X, y)
+    with pytest.raises(ParameterError, match=r"class_weight\[1\] = 0 .* class 1 "):
+        make(class_weight={1: 0}).fit(X, y)
+    # a positive weight, however small, is a fit (every problem has both sides)
+    fitted = make(class_weight={1: 1e-3}).fit(X, y)
+    solutions = fitted.solution_ if n_classes > 2 else [fitted.solution_]
+    assert all(s.status == "optimal" for s in solutions)
