@@ -97,13 +97,11 @@ def test_shared_gram_is_numpy_before_the_compiled_loop_is_loaded(monkeypatch):
 def test_first_multiclass_fit_does_not_load_the_compiled_gram():
     """A process's first multiclass fits stay in numpy (the rent-or-buy rule of
     certified_smo): the shared Gram matrix does not load numba's compiled pass."""
-    code = ("import sys\n"
-            "from sklearn.datasets import load_wine\n"
-            "from convexlearn.estimators import KernelSVMClassifier\n"
-            "X, y = load_wine(return_X_y=True)\n"
-            "m = KernelSVMClassifier().fit(X, y)\n"
-            "assert all(s.status == 'optimal' for s in m.solution_)\n"
-            "print('convexlearn.solvers.kernel_svm.gram_rbf' in sys.modules)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    assert out.stdout.strip() == "False"
+    lines = ["import sys",
+             "from sklearn.datasets import load_wine",
+             "from convexlearn.estimators import KernelSVMClassifier",
+             "m = KernelSVMClassifier().fit(*load_wine(return_X_y=True))",
+             "assert all(s.status == 'optimal' for s in m.solution_)",
+             "print('convexlearn.solvers.kernel_svm.gram_rbf' in sys.modules)"]
+    out = subprocess.check_output([sys.executable, "-c", "\n".join(lines)], text=True)
+    assert out.strip() == "False"
