@@ -41,6 +41,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from numba import njit
 
+from ...compiled import load_without_refresh
 from ...gram import KERNEL_CODES
 from . import smo_step
 
@@ -570,3 +571,5 @@ def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree
                           degree, cache, slot_of, owner, stamp, partial, bits, scratch, index,
                           counters, XT)
     return status, it, violation, dual, spread, n_shrink, unshrunk_once, diverged_at
+
+load_without_refresh(globals())   # cached kernels load without numba's compiler contexts
