@@ -97,6 +97,7 @@ def test_a_first_c_path_loads_its_kernels_without_the_compiler(tmp_path):
     loaded = ours["loaded"]
     path_kernels = {k for k in loaded if k.startswith(("svm_path", "path_kkt_bound"))}
     assert len(path_kernels) >= 14, sorted(loaded)
+    assert "svm_path_inverse.lazy_apply" in loaded    # its products call numba's BLAS helper
     # every kernel loaded from the disk cache, once, in one signature
     assert all(v["misses"] == 0 and v["hits"] == 1 and len(v["signatures"]) == 1
                for v in loaded.values()), loaded
@@ -125,3 +126,30 @@ assert np.array_equal(A, B)
     assert first["contexts"] is True
     assert second["loaded"]["svm_path_kernels.swap_rows_cols"]["hits"] == 1
     assert second["contexts"] is False
+
+
+_RBF = """
+import numpy as np
+import convexlearn as cl
+rng = np.random.default_rng(5)
+X = rng.standard_normal((2000, 4))
+y = np.where(X[:, 0] * X[:, 1] + 0.3 * rng.standard_normal(2000) > 0, 1, -1)
+sol = cl.SVM(X, y, C=1.0, kernel="rbf").solve()
+assert sol.status == "optimal"
+np.save(sys.argv[1], np.concatenate([sol.alpha, [sol.b]]))
+"""
+
+
+def test_a_first_rbf_svm_loads_the_smo_loop_without_the_compiler(tmp_path):
+    # n = 2000, past the one-call small path: the compiled SMO loop (which allocates:
+    # numba's runtime) and the KKT report's compiled pass
+    _fresh(_RBF, str(tmp_path / "warm.npy"))
+    ours = _fresh(_RBF, str(tmp_path / "ours.npy"))
+    numba_s = _fresh(_RBF, str(tmp_path / "numba.npy"), refresh=True)
+    assert ours["contexts"] is False and numba_s["contexts"] is True
+    assert {"smo_kernels.smo_loop", "kkt_kernels.kkt_pass"} <= set(ours["loaded"])
+    assert set(ours["loaded"]) == set(numba_s["loaded"])
+    assert all(v["misses"] == 0 and len(v["signatures"]) == 1
+               for v in ours["loaded"].values()), ours["loaded"]
+    a, b = np.load(tmp_path / "ours.npy"), np.load(tmp_path / "numba.npy")
+    assert a.tobytes() == b.tobytes()
