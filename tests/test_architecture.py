@@ -38,7 +38,7 @@ LAYERS: dict[str, int] = {
     "errors": 0, "data": 0, "kernels": 0, "gram": 0, "losses": 0, "penalties": 0,
     "capabilities": 0, "solution": 0, "deprecation": 0, "fingerprints": 0,
     "serialize": 0, "logs": 0, "version": 0, "path": 0, "svmlight": 0, "modelfiles": 0,
-    "threads": 0,
+    "threads": 0, "compiled": 0,
     "certify": 1,
     "formulations": 2, "solvers": 2,
     "routes": 3,

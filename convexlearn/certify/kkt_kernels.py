@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from ..compiled import load_without_refresh
+
 __all__ = ["kkt_pass", "allow_compiled", "compiled_ready"]
 
 _allowed = [False]
@@ -136,3 +138,5 @@ def kkt_pass(y: Any, C: Any, alpha: Any, f: Any, xi: Any, use_xi: bool, hard: bo
                 sets[k][filled[k]] = i
                 filled[k] += 1
     return m, xi_u, rows, top, sets[0], sets[2], sets[1], sets[3], sets[4]
+
+load_without_refresh(globals())   # cached kernels load without numba's compiler contexts

@@ -42,6 +42,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from ..compiled import load_without_refresh
+
 __all__ = ["BOUND_FIELDS", "bounded_kkt", "m_nan"]
 
 #: The figures of :func:`bounded_kkt`, in order.
@@ -119,3 +121,5 @@ def bounded_kkt(y: Any, a: Any, a0: float, lam: float, g: Any, err: float, qabs:
     out[0], out[1], out[2], out[3] = worst, rel, gap, primal
     out[4], out[5], out[6], out[7] = alpha_sum - 0.5 * aqa_c, n_sv, n_free, n_bd
     return out
+
+load_without_refresh(globals())   # cached kernels load without numba's compiler contexts

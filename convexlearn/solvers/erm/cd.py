@@ -50,9 +50,11 @@ from numpy.typing import ArrayLike
 import scipy.sparse as sp
 from numba import njit
 
+from ...compiled import load_without_refresh
 from ...errors import NotApplicableError
 from .cd_polish import (active_cycles, loss_grad_w, polish_smooth, polish_with_copies, readmit,
                         weighted)
+from . import cd_squared
 from .cd_squared import (coordinate_step, epoch_reference, gram_epoch, gram_epoch_reference,
                          residual_epoch, squared_cd)
 from ...solution import History, Timer
@@ -317,3 +319,6 @@ def cd(oracle: Any, x0: np.ndarray | None = None, *, tol: float = 1e-10, max_ite
                           screened=info["screened"])
     sol.extra["cd"] = {k: v for k, v in info.items() if k not in ("grad", "cert")}
     return sol
+
+load_without_refresh(globals())   # cached kernels load without numba's compiler contexts
+load_without_refresh(vars(cd_squared))

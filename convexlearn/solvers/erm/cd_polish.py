@@ -16,6 +16,8 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from ...compiled import load_without_refresh
+
 __all__ = ["duplicate_groups", "even_split", "column_hashes_reference", "polish_face",
            "active_cycles", "readmit", "polish_with_copies", "zeros_stay_zero", "polish_smooth",
            "loss_grad_w", "weighted"]
@@ -264,3 +266,5 @@ def zeros_stay_zero(Xc: Any, yc: np.ndarray, w: np.ndarray, lam1: float, G: Any,
         grad = Xc.T @ (2.0 * (Xc @ w - yc)) / n
         size = np.abs(Xc).T @ (2.0 * (np.abs(Xc) @ np.abs(w) + np.abs(yc))) / n
     return bool(np.all(np.abs(grad[zero]) <= lam1 * (1 + 1e-12) + eps * size[zero]))
+
+load_without_refresh(globals())   # cached kernels load without numba's compiler contexts

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from ...compiled import load_without_refresh
 from .smo_kernels import exp_nonpositive
 
 __all__ = ["rbf_block", "gram_block_function"]
@@ -68,3 +69,6 @@ def gram_block_function(kernel: Any):
         gamma = float(kernel.gamma)
         return lambda A, B=None: rbf_block(A, A if B is None else B, gamma)
     return kernel
+
+
+load_without_refresh(globals())   # cached kernels load without numba's compiler contexts

@@ -23,6 +23,8 @@ import math
 import numpy as np
 from numba import njit
 
+from ...compiled import load_without_refresh
+
 __all__ = ["drop_positions", "gather_symmetric"]
 
 
@@ -85,3 +87,5 @@ def drop_positions(R: Any, keep: Any, removed: Any, T: Any) -> None:
                 t = r
             Vj[d] = 0.0
         T[j, j] = t
+
+load_without_refresh(globals())   # cached kernels load without numba's compiler contexts

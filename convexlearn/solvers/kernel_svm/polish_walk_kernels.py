@@ -34,6 +34,8 @@ import math
 import numpy as np
 from numba import njit
 
+from ...compiled import load_without_refresh
+
 __all__ = ["walk_loop", "IN_BOX", "LIMIT", "FAILED", "EMPTY", "NEED_INVERSE",
            "NEED_COLUMNS"]
 
@@ -211,3 +213,5 @@ def walk_loop(beta: Any, d: Any, lo: Any, hi: Any, free: Any, u: Any, totals: An
             d[i] = x[i] - beta[i] if free[i] else 0.0
     state[0], state[1] = steps, nG
     return status
+
+load_without_refresh(globals())   # cached kernels load without numba's compiler contexts

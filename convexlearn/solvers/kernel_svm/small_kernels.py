@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from ...compiled import load_without_refresh
 from ...certify.kkt_kernels import kkt_pass
 from .smo_kernels import PRECOMPUTED, WHOLE_COLUMN, column_slot, full_column, smo_loop
 
@@ -354,3 +355,5 @@ def _rows(y, Cv, alpha, Kbeta, b, g, s_a, tol):
         f[t] = Kbeta[t] + b
         xi[t] = max(0.0, 1.0 - y[t] * (g[t] + b))
     return kkt_pass(y, Cv, alpha, f, xi, True, False, s_a, tol)
+
+load_without_refresh(globals())   # cached kernels load without numba's compiler contexts

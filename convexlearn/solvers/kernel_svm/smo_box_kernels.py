@@ -47,6 +47,7 @@ import math
 import numpy as np
 from numba import njit
 
+from ...compiled import load_without_refresh
 from .smo_kernels import (CONVERGED, DIVERGED, MAX_ITER, add_to_gbar, column_slot,
                           identity_order, unshrink_gradient)
 
@@ -359,3 +360,5 @@ def box_step(cols: Any, y: np.ndarray, C: np.ndarray, alpha: np.ndarray,
     vA -= (di * y[i]) * KiA
     vA -= (dj * y[j]) * KjA
     return (i if alpha[i] >= alpha[j] else j), float(decrease)
+
+load_without_refresh(globals())   # cached kernels load without numba's compiler contexts

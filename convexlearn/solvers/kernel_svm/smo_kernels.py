@@ -41,6 +41,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from numba import njit
 
+from ...compiled import load_without_refresh
 from ...gram import KERNEL_CODES
 from . import smo_step
 
@@ -574,3 +575,5 @@ def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree
 
 #: x <- exp(x) in place for x <= 0, vectorized (for the other compiled modules: gram_rbf).
 exp_nonpositive = _exp_nonpositive
+
+load_without_refresh(globals())   # cached kernels load without numba's compiler contexts

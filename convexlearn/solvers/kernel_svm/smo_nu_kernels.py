@@ -31,6 +31,7 @@ import math
 import numpy as np
 from numba import njit
 
+from ...compiled import load_without_refresh
 from .smo_kernels import (CONVERGED, MAX_ITER, WHOLE_COLUMN, clip_pair, column_slot,
                           identity_order, inactive_variables, set_status)
 
@@ -291,3 +292,5 @@ def smo_nu_loop(code: Any, X: Any, K: Any, gamma: float, coef0: float, degree: i
                  coef0, degree, cache, slot_of, owner, stamp, partial, counters, XT, bits,
                  scratch)
     return status, it, violation, dual, n_shrink, unshrunk_once
+
+load_without_refresh(globals())   # cached kernels load without numba's compiler contexts

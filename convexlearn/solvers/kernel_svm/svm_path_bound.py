@@ -41,6 +41,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from ...compiled import load_without_refresh
+
 __all__ = ["BLOCK", "MarginBound", "abs_max_and_asymmetry", "blocked_sum", "step_deviation"]
 
 _U = 2.0 ** -53
@@ -181,3 +183,5 @@ class MarginBound:
         if self.asym == 0.0:          # (a symmetric Q: no pass over a)
             return self.err
         return self.err + self.asym * float(np.abs(a).sum()) * _SAFE
+
+load_without_refresh(globals())   # cached kernels load without numba's compiler contexts

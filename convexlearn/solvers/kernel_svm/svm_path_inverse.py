@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from ...compiled import load_without_refresh
 from .svm_path_kernels import swap_rows_cols
 
 __all__ = ["PENDING", "LazyInverse", "lazy_apply", "lazy_column", "fold_pending"]
@@ -180,3 +181,5 @@ class LazyInverse:
         e = col[:m1 - 1]
         self._push(e, -1.0 / f, m1 - 1)
         return e, f
+
+load_without_refresh(globals())   # cached kernels load without numba's compiler contexts

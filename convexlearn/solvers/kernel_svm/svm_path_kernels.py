@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from ...compiled import load_without_refresh
+
 __all__ = ["swap_rows_cols", "snap_elbow", "elbow_residual", "direction_miss",
            "leaving_at_bound", "path_consistent", "first_crossings", "next_event"]
 
@@ -203,3 +205,5 @@ def next_event(a: Any, idx: Any, dE: Any, g: Any, s: Any, E: Any, L: Any, lam: f
     if who_r >= 0 and best_r > best:
         best, kind, who = best_r, 3, who_r
     return best, kind, who
+
+load_without_refresh(globals())   # cached kernels load without numba's compiler contexts

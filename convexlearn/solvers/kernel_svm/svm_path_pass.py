@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from ...compiled import load_without_refresh
 from .svm_path_bound import BLOCK, blocked_sum
 
 __all__ = ["G_NONE", "G_FRESH", "G_CORRECT", "elbow_pass", "elbow_pass_reference"]
@@ -109,3 +110,5 @@ def elbow_pass_reference(cols: Any, m: int, w: np.ndarray, base: np.ndarray, w0:
         g += blocked_sum(cols, idx, w[:m], y * w0)
     if want_s:
         s[:] = blocked_sum(cols, idx, d[:m], y * d0)
+
+load_without_refresh(globals())   # cached kernels load without numba's compiler contexts

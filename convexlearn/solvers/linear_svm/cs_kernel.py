@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from ...compiled import load_without_refresh
+
 __all__ = ["cs_epoch"]
 
 
@@ -75,3 +77,5 @@ def cs_epoch(X: Any, sq: Any, codes: Any, C: Any, A: Any, W: Any, order: Any,
                 for j in range(d):
                     W[m, j] += delta * X[i, j]
     return worst
+
+load_without_refresh(globals())   # cached kernels load without numba's compiler contexts

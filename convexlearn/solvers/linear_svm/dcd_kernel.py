@@ -35,6 +35,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from numba import njit
 
+from ...compiled import load_without_refresh
+
 __all__ = ["dcd_epoch", "dcd_epoch_reference", "STATE_FIELDS"]
 
 #: Entries of the ``state`` vector updated in place by an epoch.
@@ -133,3 +135,5 @@ def dcd_epoch_reference(Z: Any, y: ArrayLike, upper: Any, diag: Any, rho: float,
         s += (new - alpha[i]) * y[i]
         alpha[i] = new
     return alpha, w, keep, pg_max, pg_min
+
+load_without_refresh(globals())   # cached kernels load without numba's compiler contexts
