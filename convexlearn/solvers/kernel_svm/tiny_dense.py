@@ -211,15 +211,18 @@ def certified_tiny(svm: Any, *, kkt_tol: float, gap_tol: float, tol: float = TIN
     everything = np.arange(n)
     K = np.ascontiguousarray(svm.gram_operator.block(everything, everything), dtype=float)
     y = np.asarray(svm.y, dtype=float)
-    C = np.ascontiguousarray(np.broadcast_to(np.asarray(svm.C_bounds, dtype=float), (n,)))
+    bounds = svm.C_bounds
+    C = (np.full(n, float(bounds)) if np.ndim(bounds) == 0
+         else np.ascontiguousarray(np.broadcast_to(np.asarray(bounds, dtype=float), (n,))))
     alpha, g, n_iter, _ = tiny_smo(K, y, C, tol, TINY_BUDGET)
     out = active_set_dense(K, y, C, alpha)
     if out is None:
         return None, alpha, n_iter
     a, b, g = out
-    # K beta from K as the Gram operator formed it from the data (not the running
-    # gradient): the report's product, one matrix-vector product
-    sol = reported_solution(svm, a, g, b, K @ (y * a), kkt_tol)
+    # the report's product K beta: active_set_dense's g, computed at its exit as
+    # K @ (y * a) with K as the Gram operator formed it from the data (not a running
+    # gradient), so it is that product itself
+    sol = reported_solution(svm, a, g, b, g, kkt_tol)
     report = sol.report
     if not (report.passed and report.relative_gap <= gap_tol and math.isfinite(sol.b)):
         return None, alpha, n_iter
