@@ -144,3 +144,48 @@ def test_singular_gram_certifies_or_hands_over(not_loaded):
     assert (tiny is None) != (start is None)
     sol = cs.certified_smo(svm)
     assert sol.status == "optimal" and sol.report.relative_gap <= 1e-9
+
+
+@pytest.mark.parametrize("name", list(PROBLEMS))
+def test_active_set_product_is_the_reports_product(name):
+    # certified_tiny hands active_set_dense's g to the report as its product K beta: that
+    # holds only if g is K @ (y * a) itself, bit for bit (not a running gradient)
+    svm = PROBLEMS[name]
+    n = svm.n_samples
+    K = np.ascontiguousarray(svm.gram_operator.block(np.arange(n), np.arange(n)))
+    y = np.asarray(svm.y, dtype=float)
+    C = np.ascontiguousarray(np.broadcast_to(np.asarray(svm.C_bounds, float), (n,)))
+    alpha = tiny_dense.tiny_smo(K, y, C, tiny_dense.TINY_TOL, tiny_dense.TINY_BUDGET)[0]
+    out = tiny_dense.active_set_dense(K, y, C, alpha)
+    assert out is not None
+    a, _, g = out
+    assert np.array_equal(g, K @ (y * a))
+
+
+def test_max_by_argmax_is_the_maximum():
+    rng = np.random.default_rng(0)
+    for x in (rng.normal(size=95), rng.normal(size=(7, 9)), np.array([-3.0])):
+        assert tiny_dense._max(x) == float(np.max(x))
+    assert np.isnan(tiny_dense._max(np.array([1.0, np.nan, 5.0])))      # as np.max
+
+
+def test_wine_fit_on_the_tiny_path_matches_the_general_path(not_loaded, monkeypatch):
+    # the estimator's binary fit (the benchmark's case: wine's classes 1 and 2, one fold)
+    # on the tiny path and with the tiny path switched off: both certified, same objective
+    from sklearn.datasets import load_wine
+    from convexlearn.estimators import KernelSVMClassifier
+    X, y = load_wine(return_X_y=True)
+    keep = y > 0
+    X, y = StandardScaler().fit_transform(X[keep])[:95], y[keep][:95]
+    tiny = KernelSVMClassifier().fit(X, y)
+    assert tiny.solution_.provenance["loop"] == "numpy, tiny dense (tiny_dense)"
+    monkeypatch.setattr(cs, "tiny_applies", lambda svm: False)
+    general = KernelSVMClassifier().fit(X, y)
+    assert general.solution_.provenance.get("loop") != "numpy, tiny dense (tiny_dense)"
+    for model in (tiny, general):
+        assert model.solution_.status == "optimal"
+        assert model.kkt_.passed and model.kkt_.relative_gap <= 1e-9
+    P_t, P_g = tiny.kkt_.primal_objective, general.kkt_.primal_objective
+    bound = (tiny.kkt_.relative_gap + general.kkt_.relative_gap) * max(abs(P_t), abs(P_g))
+    assert abs(P_t - P_g) <= bound + 4 * np.finfo(float).eps * max(abs(P_t), abs(P_g))
+    assert np.array_equal(tiny.predict(X), general.predict(X))
