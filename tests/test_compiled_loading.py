@@ -153,3 +153,43 @@ def test_a_first_rbf_svm_loads_the_smo_loop_without_the_compiler(tmp_path):
                for v in ours["loaded"].values()), ours["loaded"]
     a, b = np.load(tmp_path / "ours.npy"), np.load(tmp_path / "numba.npy")
     assert a.tobytes() == b.tobytes()
+
+
+_LOAD_ALL = """
+import importlib
+from numba.core.dispatcher import Dispatcher
+loaded = failed = 0
+for name in sys.argv[1:]:
+    module = importlib.import_module(name)
+    for attr, value in vars(module).items():
+        if not (isinstance(value, Dispatcher) and value.py_func.__module__ == name):
+            continue
+        cache = value._cache
+        index = getattr(cache, "_cache_file", None)
+        if index is None:                      # no cache=True: compiled into its callers
+            continue
+        codegen = value.targetctx.codegen()
+        for key in index._load_index():
+            if cache._index_key(key[0], codegen) != key:
+                continue                       # another version of the source or machine
+            if cache.load_overload(key[0], value.targetctx) is None:
+                failed += 1
+            loaded += 1
+print(json.dumps({"entries": loaded, "failed": failed,
+                  "contexts": "numba.np.arraymath" in sys.modules}))
+"""
+
+
+def test_every_cached_entry_of_the_package_links_without_the_compiler(tmp_path):
+    # what the skipped refresh would have installed must not be needed by any kernel: a
+    # fresh process links every entry of the disk cache that matches the current source
+    # (an unresolved symbol would abort it); fill the cache with two routes first
+    _fresh(_C_PATH, str(tmp_path / "warm.npy"))
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1")
+    env.pop("CONVEXLEARN_NUMBA_REFRESH", None)
+    out = subprocess.run([sys.executable, "-c", "import json, sys\n" + _LOAD_ALL,
+                          *_kernel_modules()], capture_output=True, text=True, check=True,
+                         cwd=ROOT, env=env)
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["entries"] >= 14 and report["failed"] == 0, report
+    assert report["contexts"] is False
