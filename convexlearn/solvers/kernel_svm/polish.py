@@ -28,7 +28,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .intercepts import intercept_from_alpha, intercepts_by_sign, is_balanced
-from .polish_carry import arrange, screen_joiners
+from .polish_carry import arrange
 from .polish_face import Face
 from .polish_walk import ratio_walk
 
@@ -181,8 +181,10 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
     reaches its bound, and fix it there (a primal active-set step: the point stays
     feasible and balanced; after a fresh factorization the run of such steps is
     :func:`~convexlearn.solvers.kernel_svm.polish_walk.ratio_walk`, steered by that
-    factor at one pair of triangular solves per step, its last solution kept when it
-    solves its face to a backward-stable residual); otherwise, the samples whose margin contradicts their set
+    factor at one pair of triangular solves per step, freeing again the multipliers it
+    fixed whose margin contradicts their bound (``margin_tol``: the walk ends at the
+    optimum on the factorized block, the joiners it pushes out included), its last
+    solution kept when it solves its face to a backward-stable residual); otherwise, the samples whose margin contradicts their set
     (alpha = 0 with m_i < 1 - margin_tol, alpha = C_i with m_i > 1 + margin_tol) join
     the free set, the worst MAX_JOIN of them per round. Margins are unitless;
     ``threshold`` is relative to max C_i (max alpha for the hard margin); a free
@@ -263,16 +265,6 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
                 total = float(total[0])
         rhs = target[F] - rest
         u, b, ray = face.solve(rhs, total, beta[F], margin_tol, fresh=False)
-        if ray is None and face.last_fresh and not by_sign and np.all(np.isfinite(C[F])):
-            # joiners the solution pushes out at once: fixed on the joiners' small block
-            # (polish_carry.screen_joiners), not by the walk's first steps
-            lo = np.where(y[F] > 0, 0.0, -C[F])
-            screened = screen_joiners(face, F, beta[F], lo, lo + C[F], rhs, total, u, b)
-            if screened is not None:
-                keep, u, b, rhs, total = screened
-                free[F[~keep]] = False
-                F = F[keep]
-                rest = target[F] - rhs
         if (ray is None and not face.last_fresh
                 and _ratio_step(y[F] * beta[F], y[F] * (u - beta[F]), C[F]) is None):
             # in the box by the steering: kept when it solves the face's system to the
@@ -302,7 +294,7 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
                 walked, still, steps, b_walk = ratio_walk(
                     face.K0, factor, np.ones((F.size, int(intercept))),
                     beta[F], rest, target[F], np.atleast_1d(total if intercept else []),
-                    lo, lo + C[F], direction)
+                    lo, lo + C[F], direction, release_tol=margin_tol)
                 cheap += steps
                 delta_F = walked - beta[F]
                 beta[F] = walked

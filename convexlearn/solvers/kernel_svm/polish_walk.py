@@ -25,6 +25,15 @@ only steers: it stops when x is in the box (the caller then solves the smaller f
 a fresh factorization, which decides), after ``limit`` fixed multipliers, or when S
 loses definiteness in floating point.
 
+With ``release_tol`` a solution in the box is not the end: the fixed multipliers whose
+gradient (K_0 x + rest + E_0 b - target, from K_0's rows: no kernel evaluation) points
+into the box leave G again (their columns struck from W, S's factor formed again) and
+the walk goes on (:func:`_release`), so that it ends at the optimum of the box QP on F_0
+with the rest fixed. Measured on rbf gamma = 10, make_blobs(2000) (the polish joins the
+margin violators 64 at a time, and most of the joiners a walk fixes want back in after
+the next rounds): the polish's rounds 14 -> 8 (random_state 0) and 15 -> 8 (1), the
+route's CPU time 0.44 -> 0.33 s and 0.56 -> 0.44 s (best of 3, alternating).
+
 The steps run in numpy (:func:`_numpy_steps`, the reference) or in one compiled call
 (:mod:`~convexlearn.solvers.kernel_svm.polish_walk_kernels`, loaded on the first walk that
 takes it: :data:`COMPILED_FROM`), which returns to Python only to solve for columns of
@@ -59,6 +68,9 @@ INVERSE_REMAINING = 64
 INVERSE_AT_ONCE = 256
 #: Steps of iterative refinement of the walk's last solution before it is judged.
 REFINE = 2
+#: At most this many times a walk frees again fixed multipliers (``release_tol``) and
+#: walks on: a guard against cycling (the polish's margins and the certificate decide).
+RELEASES = 6
 #: Columns of K_0^{-1} solved for with each needed one (:class:`_Columns`).
 PREFETCH = 8
 #: Walks on at least this many free multipliers take the compiled loop while it is not
@@ -83,7 +95,7 @@ def _ratio(beta: np.ndarray, d: np.ndarray, lo: np.ndarray, hi: np.ndarray
 def ratio_walk(K0: np.ndarray, factor: np.ndarray, E0: np.ndarray, beta: np.ndarray,
                rest: np.ndarray, target: np.ndarray, totals: np.ndarray, lo: np.ndarray,
                hi: np.ndarray, direction: np.ndarray, limit: int = 1024,
-               compiled: bool | None = None
+               compiled: bool | None = None, release_tol: float | None = None
                ) -> tuple[np.ndarray, np.ndarray, int, np.ndarray | None]:
     """Ratio steps on the face F_0 until its steered solution is in the box (module
     docstring).
@@ -114,6 +126,13 @@ def ratio_walk(K0: np.ndarray, factor: np.ndarray, E0: np.ndarray, beta: np.ndar
         The steps in the compiled loop (:mod:`~convexlearn.solvers.kernel_svm.
         polish_walk_kernels`) or in numpy (the reference); None: compiled from
         :data:`COMPILED_FROM` free multipliers on, or when the loop is loaded.
+    release_tol : float or None
+        When given, a solution in the box frees again the multipliers the walk fixed
+        whose gradient K_0 x + rest + E_0 b - target points into the box by more than
+        ``release_tol`` (margin units: beta_j = lo_j with gradient < -release_tol, beta_j
+        = hi_j with gradient > release_tol) and walks on (:func:`_release`), at most
+        :data:`RELEASES` times: the walk then ends at the optimum of the box QP on F_0
+        with the rest fixed, not only on the last face it met.
 
     Returns
     -------
@@ -147,6 +166,18 @@ def ratio_walk(K0: np.ndarray, factor: np.ndarray, E0: np.ndarray, beta: np.ndar
     inverse = _inverse(factor) if leaving >= INVERSE_AT_ONCE else None
     x, z, G, steps, inverse = steps_fn(factor, E0, beta, free, u, totals, lo, hi,
                                        direction, W, L, limit, inverse)
+    for _ in range(RELEASES if release_tol is not None else 0):
+        if x is None or not free.any():
+            break
+        released = _release(K0, E0, beta, free, u, totals, lo, hi, rest, target, x, z,
+                            W, L, np.asarray(G, dtype=np.intp), release_tol)
+        if released is None:
+            break
+        G, x, z, d = released
+        if _ratio(beta, d, lo, hi)[0] < 1.0:         # (else x is in the box: judged)
+            x, z, G, more, inverse = steps_fn(factor, E0, beta, free, u, totals, lo, hi,
+                                              d, W, L, limit, inverse, G)
+            steps += more
     if x is None or not free.any():
         return beta, free, steps, None
     # the steered solution is in the box: it is the face's solution when it solves the
@@ -188,12 +219,13 @@ def ratio_walk(K0: np.ndarray, factor: np.ndarray, E0: np.ndarray, beta: np.ndar
 def _numpy_steps(factor: np.ndarray, E0: np.ndarray, beta: np.ndarray, free: np.ndarray,
                  u: np.ndarray, totals: np.ndarray, lo: np.ndarray, hi: np.ndarray,
                  d: np.ndarray, W: np.ndarray, L: np.ndarray, limit: int,
-                 inverse: np.ndarray | None = None) -> tuple:
+                 inverse: np.ndarray | None = None, G0: np.ndarray | None = None) -> tuple:
     """The walk's steps in numpy (the reference): beta, free, u, totals, W and L updated in
     place; returns x (None unless the last step solved the face), z, G, the number of
-    steps and K_0^{-1} (``inverse`` when given, else None unless formed)."""
+    steps and K_0^{-1} (``inverse`` when given, else None unless formed). ``G0``: the
+    positions already fixed (W's and L's first m + |G0| columns theirs)."""
     k, m = E0.shape
-    G: list[int] = []
+    G: list[int] = [] if G0 is None else [int(j) for j in G0]
     steps = 0
     columns = _Columns(factor, PREFETCH)
     positions = np.arange(k)
@@ -245,13 +277,17 @@ def _use_compiled(k: int) -> bool:
 def _compiled_steps(factor: np.ndarray, E0: np.ndarray, beta: np.ndarray,
                     free: np.ndarray, u: np.ndarray, totals: np.ndarray, lo: np.ndarray,
                     hi: np.ndarray, d: np.ndarray, W: np.ndarray, L: np.ndarray,
-                    limit: int, inverse: np.ndarray | None = None) -> tuple:
+                    limit: int, inverse: np.ndarray | None = None,
+                    G0: np.ndarray | None = None) -> tuple:
     """:func:`_numpy_steps` in the compiled loop (loaded here, on the first walk that
     takes it: ``import convexlearn`` and walks in numpy pay nothing for it)."""
     from .polish_walk_kernels import NEED_COLUMNS, NEED_INVERSE, walk_loop
     k, m = E0.shape
     G = np.zeros(max(limit, 1), dtype=np.int64)
     state = np.zeros(4, dtype=np.int64)
+    if G0 is not None:
+        G[:len(G0)] = G0
+        state[1] = len(G0)
     x, z, room, hit = np.empty(k), np.zeros(W.shape[1]), np.empty(k), np.empty(k, np.int64)
     d = np.array(d, dtype=float)
     lo, hi = np.ascontiguousarray(lo, dtype=float), np.ascontiguousarray(hi, dtype=float)
@@ -280,6 +316,52 @@ def _compiled_steps(factor: np.ndarray, E0: np.ndarray, beta: np.ndarray,
             break
     nG = int(state[1])
     return (x if state[2] else None), z[:m + nG], G[:nG], int(state[0]), inverse
+
+
+def _release(K0: np.ndarray, E0: np.ndarray, beta: np.ndarray, free: np.ndarray,
+             u: np.ndarray, totals: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+             rest: np.ndarray, target: np.ndarray, x: np.ndarray, z: np.ndarray,
+             W: np.ndarray, L: np.ndarray, G: np.ndarray, tol: float
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Free again the fixed positions G whose gradient at the face's solution x (on the
+    free entries; intercepts z[:m]) points into the box by more than ``tol``: g_j =
+    (K_0 x)_j + rest_j + E_0[j] b - target_j < -tol at lo_j, > tol at hi_j. Their columns
+    leave W (the others move up), S's factor L is formed again from W (S = B^T W, |G|^3
+    / 3 flops), and u, totals and free take them back (the fixing's updates undone).
+    Returns (the remaining G, the larger face's solution x' and its z, the direction x' -
+    beta, 0 on the fixed entries), or None when none is released or S is not positive
+    definite in floating point (the arrays then unchanged)."""
+    k, m = E0.shape
+    if G.size == 0:
+        return None
+    point = np.where(free, x, beta)
+    grad = K0[G] @ point + rest[G] + E0[G] @ z[:m] - target[G]
+    wrong = np.where(beta[G] <= lo[G], -grad, np.where(beta[G] >= hi[G], grad, 0.0))
+    back = wrong > tol
+    if not back.any():
+        return None
+    keep = np.flatnonzero(~back)
+    cols = np.concatenate([np.arange(m), m + keep])
+    p = cols.size
+    WG = W[:, cols]
+    S = np.vstack([E0.T @ WG, WG[G[keep]]])
+    Lp, info = lapack.dpotrf(S, lower=True, clean=True)
+    if info != 0 or not np.all(np.isfinite(Lp)):
+        return None
+    W[:, :p] = WG
+    L[:p, :p] = Lp
+    j = G[back]
+    free[j] = True
+    u[j] += beta[j]
+    totals += E0[j].T @ beta[j]
+    G = G[keep]
+    x, z = _face_solution(u, W, L, E0, list(G), totals, m)
+    for c in range(m):              # each row's balance exactly (as the steps do)
+        on = free & (E0[:, c] > 0)
+        x[on] -= (float(x[on].sum()) - totals[c]) / max(1, np.count_nonzero(on))
+    d = x - beta
+    d[~free] = 0.0
+    return G, x, z, d
 
 
 def _trsv(Lp: np.ndarray, v: np.ndarray, transposed: bool) -> np.ndarray:
