@@ -23,9 +23,9 @@ caller needs whole arrays. A solve from the carried factor (:func:`carried_solve
 when the factor's pivots pass a necessary form of the fresh solve's condition test and
 the solution solves the bordered system to a backward-stable solve's residual after at
 most :data:`REFINE` steps of iterative refinement; otherwise the face is factorized
-afresh. Joiners that the solution pushes out past the bound they sit at are fixed there
-on the joiners' small block (:func:`screen_joiners`). Either way the polish only steers:
-the certificate recomputes every residual from the data.
+afresh. Joiners that the solution pushes out of the box are fixed by the walk, which frees
+them again where their gradient points back into the box. Either way the polish only
+steers: the certificate recomputes every residual from the data.
 
 Measured (2 cores shared with other jobs, CPU seconds): rbf n = 8000 d = 20 C = 100, the
 polish's second round (one joiner on |F| = 2971) 0.7 s -> 0.07 s, and the process's
@@ -42,7 +42,7 @@ import numpy as np
 from scipy.linalg import lapack
 
 __all__ = ["arrange", "positions_in", "carry_factor", "carried_solve", "bordered_residual",
-           "face_solve", "factor_solve", "screen_joiners", "JoinedBlock"]
+           "face_solve", "factor_solve", "JoinedBlock"]
 
 #: Removed positions are folded out of the factor while the rotations, sum over the
 #: removed d of (|S| - p_d)^2 / 2 (p_d: the first kept position after d), are at most
@@ -296,75 +296,3 @@ def face_solve(face: Any, rhs: np.ndarray, total: float | None, start: np.ndarra
         return None
     face.keep_factor(factor)
     return start + x[:k], (0.0 if E is None else float(x[k])), None
-
-
-def _joiners_subset(block: JoinedBlock, keep: np.ndarray) -> JoinedBlock | None:
-    """The block without the joiners not in ``keep`` (a mask over J): their columns
-    struck from X, K_SJ, K_JJ and R_J factorized again (|J|^3 / 3 flops)."""
-    X, KSJ, KJJ = block.X[:, keep], block.KSJ[:, keep], block.KJJ[np.ix_(keep, keep)]
-    RJ, info = (lapack.dpotrf(KJJ - X.T @ X, lower=False, clean=True) if keep.any()
-                else (np.zeros((0, 0)), 0))
-    if info != 0:
-        return None
-    smaller = JoinedBlock(block.K, block.R, KSJ, KJJ, X, RJ)
-    smaller.column_sums = block.column_sums
-    return smaller
-
-
-def screen_joiners(face: Any, F: np.ndarray, start: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                   rhs: np.ndarray, total: float | None, u: np.ndarray, b: float,
-                   rounds: int = 8) -> tuple | None:
-    """Fix the joiners the face's solution u pushes out of the box on the side of the
-    bound they sit at (beta_j = lo_j with u_j < lo_j, or beta_j = hi_j with u_j > hi_j),
-    and solve the smaller face again, until none does: each is a ratio step of length 0
-    of the primal active-set method, made on the joiners' small Schur block instead of
-    a walk step that solves for a column of K_0^{-1} (rbf gamma = 10 on 2-D blobs: ~45 of
-    each round's 64 joiners). Only after a solve from a block carried with joiners
-    (:class:`JoinedBlock`, the face's fresh factor); F, start (= beta_F), lo, hi, rhs are
-    on the face's block, ``total`` its balance row's right side (None without).
-
-    Returns
-    -------
-    (keep, u, b, rhs, total) or None
-        ``keep`` masks F's entries still free (the fixed stay at beta_j), u, b the
-        smaller face's solution, rhs and total its right side; None when no joiner
-        leaves (or the smaller block's solve fails: the walk then fixes them).
-    """
-    block = face.fresh_factor
-    if not isinstance(block, JoinedBlock) or block.size != F.size or block.KJJ.size == 0:
-        return None
-    s, whole = block.K.shape[0], block
-    keep = np.ones(F.size, dtype=bool)
-    changed = False
-    for _ in range(rounds):
-        J = s + np.flatnonzero(keep[s:])
-        out = J[((start[J] == lo[J]) & (u[J] < lo[J])) | ((start[J] == hi[J]) & (u[J] > hi[J]))]
-        if out.size == 0:
-            break
-        # (the fixed move from F's system to its right side: rest gains K_{F,j} beta_j)
-        fixed = start[out]
-        rhs = rhs - np.concatenate([whole.KSJ[:, out - s] @ fixed, whole.KJJ[:, out - s] @ fixed])
-        if total is not None:
-            total = float(total) - float(start[out].sum())
-        keep[out] = False
-        smaller = _joiners_subset(whole, keep[s:])
-        if smaller is None:
-            return None
-        kept = np.flatnonzero(keep)
-        E = None if total is None else np.ones((kept.size, 1))
-        r = rhs[kept] - smaller.product(start[kept])
-        if E is not None:
-            r = np.append(r, total - float(start[kept].sum()))
-        x = carried_solve(smaller, None, E, r, factor_solve)
-        if x is None:
-            return None
-        u = u.copy()
-        u[kept] = start[kept] + x[:kept.size]
-        b = 0.0 if E is None else float(x[kept.size])
-        block, changed = smaller, True
-    if not changed:
-        return None
-    face.adopt(F[keep], block)
-    face.keep_factor(block)
-    face.carried = None
-    return keep, u[keep], b, rhs[keep], total
