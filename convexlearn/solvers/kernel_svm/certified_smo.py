@@ -59,8 +59,9 @@ from .small_certified import label_exact_smo
 from .tiny_dense import TINY_TOL, certified_tiny, tiny_applies
 from .smo import SMOResult, raise_diverged, smo, smo_qp
 
-#: While the compiled SMO loop is not loaded in the process (loading it, numba's
-#: initialization, costs ~0.45 s of CPU even from its disk cache), QPs of at most SMALL_N
+#: While the compiled SMO loop is not loaded in the process (loading it from numba's disk
+#: cache costs ~0.13-0.15 s of CPU: numba's runtime and the loop's machine code, see
+#: convexlearn.compiled; ~0.4 s with numba's own loader), QPs of at most SMALL_N
 #: variables run SMO's numpy loop first (same iterates), for at most SMALL_BUDGET
 #: iterations (~30-60 us each at n <= 500); the compiled loop resumes from its point when
 #: they do not suffice. Once the numpy loops of the process have cost LOAD_CPU_SECONDS (the
@@ -68,7 +69,7 @@ from .smo import SMOResult, raise_diverged, smo, smo_qp
 #: never spends more than twice the better of the two choices. Measured on wine (n = 95, 74
 #: iterations): five-fold cross-validation in a fresh process, 0.06 s of CPU instead of
 #: 0.40 s (benchmarks/bench_cold_start.py).
-SMALL_N, SMALL_BUDGET, LOAD_CPU_SECONDS = 500, 2000, 0.5
+SMALL_N, SMALL_BUDGET, LOAD_CPU_SECONDS = 500, 2000, 0.15
 _numpy_loop_cpu = [0.0]          # CPU seconds this process spent in those numpy loops
 _loaded: set = set()             # the loops found loaded (they stay loaded)
 

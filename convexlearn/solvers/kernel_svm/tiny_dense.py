@@ -1,7 +1,7 @@
 """The certified C-SVC of a tiny problem in numpy: dense SMO to a loose tolerance, then a
 dense primal active-set solve, then the KKT certificate.
 
-While the compiled SMO loop is not loaded in the process (loading it costs ~0.3-0.4 s of
+While the compiled SMO loop is not loaded in the process (loading it costs ~0.15 s of
 CPU: :func:`~convexlearn.solvers.kernel_svm.certified_smo.smo_small_first`'s rent-or-buy
 rule), a C-SVC of at most :data:`TINY_N` samples with intercept is solved here on its Gram
 matrix K, formed once (8 n^2 bytes, at most 0.7 MB):
