@@ -40,8 +40,10 @@ def test_bad_svc_parameters_name_themselves(binary, params):
         KernelSVMClassifier(**params).fit(*binary)
 
 
-def test_shrinking_and_cache_size_reach_smo_and_keep_the_answer(binary):
-    X, y = binary
+def test_shrinking_and_cache_size_reach_smo_and_keep_the_answer():
+    # n > certified_smo.SMALL_N: the compiled SMO loop with its cache runs in any process
+    # (below, a fresh process takes the tiny numpy path, which has no column cache)
+    X, y = make_classification(600, 5, random_state=0)
     ref = KernelSVMClassifier().fit(X, y)
     # a cache of 2 columns (its floor), no shrinking: same certified optimum
     est = KernelSVMClassifier(shrinking=False, cache_size=1e-4).fit(X, y)
