@@ -208,15 +208,19 @@ class SMOColumns:
         held = self.held[cols]
         if not held.any():
             return self.gram.block(rows, cols)
-        from .smo_kernels import gather_rows       # (loaded: the cache is its loop's)
-        if held.all():                      # (a transposed view: no second copy)
-            return gather_rows(self.data, self.slot_of[cols], rows).T
-        out = np.empty((rows.size, cols.size))
+        from .smo_kernels import gather_rows_into   # (loaded: the cache is its loop's)
+        # K[cols][:, rows] filled by whole rows (a cached column is a row of it; the
+        # others' entries computed as K[cols_rest][:, rows], K being symmetric) and
+        # returned as its transposed view: no second copy. Scattering the gathered rows
+        # into the columns of a C-ordered block (and its temporary) cost 0.4-0.8 s of
+        # CPU per solve at |F| = 2971 (rbf n = 8000 d = 20 C = 100, 220 columns not held)
+        out = np.empty((cols.size, rows.size))
         where = np.flatnonzero(held)
-        out[:, where] = gather_rows(self.data, self.slot_of[cols[where]], rows).T
+        gather_rows_into(self.data, self.slot_of[cols[where]], rows, out, where)
         where = np.flatnonzero(~held)
-        out[:, where] = self.gram.block(rows, cols[where])
-        return out
+        if where.size:
+            out[where] = self.gram.block(cols[where], rows)
+        return out.T
 
 
 #: Rounds of the active-set polish after an SMO run that converged, and after one that

@@ -45,6 +45,23 @@ def test_smo_columns_equal_the_gram_operator(cache_mb):
                                rtol=0, atol=1e-14)
 
 
+def test_free_block_mixes_cached_and_computed_columns_without_a_copy():
+    # the polish's K_FF with some columns held and some not (0.02 MB: ~8 of 300 held):
+    # filled by rows of K[cols][:, rows] and returned as its transposed view
+    svm = _rbf()
+    qp = c_svc_qp(svm)
+    res, _, _ = smo_qp(qp, tol=1e-3, cache_size=0.02, record=False)
+    cols = SMOColumns(qp.gram, res.columns)
+    held = np.flatnonzero(cols.held)
+    F = np.sort(np.concatenate([held, np.flatnonzero(~cols.held)[:50]]))
+    assert 0 < held.size < F.size
+    block = cols.block(F, F)
+    assert block.flags.f_contiguous and not block.flags.c_contiguous
+    np.testing.assert_allclose(block, qp.gram.block(F, F), rtol=0, atol=1e-14)
+    rows = np.arange(0, 300, 7)
+    np.testing.assert_allclose(cols.block(rows, F), qp.gram.block(rows, F), rtol=0, atol=1e-14)
+
+
 def test_partial_columns_are_not_read():
     svm = _rbf(n=120)
     qp = c_svc_qp(svm)
