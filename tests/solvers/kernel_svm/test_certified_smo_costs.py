@@ -134,6 +134,34 @@ def test_polish_through_the_cache_certifies_and_perturbed_answers_fail():
     assert not svm.kkt(off, tol=1e-9).passed
 
 
+def test_mixed_free_block_and_split_product_certify_and_perturbed_answers_fail(monkeypatch):
+    # the general path with a cache too small for the free set (its block mixes cached
+    # and computed columns) and the certificate's product split over two threads
+    _general_path(monkeypatch)
+    monkeypatch.setattr(gram_module, "PRODUCT_SPLIT_ENTRIES", 1)
+    monkeypatch.setattr(gram_module.os, "cpu_count", lambda: 2)
+    mixed = []
+    block = SMOColumns.block
+
+    def spy(self, rows, cols):
+        held = self.held[np.asarray(cols)]
+        mixed.append(bool(held.any() and not held.all()))
+        return block(self, rows, cols)
+
+    monkeypatch.setattr(SMOColumns, "block", spy)
+    svm = _rbf(n=400, C=100.0, seed=2)
+    # (without shrinking: the columns the cache holds at the end are whole, ~32 of 105)
+    sol = certified_smo(svm, kkt_tol=1e-9, cache_size=0.1, shrinking=False)
+    assert any(mixed)
+    assert sol.status == "optimal" and sol.report.relative_gap <= 1e-9
+    dense = cl.SVM(svm.gram, svm.y, C=svm.C, kernel="precomputed").kkt(sol, tol=1e-9)
+    assert dense.passed, dense.summary()
+    alpha = sol.alpha.copy()
+    alpha[sol.report.free[0]] *= 1 + 1e-6            # one free multiplier off its optimum
+    off = cl.Solution(w=None, b=sol.b, alpha=alpha, dual_coef=svm.y * alpha)
+    assert not svm.kkt(off, tol=1e-9).passed
+
+
 def test_warm_start_with_its_products_reaches_the_cold_optimum():
     svm = _rbf(n=300, C=1.0, seed=4)
     first = certified_smo(svm, kkt_tol=1e-9, gap_tol=1e-9)
