@@ -168,9 +168,6 @@ class SMOColumns:
     samples'), blocks and products are those of K[index][:, index] (epsilon-SVR).
     """
 
-    #: Cached columns read per block of a product (block x n doubles gathered at once).
-    BLOCK = 256
-
     def __init__(self, gram: Any, columns: Any, index: np.ndarray | None = None):
         self.gram, self.index = gram, index
         slot_of = np.asarray(columns.slot_of)
@@ -195,9 +192,11 @@ class SMOColumns:
             out = out.reshape(B2.shape).copy()
         else:
             out = np.zeros(B2.shape)
-        for start in range(0, cached.size, self.BLOCK):
-            chunk = cached[start:start + self.BLOCK]
-            out += self.data[self.slot_of[chunk]].T @ B2[chunk]
+        if cached.size:
+            from .smo_kernels import add_rows        # (loaded: the cache is its loop's)
+            # the cached columns read in place (a gathered copy of them and its product
+            # cost twice the time: 0.07 s a product at |F| = 2971, n = 8000)
+            add_rows(self.data, self.slot_of[cached], np.ascontiguousarray(B2[cached]), out)
         return out[:, 0] if B.ndim == 1 else out
 
     def block(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:

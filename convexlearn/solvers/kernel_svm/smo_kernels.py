@@ -51,7 +51,7 @@ __all__ = ["KERNEL_CODES", "PRECOMPUTED",
            "smo_loop", "CONVERGED", "MAX_ITER", "DIVERGED", "column_slot",
            "add_to_gbar", "unshrink_gradient", "set_status", "clip_pair",
            "identity_order", "inactive_variables", "WHOLE_COLUMN", "gather_rows", "gather_rows_into",
-           "full_column"]
+           "full_column", "add_rows"]
 CONVERGED, MAX_ITER, DIVERGED = 0, 1, 2
 # column_slot's ``full`` for a whole column: a numpy bool, which numba types as a plain
 # boolean; the literal True would compile column_slot and its callees a second time.
@@ -371,6 +371,20 @@ def gather_rows_into(data: Any, slots: Any, cols: Any, out: Any, at: Any) -> Non
         for r in range(cols.shape[0]):
             dest[r] = row[cols[r]]
 
+
+
+@njit(fastmath=_FAST, cache=True)
+def add_rows(data: Any, slots: Any, coef: Any, out: Any) -> None:
+    """out[:, c] += sum_k coef[k, c] data[slots[k]] (cached columns times coefficients,
+    read in place: no gathered copy of the rows)."""
+    for k in range(slots.shape[0]):
+        row = data[slots[k]]
+        for c in range(coef.shape[1]):
+            w = coef[k, c]
+            if w != 0.0:
+                dest = out[:, c]
+                for t in range(row.shape[0]):
+                    dest[t] += w * row[t]
 
 @njit(cache=True)
 def set_status(t: Any, y: Any, Cv: Any, alpha: Any, upn: Any, lowp: Any) -> Any:
