@@ -122,9 +122,9 @@ def test_spd_solve_equals_the_lu_solve_and_refuses_indefinite_blocks():
     assert polish_face._spd_bordered_solve(singular, np.ones((k, 1)), r, cut) is None
 
 
-def test_polish_through_the_cache_certifies_and_perturbed_answers_fail():
-    svm = _rbf(n=400, C=100.0, seed=2)
-    sol = certified_smo(svm, kkt_tol=1e-9)
+def _certified_and_perturbed_fails(svm, sol):
+    """``sol`` certified at 1e-9 (also on the dense Gram), and one free multiplier moved
+    off its optimum fails."""
     assert sol.status == "optimal" and sol.report.relative_gap <= 1e-9
     dense = cl.SVM(svm.gram, svm.y, C=svm.C, kernel="precomputed").kkt(sol, tol=1e-9)
     assert dense.passed, dense.summary()
@@ -132,6 +132,12 @@ def test_polish_through_the_cache_certifies_and_perturbed_answers_fail():
     alpha[sol.report.free[0]] *= 1 + 1e-6            # one free multiplier off its optimum
     off = cl.Solution(w=None, b=sol.b, alpha=alpha, dual_coef=svm.y * alpha)
     assert not svm.kkt(off, tol=1e-9).passed
+
+
+def test_polish_through_the_cache_certifies_and_perturbed_answers_fail():
+    svm = _rbf(n=400, C=100.0, seed=2)
+    sol = certified_smo(svm, kkt_tol=1e-9)
+    _certified_and_perturbed_fails(svm, sol)
 
 
 def test_mixed_free_block_and_split_product_certify_and_perturbed_answers_fail(monkeypatch):
@@ -153,13 +159,7 @@ def test_mixed_free_block_and_split_product_certify_and_perturbed_answers_fail(m
     # (without shrinking: the columns the cache holds at the end are whole, ~32 of 105)
     sol = certified_smo(svm, kkt_tol=1e-9, cache_size=0.1, shrinking=False)
     assert any(mixed)
-    assert sol.status == "optimal" and sol.report.relative_gap <= 1e-9
-    dense = cl.SVM(svm.gram, svm.y, C=svm.C, kernel="precomputed").kkt(sol, tol=1e-9)
-    assert dense.passed, dense.summary()
-    alpha = sol.alpha.copy()
-    alpha[sol.report.free[0]] *= 1 + 1e-6            # one free multiplier off its optimum
-    off = cl.Solution(w=None, b=sol.b, alpha=alpha, dual_coef=svm.y * alpha)
-    assert not svm.kkt(off, tol=1e-9).passed
+    _certified_and_perturbed_fails(svm, sol)
 
 
 def test_warm_start_with_its_products_reaches_the_cold_optimum():
