@@ -86,20 +86,21 @@ def kernel_products(kernel: Kernel, X: np.ndarray, B: np.ndarray,
     out = np.zeros((X.shape[0], B2.shape[1]))
     if support.size:
         Xs, Bs = X[support], B2[support]
-        rows = max(1, int(block_bytes // (8 * support.size)))
+        n = X.shape[0]
+        split = (n * support.size >= PRODUCT_SPLIT_ENTRIES and (os.cpu_count() or 1) > 1
+                 and kernel.name != "callable")
+        # (two blocks in flight when split: each half the bytes, the same peak memory)
+        rows = max(1, int(block_bytes // ((16 if split else 8) * support.size)))
 
         def part(lo: int, hi: int) -> None:
             for start in range(lo, hi, rows):
                 stop = min(start + rows, hi)
                 out[start:stop] = kernel(X[start:stop], Xs) @ Bs
 
-        n = X.shape[0]
-        if (n * support.size >= PRODUCT_SPLIT_ENTRIES and (os.cpu_count() or 1) > 1
-                and kernel.name != "callable"):
+        if split:
             # the two halves of the rows on two threads (numpy and BLAS release the GIL;
             # each BLAS call keeps the caller's thread limit; a user's callable is not
-            # called from two threads): ~half the wall time when a
-            # second core is free, the same CPU time
+            # called from two threads): ~half the wall time when a second core is free
             from concurrent.futures import ThreadPoolExecutor
             half = (n + 1) // 2
             with ThreadPoolExecutor(2) as pool:
