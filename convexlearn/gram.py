@@ -35,9 +35,11 @@ __all__ = ["Gram", "KernelColumns", "KernelSpec", "ColumnArrays", "SharedGram",
            "KERNEL_CODES", "PRODUCT_BLOCK_BYTES", "kernel_diagonal", "kernel_products",
            "indexed_products"]
 
-#: Memory of one block of kernel rows in :func:`kernel_products` (8 MiB: blocks this size
-#: are reused by the allocator instead of page-faulted afresh).
-PRODUCT_BLOCK_BYTES = 2**23
+#: Memory of one block of kernel rows in :func:`kernel_products` (4 MiB: blocks this size
+#: are reused by the allocator instead of page-faulted afresh; measured, rbf K beta at n =
+#: 8000, d = 20, 3002 support vectors, one thread: 0.30 s of CPU with 4 MiB blocks, 0.31 s
+#: with 2 MiB, 0.41 s with 8 MiB).
+PRODUCT_BLOCK_BYTES = 2**22
 #: A product of at least this many kernel entries (n |S|) runs on two threads
 #: (:func:`kernel_products`): ~20 ms of work on one core, where a thread costs ~0.1 ms.
 PRODUCT_SPLIT_ENTRIES = 2**20
@@ -89,8 +91,7 @@ def kernel_products(kernel: Kernel, X: np.ndarray, B: np.ndarray,
         n = X.shape[0]
         split = (n * support.size >= PRODUCT_SPLIT_ENTRIES and (os.cpu_count() or 1) > 1
                  and kernel.name != "callable")
-        # (two blocks in flight when split: each half the bytes, the same peak memory)
-        rows = max(1, int(block_bytes // ((16 if split else 8) * support.size)))
+        rows = max(1, int(block_bytes // (8 * support.size)))
 
         def part(lo: int, hi: int) -> None:
             for start in range(lo, hi, rows):
