@@ -20,7 +20,6 @@ A view (``take``) computes its entries from the base operator: nothing is copied
 
 from __future__ import annotations
 
-import os
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -30,19 +29,15 @@ import numpy as np
 from .data import check_positive, dense_or_refuse, is_sparse, row_sq_norms
 from .errors import ParameterError
 from .kernels import DEFAULT_PSD_TOL, Kernel, PSDCheck, check_psd
+from .threads import by_blocks
 
 __all__ = ["Gram", "KernelColumns", "KernelSpec", "ColumnArrays", "SharedGram",
            "KERNEL_CODES", "PRODUCT_BLOCK_BYTES", "kernel_diagonal", "kernel_products",
            "indexed_products"]
 
-#: Memory of one block of kernel rows in :func:`kernel_products` (4 MiB: blocks this size
-#: are reused by the allocator instead of page-faulted afresh; measured, rbf K beta at n =
-#: 8000, d = 20, 3002 support vectors, one thread: 0.30 s of CPU with 4 MiB blocks, 0.31 s
-#: with 2 MiB, 0.41 s with 8 MiB).
+#: Memory of one block of kernel rows in :func:`kernel_products` (4 MiB: reused by the
+#: allocator, not page-faulted afresh; 8 MiB cost 1.5x the CPU of an rbf K beta, n = 8000).
 PRODUCT_BLOCK_BYTES = 2**22
-#: A product of at least this many kernel entries (n |S|) runs on two threads
-#: (:func:`kernel_products`): ~20 ms of work on one core, where a thread costs ~0.1 ms.
-PRODUCT_SPLIT_ENTRIES = 2**20
 
 #: Kernel codes of the compiled SMO loop (solvers/kernel_svm/smo_kernels.py).
 KERNEL_CODES = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3, "precomputed": 4}
@@ -88,27 +83,11 @@ def kernel_products(kernel: Kernel, X: np.ndarray, B: np.ndarray,
     out = np.zeros((X.shape[0], B2.shape[1]))
     if support.size:
         Xs, Bs = X[support], B2[support]
-        n = X.shape[0]
-        split = (n * support.size >= PRODUCT_SPLIT_ENTRIES and (os.cpu_count() or 1) > 1
-                 and kernel.name != "callable")
         rows = max(1, int(block_bytes // (8 * support.size)))
-
-        def part(lo: int, hi: int) -> None:
-            for start in range(lo, hi, rows):
-                stop = min(start + rows, hi)
-                out[start:stop] = kernel(X[start:stop], Xs) @ Bs
-
-        if split:
-            # the two halves of the rows on two threads (numpy and BLAS release the GIL;
-            # each BLAS call keeps the caller's thread limit; a user's callable is not
-            # called from two threads): ~half the wall time when a second core is free
-            from concurrent.futures import ThreadPoolExecutor
-            half = (n + 1) // 2
-            with ThreadPoolExecutor(2) as pool:
-                for done in [pool.submit(part, 0, half), pool.submit(part, half, n)]:
-                    done.result()
-        else:
-            part(0, n)
+        def block(start: int, stop: int) -> None:
+            out[start:stop] = kernel(X[start:stop], Xs) @ Bs
+        # (on two threads when large: threads.by_blocks; a user's callable on one)
+        by_blocks(block, X.shape[0], rows, X.shape[0] * support.size, kernel.name != "callable")
     return out[:, 0] if flat else out
 
 

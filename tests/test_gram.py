@@ -7,6 +7,7 @@ import pytest
 import convexlearn as cl
 from convexlearn.errors import NotPSDError, ParameterError
 import convexlearn.gram as gram_module
+from convexlearn import threads
 from convexlearn.gram import Gram, KERNEL_CODES
 from convexlearn.kernels import make_kernel
 
@@ -83,7 +84,7 @@ def test_a_shared_matrix_must_be_this_kernels(X):
 
 
 def test_a_large_product_splits_its_rows_over_two_threads(monkeypatch):
-    # kernel_products' two halves (n |S| >= PRODUCT_SPLIT_ENTRIES) against one thread,
+    # kernel_products' two halves (n |S| >= threads.SPLIT_ENTRIES) against one thread,
     # and the split taken (the pool's threads called the kernel) or not (a callable)
     import threading
     rng = np.random.default_rng(5)
@@ -91,7 +92,7 @@ def test_a_large_product_splits_its_rows_over_two_threads(monkeypatch):
     B = np.zeros((300, 2))
     B[::3] = rng.normal(size=(100, 2))
     kernel = make_kernel("rbf", X, gamma=0.3)
-    monkeypatch.setattr(gram_module, "PRODUCT_SPLIT_ENTRIES", 2**62)
+    monkeypatch.setattr(threads, "SPLIT_ENTRIES", 2**62)
     one = gram_module.kernel_products(kernel, X, B, block_bytes=8 * 100 * 40)
     seen = set()
 
@@ -102,8 +103,8 @@ def test_a_large_product_splits_its_rows_over_two_threads(monkeypatch):
             seen.add(threading.get_ident())
             return kernel(A, C)
 
-    monkeypatch.setattr(gram_module, "PRODUCT_SPLIT_ENTRIES", 1)
-    monkeypatch.setattr(gram_module.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(threads, "SPLIT_ENTRIES", 1)
+    monkeypatch.setattr(threads.os, "cpu_count", lambda: 2)
     two = gram_module.kernel_products(Spy(), X, B, block_bytes=8 * 100 * 40)
     np.testing.assert_allclose(two, one, rtol=0, atol=1e-13)
     main = threading.main_thread().ident

@@ -8,6 +8,7 @@ from test_smo import synthetic
 
 import convexlearn as cl
 import convexlearn.gram as gram_module
+from convexlearn import threads
 from convexlearn.solvers.kernel_svm import polish_face, small_certified
 from convexlearn.solvers.kernel_svm.c_svc import c_svc_qp
 from convexlearn.solvers.kernel_svm.certified_smo import SMOColumns, certified_smo
@@ -144,8 +145,8 @@ def test_mixed_free_block_and_split_product_certify_and_perturbed_answers_fail(m
     # the general path with a cache too small for the free set (its block mixes cached
     # and computed columns) and the certificate's product split over two threads
     _general_path(monkeypatch)
-    monkeypatch.setattr(gram_module, "PRODUCT_SPLIT_ENTRIES", 1)
-    monkeypatch.setattr(gram_module.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(threads, "SPLIT_ENTRIES", 1)
+    monkeypatch.setattr(threads.os, "cpu_count", lambda: 2)
     mixed = []
     block = SMOColumns.block
 
