@@ -32,10 +32,11 @@ from __future__ import annotations
 
 import os
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any
+from typing import Any, Callable
 
 __all__ = ["KERNEL_ONE_THREAD_N", "SMALL_PROBLEM_ENTRIES", "TINY_PROBLEM_ENTRIES", "busy",
-           "kernel_solve_threads", "one_blas_thread", "small_problem_threads"]
+           "kernel_solve_threads", "one_blas_thread", "small_problem_threads", "SPLIT_ENTRIES",
+           "by_blocks"]
 
 #: A problem with at most this many entries of X (n d) runs its exact solve on one BLAS
 #: thread (:func:`small_problem_threads`): its products take milliseconds, which a
@@ -49,7 +50,37 @@ TINY_PROBLEM_ENTRIES = 1 << 17
 #: (:func:`kernel_solve_threads`, the module docstring).
 KERNEL_ONE_THREAD_N = 1000
 
+#: A blocked computation of at least this many entries runs on two threads
+#: (:func:`by_blocks`): ~5 ms of work or more on one core, where a thread costs ~0.1 ms.
+SPLIT_ENTRIES = 1 << 20
+
 _CONTROLLER: list[Any] = []
+
+
+def by_blocks(block: Callable[[int, int], None], n: int, rows: int, entries: int,
+              shareable: bool = True) -> None:
+    """``block(start, stop)`` for the consecutive blocks of ``rows`` of range(n): the
+    blocks of the first and of the second half of the rows on two threads when the
+    computation has at least :data:`SPLIT_ENTRIES` ``entries``, the machine two cores and
+    ``block`` may run on two threads at once (``shareable``); in order on this thread
+    otherwise. Python threads whose numpy and BLAS calls release the GIL, each BLAS call
+    within the caller's thread limit (:func:`one_blas_thread`): no BLAS thread waits
+    for a time slice. Measured, the certificate's rbf K beta at n = 8000, d = 20, 3002
+    support vectors: the same CPU time (0.27 s), about half the wall time when a second
+    core is free, the same peak memory as one thread's blocks of twice the size."""
+    if entries >= SPLIT_ENTRIES and shareable and (os.cpu_count() or 1) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        def part(lo: int, hi: int) -> None:
+            for start in range(lo, hi, rows):
+                block(start, min(start + rows, hi))
+        half = (n + 1) // 2
+        with ThreadPoolExecutor(2) as pool:
+            for done in [pool.submit(part, 0, half), pool.submit(part, half, n)]:
+                done.result()
+        return
+    for start in range(0, n, rows):
+        block(start, min(start + rows, n))
 
 
 def one_blas_thread() -> AbstractContextManager:

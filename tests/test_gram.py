@@ -6,6 +6,8 @@ import pytest
 
 import convexlearn as cl
 from convexlearn.errors import NotPSDError, ParameterError
+import convexlearn.gram as gram_module
+from convexlearn import threads
 from convexlearn.gram import Gram, KERNEL_CODES
 from convexlearn.kernels import make_kernel
 
@@ -79,3 +81,36 @@ def test_a_shared_matrix_must_be_this_kernels(X):
         svm.share_gram(make_kernel("rbf", X, gamma=0.7)(X, X))
     svm.share_gram(svm.kernel(X, X))
     assert svm.gram_formed and svm.gram_operator.spec().code == KERNEL_CODES["precomputed"]
+
+
+def test_a_large_product_splits_its_rows_over_two_threads(monkeypatch):
+    # kernel_products' two halves (n |S| >= threads.SPLIT_ENTRIES) against one thread,
+    # and the split taken (the pool's threads called the kernel) or not (a callable)
+    import threading
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(300, 4))
+    B = np.zeros((300, 2))
+    B[::3] = rng.normal(size=(100, 2))
+    kernel = make_kernel("rbf", X, gamma=0.3)
+    monkeypatch.setattr(threads, "SPLIT_ENTRIES", 2**62)
+    one = gram_module.kernel_products(kernel, X, B, block_bytes=8 * 100 * 40)
+    seen = set()
+
+    class Spy:
+        name = "rbf"
+
+        def __call__(self, A, C):
+            seen.add(threading.get_ident())
+            return kernel(A, C)
+
+    monkeypatch.setattr(threads, "SPLIT_ENTRIES", 1)
+    monkeypatch.setattr(threads.os, "cpu_count", lambda: 2)
+    two = gram_module.kernel_products(Spy(), X, B, block_bytes=8 * 100 * 40)
+    np.testing.assert_allclose(two, one, rtol=0, atol=1e-13)
+    main = threading.main_thread().ident
+    assert seen and main not in seen          # the halves ran on the pool's threads
+    seen.clear()
+    Spy.name = "callable"
+    np.testing.assert_allclose(gram_module.kernel_products(Spy(), X, B), one,
+                               rtol=0, atol=1e-13)
+    assert seen == {main}

@@ -9,7 +9,7 @@ speed (Chang and Lin 2011, section 5):
 * kernel entries computed from X in the loop (rbf, linear, poly, sigmoid; ``precomputed``
   reads a given matrix), never an n x n matrix: a column from the transposed data in
   contiguous, vectorized loops, the rbf exponential by a vectorizable exp
-  (:func:`_exp_nonpositive`, a few ulps from numpy's);
+  (:func:`exp_nonpositive`, a few ulps from numpy's);
 * a column cache of ``capacity`` columns (the caller derives it from a bound in MB), least
   recently used evicted; a column fetched while fewer than 3/4 of the variables are
   active is computed on the active entries only, and dropped when the active set grows
@@ -51,7 +51,8 @@ PRECOMPUTED = KERNEL_CODES["precomputed"]
 __all__ = ["KERNEL_CODES", "PRECOMPUTED",
            "smo_loop", "CONVERGED", "MAX_ITER", "DIVERGED", "column_slot",
            "add_to_gbar", "unshrink_gradient", "set_status", "clip_pair",
-           "identity_order", "inactive_variables", "WHOLE_COLUMN", "gather_rows", "full_column"]
+           "identity_order", "inactive_variables", "WHOLE_COLUMN", "gather_rows",
+           "gather_rows_into", "full_column", "add_rows", "exp_nonpositive"]
 CONVERGED, MAX_ITER, DIVERGED = 0, 1, 2
 # column_slot's ``full`` for a whole column: a numpy bool, which numba types as a plain
 # boolean; the literal True would compile column_slot and its callees a second time.
@@ -68,7 +69,7 @@ _LOG2E = 1.4426950408889634
 
 
 @njit(fastmath=_FAST, cache=True)
-def _exp_nonpositive(x, bits):
+def exp_nonpositive(x, bits):
     """x <- exp(x) in place for x <= 0 (rbf exponents), in a form LLVM vectorizes.
 
     exp(x) = 2^k exp(r), k = round(x / ln 2), |r| <= ln 2 / 2, exp(r) by its Taylor
@@ -149,7 +150,7 @@ def _full_column(i, code, X, XT, K, gamma, coef0, degree, row, bits):
                 row[t] += diff * diff
         for t in range(n):
             row[t] *= -gamma
-        _exp_nonpositive(row, bits)
+        exp_nonpositive(row, bits)
         return
     for k in range(d):
         xik = X[i, k]
@@ -193,7 +194,7 @@ def _gathered(i, idx, m, code, X, K, gamma, coef0, degree, buf, bits):
                 acc += xi[c] * xt[c]
             buf[k] = acc
     if code == 2:
-        _exp_nonpositive(buf[:m], bits)
+        exp_nonpositive(buf[:m], bits)
     elif code == 1:
         if _integral(degree):
             _integer_powers(buf, m, gamma, coef0, int(degree))
@@ -357,12 +358,33 @@ def gather_rows(data: Any, slots: Any, cols: Any) -> Any:
     contiguous output row per slot: a third of the time of ``data[np.ix_(slots, cols)]``
     (3000 x 3000 entries of an 8000-wide cache: 0.07 s against 0.19-0.26 s)."""
     out = np.empty((slots.shape[0], cols.shape[0]))
+    gather_rows_into(data, slots, cols, out, identity_order(slots.shape[0]))
+    return out
+
+
+@njit(cache=True)
+def gather_rows_into(data: Any, slots: Any, cols: Any, out: Any, at: Any) -> None:
+    """out[at[k]] = data[slots[k]][cols] for each k (:func:`gather_rows` into rows of a
+    given array: no temporary of the gathered size)."""
     for k in range(slots.shape[0]):
         row = data[slots[k]]
-        dest = out[k]
+        dest = out[at[k]]
         for r in range(cols.shape[0]):
             dest[r] = row[cols[r]]
-    return out
+
+
+@njit(fastmath=_FAST, cache=True)
+def add_rows(data: Any, slots: Any, coef: Any, out: Any) -> None:
+    """out[:, c] += sum_k coef[k, c] data[slots[k]] (cached columns times coefficients,
+    read in place: no gathered copy of the rows)."""
+    for k in range(slots.shape[0]):
+        row = data[slots[k]]
+        for c in range(coef.shape[1]):
+            w = coef[k, c]
+            if w != 0.0:
+                dest = out[:, c]
+                for t in range(row.shape[0]):
+                    dest[t] += w * row[t]
 
 
 @njit(cache=True)
@@ -572,8 +594,5 @@ def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree
                           counters, XT)
     return status, it, violation, dual, spread, n_shrink, unshrunk_once, diverged_at
 
-
-#: x <- exp(x) in place for x <= 0, vectorized (for the other compiled modules: gram_rbf).
-exp_nonpositive = _exp_nonpositive
 
 load_without_refresh(globals())   # cached kernels load without numba's compiler contexts

@@ -8,6 +8,7 @@ from test_smo import synthetic
 
 import convexlearn as cl
 import convexlearn.gram as gram_module
+from convexlearn import threads
 from convexlearn.solvers.kernel_svm import polish_face, small_certified
 from convexlearn.solvers.kernel_svm.c_svc import c_svc_qp
 from convexlearn.solvers.kernel_svm.certified_smo import SMOColumns, certified_smo
@@ -43,6 +44,23 @@ def test_smo_columns_equal_the_gram_operator(cache_mb):
     rows, some = np.arange(0, 300, 3), np.flatnonzero(res.alpha)[:40]
     np.testing.assert_allclose(cols.block(rows, some), qp.gram.block(rows, some),
                                rtol=0, atol=1e-14)
+
+
+def test_free_block_mixes_cached_and_computed_columns_without_a_copy():
+    # the polish's K_FF with some columns held and some not (0.02 MB: ~8 of 300 held):
+    # filled by rows of K[cols][:, rows] and returned as its transposed view
+    svm = _rbf()
+    qp = c_svc_qp(svm)
+    res, _, _ = smo_qp(qp, tol=1e-3, cache_size=0.02, record=False)
+    cols = SMOColumns(qp.gram, res.columns)
+    held = np.flatnonzero(cols.held)
+    F = np.sort(np.concatenate([held, np.flatnonzero(~cols.held)[:50]]))
+    assert 0 < held.size < F.size
+    block = cols.block(F, F)
+    assert block.flags.f_contiguous and not block.flags.c_contiguous
+    np.testing.assert_allclose(block, qp.gram.block(F, F), rtol=0, atol=1e-14)
+    rows = np.arange(0, 300, 7)
+    np.testing.assert_allclose(cols.block(rows, F), qp.gram.block(rows, F), rtol=0, atol=1e-14)
 
 
 def test_partial_columns_are_not_read():
@@ -105,9 +123,9 @@ def test_spd_solve_equals_the_lu_solve_and_refuses_indefinite_blocks():
     assert polish_face._spd_bordered_solve(singular, np.ones((k, 1)), r, cut) is None
 
 
-def test_polish_through_the_cache_certifies_and_perturbed_answers_fail():
-    svm = _rbf(n=400, C=100.0, seed=2)
-    sol = certified_smo(svm, kkt_tol=1e-9)
+def _certified_and_perturbed_fails(svm, sol):
+    """``sol`` certified at 1e-9 (also on the dense Gram), and one free multiplier moved
+    off its optimum fails."""
     assert sol.status == "optimal" and sol.report.relative_gap <= 1e-9
     dense = cl.SVM(svm.gram, svm.y, C=svm.C, kernel="precomputed").kkt(sol, tol=1e-9)
     assert dense.passed, dense.summary()
@@ -115,6 +133,34 @@ def test_polish_through_the_cache_certifies_and_perturbed_answers_fail():
     alpha[sol.report.free[0]] *= 1 + 1e-6            # one free multiplier off its optimum
     off = cl.Solution(w=None, b=sol.b, alpha=alpha, dual_coef=svm.y * alpha)
     assert not svm.kkt(off, tol=1e-9).passed
+
+
+def test_polish_through_the_cache_certifies_and_perturbed_answers_fail():
+    svm = _rbf(n=400, C=100.0, seed=2)
+    sol = certified_smo(svm, kkt_tol=1e-9)
+    _certified_and_perturbed_fails(svm, sol)
+
+
+def test_mixed_free_block_and_split_product_certify_and_perturbed_answers_fail(monkeypatch):
+    # the general path with a cache too small for the free set (its block mixes cached
+    # and computed columns) and the certificate's product split over two threads
+    _general_path(monkeypatch)
+    monkeypatch.setattr(threads, "SPLIT_ENTRIES", 1)
+    monkeypatch.setattr(threads.os, "cpu_count", lambda: 2)
+    mixed = []
+    block = SMOColumns.block
+
+    def spy(self, rows, cols):
+        held = self.held[np.asarray(cols)]
+        mixed.append(bool(held.any() and not held.all()))
+        return block(self, rows, cols)
+
+    monkeypatch.setattr(SMOColumns, "block", spy)
+    svm = _rbf(n=400, C=100.0, seed=2)
+    # (without shrinking: the columns the cache holds at the end are whole, ~32 of 105)
+    sol = certified_smo(svm, kkt_tol=1e-9, cache_size=0.1, shrinking=False)
+    assert any(mixed)
+    _certified_and_perturbed_fails(svm, sol)
 
 
 def test_warm_start_with_its_products_reaches_the_cold_optimum():

@@ -7,7 +7,7 @@ import pytest
 
 from convexlearn.kernels import make_kernel
 from convexlearn.solvers.kernel_svm.smo_kernels import (KERNEL_CODES, _full_column, _gathered,
-                                                        gather_rows)
+                                                        gather_rows, gather_rows_into, add_rows)
 
 KERNELS = [("linear", {}), ("rbf", {"gamma": 0.7}), ("rbf", {"gamma": 40.0}),
            ("poly", {"gamma": 0.5, "coef0": 1.0, "degree": 3}),
@@ -55,3 +55,28 @@ def test_gather_rows_equals_numpy_fancy_indexing():
     cols = np.array([10, 2, 3, 2, 0], dtype=np.intp)
     np.testing.assert_array_equal(gather_rows(data, slots, cols), data[np.ix_(slots, cols)])
     assert gather_rows(data, slots[:0], cols).shape == (0, 5)
+
+
+def test_gather_rows_into_writes_the_given_rows_only():
+    rng = np.random.default_rng(4)
+    data = rng.normal(size=(7, 11))
+    slots = np.array([4, 0, 6], dtype=np.int64)
+    cols = np.array([10, 2, 3, 2, 0], dtype=np.intp)
+    out = np.full((5, 5), -1.0)
+    at = np.array([3, 0, 4], dtype=np.intp)
+    gather_rows_into(data, slots, cols, out, at)
+    np.testing.assert_array_equal(out[at], data[np.ix_(slots, cols)])
+    assert np.all(out[[1, 2]] == -1.0)
+
+
+def test_add_rows_equals_the_product_of_the_gathered_rows():
+    # SMOColumns.products' cached part: out += data[slots].T @ coef, read in place
+    rng = np.random.default_rng(6)
+    data = rng.normal(size=(9, 13))
+    slots = np.array([8, 1, 4, 2], dtype=np.int64)
+    coef = rng.normal(size=(4, 2))
+    coef[1, 0] = 0.0
+    start = rng.normal(size=(13, 2))
+    out = start.copy()
+    add_rows(data, slots, coef, out)
+    np.testing.assert_allclose(out, start + data[slots].T @ coef, rtol=0, atol=1e-13)

@@ -12,7 +12,7 @@ from convexlearn.solvers.kernel_svm.certified_smo import certified_smo
 from convexlearn.gram import KernelColumns, KernelSpec
 from convexlearn.solvers.kernel_svm.polish import polish_expansion
 from convexlearn.solvers.kernel_svm.smo import smo, smo_compiled
-from convexlearn.solvers.kernel_svm.smo_kernels import _exp_nonpositive
+from convexlearn.solvers.kernel_svm.smo_kernels import exp_nonpositive
 
 KERNELS = {"rbf": {"gamma": 0.5}, "poly": {"gamma": 0.5, "coef0": 1.0, "degree": 2},
            "linear": {}}
@@ -62,7 +62,7 @@ def test_compiled_shrinking_cache_and_precomputed_reach_the_reference_optimum():
 def test_vectorized_exp_agrees_with_numpy():
     x = np.concatenate([-np.logspace(-12, np.log10(700), 4000), [0.0, -1e-300, -800.0]])
     out = x.copy()
-    _exp_nonpositive(out, np.empty(x.size, dtype=np.int64))
+    exp_nonpositive(out, np.empty(x.size, dtype=np.int64))
     ref = np.exp(np.maximum(x, -708.0))
     np.testing.assert_allclose(out, ref, rtol=1e-14, atol=0)
 
