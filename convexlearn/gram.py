@@ -515,9 +515,8 @@ class SharedGram:
 
     Parameters
     ----------
-    kernel : Kernel or callable
-        PSD by construction (not checked here; :func:`shared_gram` decides); any
-        ``kernel(A, B=None)`` forming its blocks (e.g. a compiled form of a Kernel).
+    kernel : Kernel or callable ``kernel(A, B=None)`` forming its blocks
+        PSD by construction (not checked here; :func:`shared_gram` decides).
     X : ndarray of shape (n, d)
     codes : ndarray of int, shape (n,)
         Class index (0 .. K-1) of each sample.
