@@ -39,9 +39,10 @@ def test_compiled_epoch_equals_numpy_reference(kind):
     mu = X.mean(axis=0)
     Z = X - mu
     upper = np.full(n, 0.7)
+    upper[::7] = 0.0           # zero sample weights: a_i fixed at 0
     rho, lam = 1.3, 0.2
     rng = np.random.default_rng(1)
-    alpha = np.clip(rng.random(n) - 0.3, 0.0, 0.7)
+    alpha = np.clip(rng.random(n) - 0.3, 0.0, upper)
     if kind == "dense":
         rows, xm, mm, base = _as_rows(Z), np.zeros(n), 0.0, Z
     else:                      # implicit centring on the sparse rows
@@ -64,6 +65,18 @@ def test_compiled_epoch_equals_numpy_reference(kind):
         w_c = v - state[0] * mu if kind == "csr" else v
         np.testing.assert_allclose(w_c, w_ref, atol=1e-11)
         bounds = (got[0] if got[0] > 0 else np.inf, got[1] if got[1] < 0 else -np.inf)
+
+
+@pytest.mark.parametrize("intercept", [True, False])
+def test_dcd_converges_with_zero_bounds(intercept):
+    # a sample of weight 0 (U_i = 0) on the wrong side of its margin cannot move: it
+    # is no violation (its projected gradient counted as one kept DCD at its epoch budget)
+    X, y = _problem(n=300, d=5)
+    C = np.where(np.arange(y.size) % 4 == 0, 0.0, 0.05)
+    alpha, w, b, epochs, status, _ = dcd_linear(X, y, C, intercept=intercept, tol=1e-6,
+                                                max_iter=3000)
+    assert status == "converged" and epochs < 3000
+    assert np.all(alpha[C == 0] == 0.0)
 
 
 def test_dcd_sparse_equals_dense():
