@@ -184,12 +184,13 @@ def test_no_false_optimal_far_from_the_origin(shift):
 def test_nearly_separable_hands_dcd_free_vectors_to_the_active_set():
     # issue 24's case: classes 5 apart along the diagonal (2.5 / sqrt(d) per feature), C=1.
     # DCD stalls with |F| slightly above p = d + 1 (it converges like 1/k there); the
-    # active set from its free vectors finishes, certified, equal to the cvxpy dual's answer
+    # active set on its candidates (free vectors first, every other multiplier at its
+    # bound: .linear_reduced) finishes, certified, equal to the cvxpy dual's answer
     rng = np.random.default_rng(0)
     n, d = 5000, 50
     y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
     X = rng.standard_normal((n, d)) + y[:, None] * (2.5 / np.sqrt(d))
-    _certified_by_stage(cl.SVM(X, y, C=1.0), "active set", "dcd free vectors")
+    _certified_by_stage(cl.SVM(X, y, C=1.0), "reduced active set", "dcd")
 
 
 def _certified_by_stage(svm, polish, warm_start):
