@@ -261,33 +261,45 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
     # same (~10 ms at 569 x 31: an active-set step ~0.7 ms, an interior-point one
     # ~0.5 ms) and the free vectors finished in only 3 of the ERM sweep's 14 hinge cases
     # that reached them, the failures paying for both stages.
-    def pdas_refined():
+    refined = {}
+
+    def refine():
         # DCD stopped at tol with more free multipliers than p, some still between their
         # bounds on their way to one (over_5000x50 without intercept at C = 1e-3: 51 free
         # > p = 50 after 10 epochs, 41 after 25 at tol / 10): a few more epochs from its
-        # point settle the sets and the polish above certifies, where the next stages cost
-        # ~10x DCD (free vectors failed in 0.11 s, interior point and active set 0.21 s)
-        if free.sum() <= p or dcd_status != "converged":
-            return None
-        a2, w2, b2, _, status2, _ = dcd_linear(
-            Zs, y, Cs, intercept=svm.intercept, tol=tol / 10, max_iter=_REFINE_EPOCHS,
-            seed=seed, center=False, record=False, alpha0=alpha_s, b0=b_s)
-        refined["point"] = (a2, np.append(w2, b2) if svm.intercept else w2)
+        # point settle the sets, where the stages below cost ~10x DCD (free vectors
+        # failed in 0.11 s, interior point and active set 0.21 s); (alpha, u), once
+        if "point" not in refined:
+            a2, w2, b2, _, _, _ = dcd_linear(
+                Zs, y, Cs, intercept=svm.intercept, tol=tol / 10, max_iter=_REFINE_EPOCHS,
+                seed=seed, center=False, record=False, alpha0=alpha_s, b0=b_s)
+            refined["point"] = (a2, np.append(w2, b2) if svm.intercept else w2)
+        return refined["point"]
+
+    def pdas_refined():
+        # the w-space polish from the refined sets (at most p free)
+        a2 = refine()[0]
         free2 = (a2 > 1e-8 * scale) & ~(finite & (a2 >= Cs * (1 - 1e-8)))
         if free2.sum() > p:
             return None
         return polish_w(Zy, Cs, a2, svm.intercept, scale, max_rounds=_PDAS_STAGE_ROUNDS,
                         max_free=p)
 
-    refined = {}
-    stages.append(("pdas", "dcd refined (tol / 10)", pdas_refined))
     if finite.all() and free.sum() > p:
-        # more free multipliers than p (refined or not): the active-set method on the
-        # candidates only, every other multiplier at its bound (.linear_reduced; at
-        # C = 1e-3 without intercept 10-20 steps on ~3p rows where the interior point
-        # and the free vectors' active set over every row cost 5-10x DCD)
-        stages.append(("reduced active set", "dcd", lambda: reduced_active_set(
-            Zy, Cs, svm.intercept, *refined.get("point", (alpha_s, u_dcd)), scale)))
+        # more free multipliers than p: the active-set method on the candidates only,
+        # every other multiplier at its bound (.linear_reduced; at C = 1e-3 without
+        # intercept 10-20 steps on ~3p rows where the interior point and the free vectors'
+        # active set over every row cost 5-10x DCD), from the refined point after a
+        # converged run; first: the polish's all-at-once set changes from the refined
+        # sets failed on the sweep's over_5000x50 (4-7 ms) before it answered
+        if dcd_status == "converged":
+            stages.append(("reduced active set", "dcd refined (tol / 10)",
+                           lambda: reduced_active_set(Zy, Cs, svm.intercept, *refine(),
+                                                      scale)))
+            stages.append(("pdas", "dcd refined (tol / 10)", pdas_refined))
+        else:
+            stages.append(("reduced active set", "dcd", lambda: reduced_active_set(
+                Zy, Cs, svm.intercept, alpha_s, u_dcd, scale)))
     try_free_vectors = finite.all() and free.sum() <= 2 * p
     free_vectors_first = try_free_vectors and n * p * p >= _FREE_VECTORS_FIRST
     if free_vectors_first:
@@ -339,8 +351,9 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
             unpolished = (stage, start)
             # DCD's own point is checked at once after a converged run (it may certify);
             # a run that stopped at its budget is checked only when no stage certifies
-            # (~1 ms on 569 x 30, never repaid: its point is ~1e-2 off)
-            if best is None and dcd_status == "converged":
+            # (~1 ms on 569 x 30, never repaid: its point is ~1e-2 off); so is one with
+            # more free multipliers than p, not yet settled (5 ms on 20000 x 20, C = 1e-3)
+            if best is None and dcd_status == "converged" and free.sum() <= p:
                 unpolished = ()
                 if keep(stage, start, None):
                     return best

@@ -210,12 +210,12 @@ def test_dcd_free_set_above_p_is_refined_before_the_costly_stages():
     # issue 24's sweep case over_5000x50 without intercept at C = 1e-3: DCD at its tol
     # leaves 51 > p = 50 free multipliers (some still on their way to a bound), so the
     # polish was skipped and the free vectors (failed) then the interior point answered at
-    # ~10x DCD's time; a few DCD epochs more at tol / 10 settle the sets and the polish
-    # certifies
+    # ~10x DCD's time; a few DCD epochs more at tol / 10 settle the sets and the active set
+    # on the candidates (.linear_reduced) certifies
     from sklearn.datasets import make_classification
     X, y = make_classification(5000, 50, flip_y=0.1, random_state=0)
-    _certified_by_stage(cl.SVM(X, y, C=1e-3, kernel="linear", intercept=False), "pdas",
-                        "dcd refined (tol / 10)")
+    _certified_by_stage(cl.SVM(X, y, C=1e-3, kernel="linear", intercept=False),
+                        "reduced active set", "dcd refined (tol / 10)")
 
 
 def test_polish_between_dcd_chunks_answers_early_and_certified():
