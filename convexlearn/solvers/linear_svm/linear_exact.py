@@ -29,7 +29,7 @@ from ...solution import Solution, Timer
 from .dcd import dcd_linear
 from .dual_sets import dual_solve_pays
 from .linear_active_set import active_set, column_scaling, feasible_start, one_blas_thread
-from .linear_certificate import GAP_TOL, certificate
+from .linear_certificate import GAP_TOL, certificate, feasible_hard, nudged_onto_margins
 from .linear_ipm import ipm_w
 from .linear_polish import polish_w
 from .linear_reduced import reduced_active_set
@@ -45,30 +45,8 @@ _REFINE_EPOCHS = 50         # more DCD epochs at tol / 10 when its free set outg
 _FREE_VECTORS_FIRST = 4e6  # n p^2 from which DCD's free vectors go before the interior point
 _FIRST_TOL = 3e-2           # the short DCD run before the first polish (see _solve)
 _FIRST_EPOCHS = 60
+_EARLY_STEPS = 2            # active-set steps per unknown after the short run
 _EPS = np.finfo(float).eps
-
-
-def _feasible_hard(X, y, w, b):
-    """(w, b) scaled by t >= 1 so that every margin is >= 1 with its rounding bound."""
-    m = y * (X @ w + b)
-    err = (X.shape[1] + 2) * _EPS * (np.abs(X) @ np.abs(w) + abs(b))
-    low = float(np.min(m - err))
-    if low >= 1.0 or low <= 0.0:
-        return w, b
-    t = (1.0 + 4 * _EPS) / low
-    return w * t, b * t
-
-
-def _nudged(X, y, w, b):
-    """(w, b) scaled by t >= 1 so that the margins rounded just below 1 (by <= 1e-9) are
-    >= 1: with a large C_i, C_i (1 - m_i) at m_i = 1 - 1e-15 is the whole duality gap
-    (C sigma^2 = 3.5e9 made it 8e-10 relative); the cost is 2 (t - 1) P."""
-    m = y * (X @ w + b)
-    near = m[(m < 1.0) & (m >= 1.0 - 1e-9)]
-    if near.size == 0:
-        return w, b
-    t = (1.0 + 4 * _EPS) / float(np.min(near))
-    return w * t, b * t
 
 
 def solve_linear_exact(svm: Any, *, tol: float = 1e-2, max_epochs: int = 300, seed: Any = 0,
@@ -160,10 +138,16 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
     alpha_s, w_s, b_s, epochs, dcd_status, _ = dcd_linear(
         Zs, y, Cs, intercept=svm.intercept, tol=max(tol, _FIRST_TOL),
         max_iter=min(max_epochs, _FIRST_EPOCHS), seed=seed, center=False, record=False)
-    early = _early_pdas(frame, Zy, Cs, alpha_s, timer)
+    early, how = _early_pdas(frame, Zy, Cs, alpha_s, timer), "pdas"
+    if early is None and dcd_status == "max_iter":
+        # a short run that did not converge (nearly hard margin: blobs_2000x2 at C = 1e3
+        # ran its 300 epochs, 4 free > p = 3, then the interior point) with more free
+        # multipliers than p: the candidates' active set, a few steps at most
+        early, how = _early_reduced(frame, Zy, Cs, alpha_s, w_s, b_s, timer), \
+            "reduced active set"
     if early is not None:
         early.n_iter = epochs
-        early.provenance.update(warm_start="dcd (short run)", polish="pdas",
+        early.provenance.update(warm_start="dcd (short run)", polish=how,
                                 dcd_status=dcd_status, dcd_tol=max(tol, _FIRST_TOL),
                                 row_space=basis is not None)
         return early
@@ -385,6 +369,27 @@ def _early_pdas(frame: tuple, Zy: np.ndarray, Cs: np.ndarray, alpha_s: np.ndarra
     return sol if sol.status == "optimal" else None
 
 
+def _early_reduced(frame: tuple, Zy: np.ndarray, Cs: np.ndarray, alpha_s: np.ndarray,
+                   w_s: np.ndarray, b_s: float, timer: Timer) -> Solution | None:
+    """:func:`~.linear_reduced.reduced_active_set` from a short DCD run with more free
+    multipliers than p (finite bounds), at most ``_EARLY_STEPS`` p active-set steps, as a
+    certified Solution, or None."""
+    p = Zy.shape[1]
+    if not np.isfinite(Cs).all():
+        return None
+    scale = float(np.max(Cs))
+    free = (alpha_s > 1e-8 * scale) & (alpha_s < Cs * (1 - 1e-8))
+    if free.sum() <= p:
+        return None
+    u = np.append(w_s, b_s) if frame[5] else w_s
+    found = _run_stage(lambda: reduced_active_set(Zy, Cs, frame[5], alpha_s, u, scale,
+                                                  max_steps=_EARLY_STEPS * p))
+    if found is None:
+        return None
+    sol = _finish(frame, alpha_s, found, timer)
+    return sol if sol.status == "optimal" else None
+
+
 def _cheap_polish(alpha_s: np.ndarray, Cs: np.ndarray, p: int, budget: float) -> bool:
     """The free set read off ``alpha_s`` is solved in (a_F, b) (at most p / 2 free) for at
     most ``budget`` flops a round (k^2 p + k^3 / 3)."""
@@ -475,10 +480,10 @@ def _certified(X, y, C, intercept, hard_margin, gap_tol, candidates, alpha, time
     search (each check is a pass over X: ~0.4 ms on 569 x 30, four of them were a third of
     a small solve); else a certified one is kept, then the smallest |gap|."""
     if hard_margin:
-        pending = [lambda c=c: _feasible_hard(X, y, *c) for c in candidates]
+        pending = [lambda c=c: feasible_hard(X, y, *c) for c in candidates]
     else:
         pending = [lambda c=c: c for c in candidates]
-        pending += [lambda c=c: _nudged(X, y, *c) for c in candidates]
+        pending += [lambda c=c: nudged_onto_margins(X, y, *c) for c in candidates]
     checked = []
     for make in pending:
         ww, bb = make()

@@ -32,7 +32,8 @@ _EPS = np.finfo(float).eps
 
 
 def reduced_active_set(Zy: np.ndarray, C: np.ndarray, intercept: bool, alpha: np.ndarray,
-                       u0: np.ndarray, scale: float, max_candidates: int | None = None):
+                       u0: np.ndarray, scale: float, max_candidates: int | None = None,
+                       max_steps: int | None = None):
     """The polish of the module docstring from DCD's (alpha, u0).
 
     Parameters
@@ -48,6 +49,8 @@ def reduced_active_set(Zy: np.ndarray, C: np.ndarray, intercept: bool, alpha: np
     max_candidates : int, optional
         Gives up (None) when K grows beyond this (default 8 p): then the sets are far
         from right and the w-space stages over every row are the better tool.
+    max_steps : int, optional
+        Active-set steps allowed over all rounds (default: 10 (|K| + p) a round).
 
     Returns
     -------
@@ -72,7 +75,10 @@ def reduced_active_set(Zy: np.ndarray, C: np.ndarray, intercept: bool, alpha: np
             return None
         start = np.flatnonzero(inside[idx])
         start = start[np.argsort(np.abs(g[idx[start]]))][:p]
-        found = active_set(Zy[idx], C[idx], d, u, max_iter=10 * (idx.size + p),
+        budget = 10 * (idx.size + p) if max_steps is None else max_steps - steps
+        if budget <= 0:
+            return None
+        found = active_set(Zy[idx], C[idx], d, u, max_iter=budget,
                            start_set=start, c_fixed=C[bounded] @ Zy[bounded])
         if found is None:
             return None
