@@ -45,7 +45,11 @@ _REFINE_EPOCHS = 50         # more DCD epochs at tol / 10 when its free set outg
 _FREE_VECTORS_FIRST = 4e6  # n p^2 from which DCD's free vectors go before the interior point
 _FIRST_TOL = 3e-2           # the short DCD run before the first polish (see _solve)
 _FIRST_EPOCHS = 60
-_EARLY_STEPS = 2            # active-set steps per unknown after the short run
+
+
+_REDUCED_FREE = 8           # the candidates' active set is tried with <= 2p + this free
+# (the sweeps' successes had <= 2p + 6: blobs_2000x2 at C = 1e3, 9 at p = 3; the raw breast
+# cancer data's 74-198 at p = 31 failed at the step limit, 10-40 ms lost)
 _EPS = np.finfo(float).eps
 
 
@@ -142,7 +146,7 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
     if early is None and dcd_status == "max_iter":
         # a short run that did not converge (nearly hard margin: blobs_2000x2 at C = 1e3
         # ran its 300 epochs, 4 free > p = 3, then the interior point) with more free
-        # multipliers than p: the candidates' active set, a few steps at most
+        # multipliers than p: the candidates' active set (a few steps at most)
         early, how = _early_reduced(frame, Zy, Cs, alpha_s, w_s, b_s, timer), \
             "reduced active set"
     if early is not None:
@@ -269,7 +273,7 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
         return polish_w(Zy, Cs, a2, svm.intercept, scale, max_rounds=_PDAS_STAGE_ROUNDS,
                         max_free=p)
 
-    if finite.all():
+    if finite.all() and free.sum() <= 2 * p + _REDUCED_FREE:
         # the active-set method on the candidates only, every other multiplier at its
         # bound (.linear_reduced; at C = 1e-3 without intercept 10-20 steps on ~3p rows
         # where the interior point and the free vectors' active set over every row cost
@@ -375,18 +379,16 @@ def _early_pdas(frame: tuple, Zy: np.ndarray, Cs: np.ndarray, alpha_s: np.ndarra
 def _early_reduced(frame: tuple, Zy: np.ndarray, Cs: np.ndarray, alpha_s: np.ndarray,
                    w_s: np.ndarray, b_s: float, timer: Timer) -> Solution | None:
     """:func:`~.linear_reduced.reduced_active_set` from a short DCD run with more free
-    multipliers than p (finite bounds), at most ``_EARLY_STEPS`` p active-set steps, as a
-    certified Solution, or None."""
+    multipliers than p (finite bounds), as a certified Solution, or None."""
     p = Zy.shape[1]
     if not np.isfinite(Cs).all():
         return None
     scale = float(np.max(Cs))
     free = (alpha_s > 1e-8 * scale) & (alpha_s < Cs * (1 - 1e-8))
-    if free.sum() <= p:
+    if not p < free.sum() <= 2 * p + _REDUCED_FREE:
         return None
     u = np.append(w_s, b_s) if frame[5] else w_s
-    found = _run_stage(lambda: reduced_active_set(Zy, Cs, frame[5], alpha_s, u, scale,
-                                                  max_steps=_EARLY_STEPS * p))
+    found = _run_stage(lambda: reduced_active_set(Zy, Cs, frame[5], alpha_s, u, scale))
     if found is None:
         return None
     sol = _finish(frame, alpha_s, found, timer)

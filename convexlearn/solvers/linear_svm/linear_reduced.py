@@ -28,6 +28,7 @@ __all__ = ["reduced_active_set"]
 
 _ROUNDS = 6             # candidate sets tried (each adds the samples outside it that violate)
 _NEAREST = 2            # candidates: DCD's free multipliers and the _NEAREST * p nearest
+_STEPS = 10             # active-set steps allowed beyond p / 2 (see max_steps)
 _EPS = np.finfo(float).eps
 
 
@@ -50,7 +51,10 @@ def reduced_active_set(Zy: np.ndarray, C: np.ndarray, intercept: bool, alpha: np
         Gives up (None) when K grows beyond this (default 8 p): then the sets are far
         from right and the w-space stages over every row are the better tool.
     max_steps : int, optional
-        Active-set steps allowed over all rounds (default: 10 (|K| + p) a round).
+        Active-set steps allowed over all rounds (default ``_STEPS`` + p / 2: the
+        candidates of a settled DCD run took 1-21 steps in the sweeps, p <= 51; on the
+        raw breast cancer data, columns 1e6 apart in scale, a failing run took 1300 steps,
+        0.5 s, before the interior point answered in 10 ms).
 
     Returns
     -------
@@ -75,7 +79,7 @@ def reduced_active_set(Zy: np.ndarray, C: np.ndarray, intercept: bool, alpha: np
             return None
         start = np.flatnonzero(inside[idx])
         start = start[np.argsort(np.abs(g[idx[start]]))][:p]
-        budget = 10 * (idx.size + p) if max_steps is None else max_steps - steps
+        budget = (_STEPS + p // 2 if max_steps is None else max_steps) - steps
         if budget <= 0:
             return None
         found = active_set(Zy[idx], C[idx], d, u, max_iter=budget,

@@ -57,7 +57,10 @@ def test_reduced_polish_certifies_from_dcd_with_too_many_free(name, monkeypatch)
         return original(R, *args, **kwargs)
     monkeypatch.setattr(linear_reduced, "active_set", recorded)
     u0 = np.append(w, b) if intercept else w
-    found = linear_reduced.reduced_active_set(Zy, Cs, intercept, alpha, u0, float(Cs.max()))
+    # (from DCD's loose point: more steps than the route's default allows after a refined
+    # run)
+    found = linear_reduced.reduced_active_set(Zy, Cs, intercept, alpha, u0, float(Cs.max()),
+                                              max_steps=300)
     assert found is not None and rows and max(rows) <= 8 * p < X.shape[0]
     a, w2, b2, steps = found
     w_user = w2 / np.sqrt(s2)
@@ -77,7 +80,8 @@ def test_zero_weights_are_no_violators():
     Zs, Cs, Zy, mu, s2 = _scaled(X, y, C, False)
     alpha, w, _, _, _, _ = dcd_linear(Zs, y, Cs, intercept=False, tol=1e-2, max_iter=300,
                                       seed=0, center=False, record=False)
-    found = linear_reduced.reduced_active_set(Zy, Cs, False, alpha, w, float(Cs.max()))
+    found = linear_reduced.reduced_active_set(Zy, Cs, False, alpha, w, float(Cs.max()),
+                                              max_steps=300)
     assert found is not None
     a = found[0]
     assert np.all(a[C == 0] == 0.0)
