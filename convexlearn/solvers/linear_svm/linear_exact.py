@@ -8,8 +8,9 @@ The C-form (b unpenalized, per-sample bounds C_i = C s_i, C_i = inf for the hard
 DCD to a loose tolerance guesses the active set (a short run first, then the full one;
 wide data, n < d, on the n x n rows of Z^T = Q R); the KKT system of that set is
 solved in w-space (size d + 1 + |F|) and repaired by primal-dual active-set rounds; where
-that fails, an interior point in w-space and the primal active-set method, then a working
-set. The answer is certified by the relative duality gap recomputed from the data
+that fails, the active-set method on DCD's candidates with every other multiplier at its
+bound (:mod:`.linear_reduced`), an interior point in w-space and the primal active-set
+method, then a working set. The answer is certified by the relative duality gap recomputed from the data
 (:mod:`.linear_certificate`); a point that fails is "inaccurate" and the caller moves to
 its next route. The steps in detail, and why: docs/routes.md, "Design notes of the
 algorithms".
