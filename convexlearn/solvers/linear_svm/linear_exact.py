@@ -274,24 +274,26 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
         return polish_w(Zy, Cs, a2, svm.intercept, scale, max_rounds=_PDAS_STAGE_ROUNDS,
                         max_free=p)
 
-    if finite.all() and free.sum() <= 2 * p + _REDUCED_FREE:
-        # the active-set method on the candidates only, every other multiplier at its
-        # bound (.linear_reduced; at C = 1e-3 without intercept 10-20 steps on ~3p rows
-        # where the interior point and the free vectors' active set over every row cost
-        # 5-10x DCD); with more free multipliers than p after a converged run, from the
-        # refined point and before the polish (whose all-at-once set changes from the
-        # refined sets failed on the sweep's over_5000x50, 4-7 ms, before it answered)
-        # (refined too where the polish failed on at most p free: 60 steps from the DCD
-        # point of wover_5000x50, seed 2, at C = 1e-3)
-        if dcd_status == "converged":
-            stages.append(("reduced active set", "dcd refined (tol / 10)",
-                           lambda: reduced_active_set(Zy, Cs, svm.intercept, *refine(),
-                                                      scale)))
-            if free.sum() > p:
-                stages.append(("pdas", "dcd refined (tol / 10)", pdas_refined))
-        else:
-            stages.append(("reduced active set", "dcd", lambda: reduced_active_set(
-                Zy, Cs, svm.intercept, alpha_s, u_dcd, scale)))
+    def reduced(a, u):
+        # at most 2p + _REDUCED_FREE free multipliers (below)
+        k = np.count_nonzero((a > 1e-8 * scale) & (a < Cs * (1 - 1e-8)))
+        return reduced_active_set(Zy, Cs, svm.intercept, a, u, scale) \
+            if k <= 2 * p + _REDUCED_FREE else None
+
+    # the active-set method on the candidates only, every other multiplier at its bound
+    # (.linear_reduced; at C = 1e-3 without intercept 10-20 steps on ~3p rows where the
+    # interior point and the free vectors' active set over every row cost 5-10x DCD);
+    # after a converged run from the point refined at tol / 10 (60 steps from the DCD
+    # point of wover_5000x50, seed 2, at C = 1e-3; 16 refined), its free count judged
+    # there, and before the polish from the refined sets (whose all-at-once set changes
+    # failed on the sweep's over_5000x50, 4-7 ms, before it answered)
+    if finite.all() and dcd_status == "converged":
+        stages.append(("reduced active set", "dcd refined (tol / 10)",
+                       lambda: reduced(*refine())))
+    elif finite.all():
+        stages.append(("reduced active set", "dcd", lambda: reduced(alpha_s, u_dcd)))
+    if free.sum() > p and dcd_status == "converged":
+        stages.append(("pdas", "dcd refined (tol / 10)", pdas_refined))
     try_free_vectors = finite.all() and free.sum() <= 2 * p
     free_vectors_first = try_free_vectors and n * p * p >= _FREE_VECTORS_FIRST
     if free_vectors_first:
