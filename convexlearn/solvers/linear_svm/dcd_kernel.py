@@ -74,7 +74,8 @@ def dcd_epoch(dense: Any, Xd: Any, indptr: Any, indices: Any, data: Any, y: Arra
             if shrinking and G > pg_max_old:
                 keep[pos] = False
                 continue
-            pg = min(G, 0.0)
+            # U_i = 0 (a zero sample weight): a_i cannot move, nothing to violate
+            pg = min(G, 0.0) if ui > 0.0 else 0.0
         elif ai >= ui:
             if shrinking and G < pg_min_old:
                 keep[pos] = False
@@ -128,7 +129,10 @@ def dcd_epoch_reference(Z: Any, y: ArrayLike, upper: Any, diag: Any, rho: float,
         if alpha[i] >= upper[i] and alpha[i] > 0.0 and shrinking and G < pg_min_old:
             keep[pos] = False
             continue
-        pg = min(G, 0.0) if alpha[i] <= 0.0 else (max(G, 0.0) if alpha[i] >= upper[i] else G)
+        if alpha[i] <= 0.0:
+            pg = min(G, 0.0) if upper[i] > 0.0 else 0.0     # U_i = 0: a_i is fixed
+        else:
+            pg = max(G, 0.0) if alpha[i] >= upper[i] else G
         pg_max, pg_min = max(pg_max, pg), min(pg_min, pg)
         new = float(np.clip(alpha[i] - G / curv[i], 0.0, upper[i])) if pg != 0.0 else alpha[i]
         w += (new - alpha[i]) * y[i] * Z[i]

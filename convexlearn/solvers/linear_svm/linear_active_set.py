@@ -191,7 +191,7 @@ def _independent(rows: np.ndarray, index: np.ndarray) -> list[int]:
 
 def active_set(R: np.ndarray, C: np.ndarray, d: int, u0: np.ndarray,
                max_iter: int | None = None, start_set: np.ndarray | None = None,
-               scaling: np.ndarray | None = None
+               scaling: np.ndarray | None = None, c_fixed: np.ndarray | None = None
                ) -> tuple[np.ndarray, np.ndarray, int] | None:
     """The SVM in w-space, min 1/2 ||w||^2 + sum_i C_i max(0, 1 - <r_i, u>), by the
     active-set method of the module docstring (C_i = inf: the hard margin, from a
@@ -221,6 +221,10 @@ def active_set(R: np.ndarray, C: np.ndarray, d: int, u0: np.ndarray,
     scaling : ndarray (p,), optional
         The diagonal change of variables of :func:`kkt_step` (default
         :func:`column_scaling` of R).
+    c_fixed : ndarray (p,), optional
+        sum C_i r_i of samples held below their margin outside R (their hinge terms, a
+        linear term - <c_fixed, u>): the problem on a subset of the rows
+        (:mod:`.linear_reduced`).
 
     Returns
     -------
@@ -232,6 +236,7 @@ def active_set(R: np.ndarray, C: np.ndarray, d: int, u0: np.ndarray,
     S = column_scaling(R) if scaling is None else scaling
     finite = np.isfinite(C)
     Cf = np.where(finite, C, 0.0)
+    fixed = np.zeros(p) if c_fixed is None else np.asarray(c_fixed, dtype=float)
     u = np.asarray(u0, dtype=float).copy()
     m = R @ u
     below = finite & (m < 1.0)          # side of each sample outside W
@@ -242,7 +247,7 @@ def active_set(R: np.ndarray, C: np.ndarray, d: int, u0: np.ndarray,
         # on its side at u0 (an interior point's margins: then a few steps remain); the
         # sides are then read again at that point
         W0 = _independent(R[start_set] * S, np.asarray(start_set))
-        step = kkt_step(R[W0], (Cf * below) @ R - Cf[W0] * below[W0] @ R[W0],
+        step = kkt_step(R[W0], (Cf * below) @ R - Cf[W0] * below[W0] @ R[W0] + fixed,
                         np.ones(len(W0)), d, S)
         if step is not None:
             u = step[0]
@@ -250,7 +255,7 @@ def active_set(R: np.ndarray, C: np.ndarray, d: int, u0: np.ndarray,
             inW[W] = True
             m = R @ u
             below = finite & (m < 1.0) & ~inW    # the sides at the new point
-    if not W and d < p and below.any():
+    if not W and d < p and (below.any() or fixed.any()):
         # the intercept is flat on W = {} but the linear terms tilt it: start with the
         # sample nearest its margin on it (b moved), every other side re-read
         i = int(np.argmin(np.abs(m - 1.0)))
@@ -260,7 +265,7 @@ def active_set(R: np.ndarray, C: np.ndarray, d: int, u0: np.ndarray,
         below = finite & (m < 1.0) & ~inW
     max_iter = 10 * (n + p) if max_iter is None else max_iter
     qr = np.linalg.qr((R[W] * S).T, mode="complete")     # of (R_W S)^T, updated below
-    c = (Cf * below) @ R                # kept up to date as samples change side
+    c = (Cf * below) @ R + fixed        # kept up to date as samples change side
     # sum_j |R_ij x_j| <= rho_i ||x / S|| (Cauchy-Schwarz): the rounding bound of R x
     # without a second pass over R
     RS = R * S
@@ -268,7 +273,7 @@ def active_set(R: np.ndarray, C: np.ndarray, d: int, u0: np.ndarray,
     del RS
     for it in range(1, max_iter + 1):
         if it % 64 == 0:                # against the drift of the updates
-            c, m = (Cf * below) @ R, R @ u
+            c, m = (Cf * below) @ R + fixed, R @ u
             qr = np.linalg.qr((R[W] * S).T, mode="complete")
         step = kkt_step(R[W], c, np.ones(len(W)), d, S, qr)
         if step is None:

@@ -8,8 +8,9 @@ The C-form (b unpenalized, per-sample bounds C_i = C s_i, C_i = inf for the hard
 DCD to a loose tolerance guesses the active set (a short run first, then the full one;
 wide data, n < d, on the n x n rows of Z^T = Q R); the KKT system of that set is
 solved in w-space (size d + 1 + |F|) and repaired by primal-dual active-set rounds; where
-that fails, an interior point in w-space and the primal active-set method, then a working
-set. The answer is certified by the relative duality gap recomputed from the data
+that fails, the active-set method on DCD's candidates with every other multiplier at its
+bound (:mod:`.linear_reduced`), an interior point in w-space and the primal active-set
+method, then a working set. The answer is certified by the relative duality gap recomputed from the data
 (:mod:`.linear_certificate`); a point that fails is "inaccurate" and the caller moves to
 its next route. The steps in detail, and why: docs/routes.md, "Design notes of the
 algorithms".
@@ -29,9 +30,10 @@ from ...solution import Solution, Timer
 from .dcd import dcd_linear
 from .dual_sets import dual_solve_pays
 from .linear_active_set import active_set, column_scaling, feasible_start, one_blas_thread
-from .linear_certificate import GAP_TOL, certificate
+from .linear_certificate import GAP_TOL, certificate, feasible_hard, nudged_onto_margins
 from .linear_ipm import ipm_w
 from .linear_polish import polish_w
+from .linear_reduced import reduced_active_set
 from .linear_sparse import face_solve
 from .linear_working_set import working_set_polish
 from ..kernel_svm.polish import intercept_from_alpha
@@ -44,30 +46,12 @@ _REFINE_EPOCHS = 50         # more DCD epochs at tol / 10 when its free set outg
 _FREE_VECTORS_FIRST = 4e6  # n p^2 from which DCD's free vectors go before the interior point
 _FIRST_TOL = 3e-2           # the short DCD run before the first polish (see _solve)
 _FIRST_EPOCHS = 60
+
+
+_REDUCED_FREE = 8           # the candidates' active set is tried with <= 2p + this free
+# (the sweeps' successes had <= 2p + 6: blobs_2000x2 at C = 1e3, 9 at p = 3; the raw breast
+# cancer data's 74-198 at p = 31 failed at the step limit, 10-40 ms lost)
 _EPS = np.finfo(float).eps
-
-
-def _feasible_hard(X, y, w, b):
-    """(w, b) scaled by t >= 1 so that every margin is >= 1 with its rounding bound."""
-    m = y * (X @ w + b)
-    err = (X.shape[1] + 2) * _EPS * (np.abs(X) @ np.abs(w) + abs(b))
-    low = float(np.min(m - err))
-    if low >= 1.0 or low <= 0.0:
-        return w, b
-    t = (1.0 + 4 * _EPS) / low
-    return w * t, b * t
-
-
-def _nudged(X, y, w, b):
-    """(w, b) scaled by t >= 1 so that the margins rounded just below 1 (by <= 1e-9) are
-    >= 1: with a large C_i, C_i (1 - m_i) at m_i = 1 - 1e-15 is the whole duality gap
-    (C sigma^2 = 3.5e9 made it 8e-10 relative); the cost is 2 (t - 1) P."""
-    m = y * (X @ w + b)
-    near = m[(m < 1.0) & (m >= 1.0 - 1e-9)]
-    if near.size == 0:
-        return w, b
-    t = (1.0 + 4 * _EPS) / float(np.min(near))
-    return w * t, b * t
 
 
 def solve_linear_exact(svm: Any, *, tol: float = 1e-2, max_epochs: int = 300, seed: Any = 0,
@@ -159,10 +143,16 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
     alpha_s, w_s, b_s, epochs, dcd_status, _ = dcd_linear(
         Zs, y, Cs, intercept=svm.intercept, tol=max(tol, _FIRST_TOL),
         max_iter=min(max_epochs, _FIRST_EPOCHS), seed=seed, center=False, record=False)
-    early = _early_pdas(frame, Zy, Cs, alpha_s, timer)
+    early, how = _early_pdas(frame, Zy, Cs, alpha_s, timer), "pdas"
+    if early is None and dcd_status == "max_iter":
+        # a short run that did not converge (nearly hard margin: blobs_2000x2 at C = 1e3
+        # ran its 300 epochs, 4 free > p = 3, then the interior point) with more free
+        # multipliers than p: the candidates' active set (a few steps at most)
+        early, how = _early_reduced(frame, Zy, Cs, alpha_s, w_s, b_s, timer), \
+            "reduced active set"
     if early is not None:
         early.n_iter = epochs
-        early.provenance.update(warm_start="dcd (short run)", polish="pdas",
+        early.provenance.update(warm_start="dcd (short run)", polish=how,
                                 dcd_status=dcd_status, dcd_tol=max(tol, _FIRST_TOL),
                                 row_space=basis is not None)
         return early
@@ -260,24 +250,50 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
     # same (~10 ms at 569 x 31: an active-set step ~0.7 ms, an interior-point one
     # ~0.5 ms) and the free vectors finished in only 3 of the ERM sweep's 14 hinge cases
     # that reached them, the failures paying for both stages.
-    def pdas_refined():
+    refined = {}
+
+    def refine():
         # DCD stopped at tol with more free multipliers than p, some still between their
         # bounds on their way to one (over_5000x50 without intercept at C = 1e-3: 51 free
         # > p = 50 after 10 epochs, 41 after 25 at tol / 10): a few more epochs from its
-        # point settle the sets and the polish above certifies, where the next stages cost
-        # ~10x DCD (free vectors failed in 0.11 s, interior point and active set 0.21 s)
-        if free.sum() <= p or dcd_status != "converged":
-            return None
-        a2, _, _, _, status2, _ = dcd_linear(
-            Zs, y, Cs, intercept=svm.intercept, tol=tol / 10, max_iter=_REFINE_EPOCHS,
-            seed=seed, center=False, record=False, alpha0=alpha_s, b0=b_s)
+        # point settle the sets, where the stages below cost ~10x DCD (free vectors
+        # failed in 0.11 s, interior point and active set 0.21 s); (alpha, u), once
+        if "point" not in refined:
+            a2, w2, b2, _, _, _ = dcd_linear(
+                Zs, y, Cs, intercept=svm.intercept, tol=tol / 10, max_iter=_REFINE_EPOCHS,
+                seed=seed, center=False, record=False, alpha0=alpha_s, b0=b_s)
+            refined["point"] = (a2, np.append(w2, b2) if svm.intercept else w2)
+        return refined["point"]
+
+    def pdas_refined():
+        # the w-space polish from the refined sets (at most p free)
+        a2 = refine()[0]
         free2 = (a2 > 1e-8 * scale) & ~(finite & (a2 >= Cs * (1 - 1e-8)))
         if free2.sum() > p:
             return None
         return polish_w(Zy, Cs, a2, svm.intercept, scale, max_rounds=_PDAS_STAGE_ROUNDS,
                         max_free=p)
 
-    stages.append(("pdas", "dcd refined (tol / 10)", pdas_refined))
+    def reduced(a, u):
+        # at most 2p + _REDUCED_FREE free multipliers (below)
+        k = np.count_nonzero((a > 1e-8 * scale) & (a < Cs * (1 - 1e-8)))
+        return reduced_active_set(Zy, Cs, svm.intercept, a, u, scale) \
+            if k <= 2 * p + _REDUCED_FREE else None
+
+    # the active-set method on the candidates only, every other multiplier at its bound
+    # (.linear_reduced; at C = 1e-3 without intercept 10-20 steps on ~3p rows where the
+    # interior point and the free vectors' active set over every row cost 5-10x DCD);
+    # after a converged run from the point refined at tol / 10 (60 steps from the DCD
+    # point of wover_5000x50, seed 2, at C = 1e-3; 16 refined), its free count judged
+    # there, and before the polish from the refined sets (whose all-at-once set changes
+    # failed on the sweep's over_5000x50, 4-7 ms, before it answered)
+    if finite.all() and dcd_status == "converged":
+        stages.append(("reduced active set", "dcd refined (tol / 10)",
+                       lambda: reduced(*refine())))
+    elif finite.all():
+        stages.append(("reduced active set", "dcd", lambda: reduced(alpha_s, u_dcd)))
+    if free.sum() > p and dcd_status == "converged":
+        stages.append(("pdas", "dcd refined (tol / 10)", pdas_refined))
     try_free_vectors = finite.all() and free.sum() <= 2 * p
     free_vectors_first = try_free_vectors and n * p * p >= _FREE_VECTORS_FIRST
     if free_vectors_first:
@@ -329,8 +345,9 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
             unpolished = (stage, start)
             # DCD's own point is checked at once after a converged run (it may certify);
             # a run that stopped at its budget is checked only when no stage certifies
-            # (~1 ms on 569 x 30, never repaid: its point is ~1e-2 off)
-            if best is None and dcd_status == "converged":
+            # (~1 ms on 569 x 30, never repaid: its point is ~1e-2 off); so is one with
+            # more free multipliers than p, not yet settled (5 ms on 20000 x 20, C = 1e-3)
+            if best is None and dcd_status == "converged" and free.sum() <= p:
                 unpolished = ()
                 if keep(stage, start, None):
                     return best
@@ -359,6 +376,25 @@ def _early_pdas(frame: tuple, Zy: np.ndarray, Cs: np.ndarray, alpha_s: np.ndarra
     if polished is None:
         return None
     sol = _finish(frame, alpha_s, polished, timer)
+    return sol if sol.status == "optimal" else None
+
+
+def _early_reduced(frame: tuple, Zy: np.ndarray, Cs: np.ndarray, alpha_s: np.ndarray,
+                   w_s: np.ndarray, b_s: float, timer: Timer) -> Solution | None:
+    """:func:`~.linear_reduced.reduced_active_set` from a short DCD run with more free
+    multipliers than p (finite bounds), as a certified Solution, or None."""
+    p = Zy.shape[1]
+    if not np.isfinite(Cs).all():
+        return None
+    scale = float(np.max(Cs))
+    free = (alpha_s > 1e-8 * scale) & (alpha_s < Cs * (1 - 1e-8))
+    if not p < free.sum() <= 2 * p + _REDUCED_FREE:
+        return None
+    u = np.append(w_s, b_s) if frame[5] else w_s
+    found = _run_stage(lambda: reduced_active_set(Zy, Cs, frame[5], alpha_s, u, scale))
+    if found is None:
+        return None
+    sol = _finish(frame, alpha_s, found, timer)
     return sol if sol.status == "optimal" else None
 
 
@@ -452,10 +488,10 @@ def _certified(X, y, C, intercept, hard_margin, gap_tol, candidates, alpha, time
     search (each check is a pass over X: ~0.4 ms on 569 x 30, four of them were a third of
     a small solve); else a certified one is kept, then the smallest |gap|."""
     if hard_margin:
-        pending = [lambda c=c: _feasible_hard(X, y, *c) for c in candidates]
+        pending = [lambda c=c: feasible_hard(X, y, *c) for c in candidates]
     else:
         pending = [lambda c=c: c for c in candidates]
-        pending += [lambda c=c: _nudged(X, y, *c) for c in candidates]
+        pending += [lambda c=c: nudged_onto_margins(X, y, *c) for c in candidates]
     checked = []
     for make in pending:
         ww, bb = make()

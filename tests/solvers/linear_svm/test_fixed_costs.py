@@ -54,10 +54,12 @@ def test_small_problem_tries_the_interior_point_before_dcd_free_vectors(monkeypa
     # breast cancer at C = 2.29 (ERM hinge + l2 at lam = 1e-3 lam_max): DCD stops at its
     # budget; n p^2 = 569 * 31^2 is below _FREE_VECTORS_FIRST. Its sets polished before
     # the two-phase DCD run only by chance of the trajectory: the polish of DCD's sets is
-    # made to fail here, so that the order of the stages after it is what is tested
+    # made to fail here (and the active set on DCD's candidates, .linear_reduced), so
+    # that the order of the stages after them is what is tested
     svm = _bc(2.29)
     calls = []
     monkeypatch.setattr(linear_exact, "polish_w", lambda *a, **k: None)
+    monkeypatch.setattr(linear_exact, "reduced_active_set", lambda *a, **k: None)
     real_ipm, real_as = linear_exact._ipm_start, linear_exact.active_set
     monkeypatch.setattr(linear_exact, "_ipm_start",
                         lambda *a, **k: calls.append("ipm") or real_ipm(*a, **k))

@@ -39,9 +39,10 @@ def test_compiled_epoch_equals_numpy_reference(kind):
     mu = X.mean(axis=0)
     Z = X - mu
     upper = np.full(n, 0.7)
+    upper[::7] = 0.0           # zero sample weights: a_i fixed at 0
     rho, lam = 1.3, 0.2
     rng = np.random.default_rng(1)
-    alpha = np.clip(rng.random(n) - 0.3, 0.0, 0.7)
+    alpha = np.clip(rng.random(n) - 0.3, 0.0, upper)
     if kind == "dense":
         rows, xm, mm, base = _as_rows(Z), np.zeros(n), 0.0, Z
     else:                      # implicit centring on the sparse rows
@@ -64,6 +65,18 @@ def test_compiled_epoch_equals_numpy_reference(kind):
         w_c = v - state[0] * mu if kind == "csr" else v
         np.testing.assert_allclose(w_c, w_ref, atol=1e-11)
         bounds = (got[0] if got[0] > 0 else np.inf, got[1] if got[1] < 0 else -np.inf)
+
+
+@pytest.mark.parametrize("intercept", [True, False])
+def test_dcd_converges_with_zero_bounds(intercept):
+    # a sample of weight 0 (U_i = 0) on the wrong side of its margin cannot move: it
+    # is no violation (its projected gradient counted as one kept DCD at its epoch budget)
+    X, y = _problem(n=300, d=5)
+    C = np.where(np.arange(y.size) % 4 == 0, 0.0, 0.05)
+    alpha, w, b, epochs, status, _ = dcd_linear(X, y, C, intercept=intercept, tol=1e-6,
+                                                max_iter=3000)
+    assert status == "converged" and epochs < 3000
+    assert np.all(alpha[C == 0] == 0.0)
 
 
 def test_dcd_sparse_equals_dense():
@@ -171,12 +184,13 @@ def test_no_false_optimal_far_from_the_origin(shift):
 def test_nearly_separable_hands_dcd_free_vectors_to_the_active_set():
     # issue 24's case: classes 5 apart along the diagonal (2.5 / sqrt(d) per feature), C=1.
     # DCD stalls with |F| slightly above p = d + 1 (it converges like 1/k there); the
-    # active set from its free vectors finishes, certified, equal to the cvxpy dual's answer
+    # active set on its candidates (free vectors first, every other multiplier at its
+    # bound: .linear_reduced) finishes, certified, equal to the cvxpy dual's answer
     rng = np.random.default_rng(0)
     n, d = 5000, 50
     y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
     X = rng.standard_normal((n, d)) + y[:, None] * (2.5 / np.sqrt(d))
-    _certified_by_stage(cl.SVM(X, y, C=1.0), "active set", "dcd free vectors")
+    _certified_by_stage(cl.SVM(X, y, C=1.0), "reduced active set", "dcd")
 
 
 def _certified_by_stage(svm, polish, warm_start):
@@ -196,12 +210,12 @@ def test_dcd_free_set_above_p_is_refined_before_the_costly_stages():
     # issue 24's sweep case over_5000x50 without intercept at C = 1e-3: DCD at its tol
     # leaves 51 > p = 50 free multipliers (some still on their way to a bound), so the
     # polish was skipped and the free vectors (failed) then the interior point answered at
-    # ~10x DCD's time; a few DCD epochs more at tol / 10 settle the sets and the polish
-    # certifies
+    # ~10x DCD's time; a few DCD epochs more at tol / 10 settle the sets and the active set
+    # on the candidates (.linear_reduced) certifies
     from sklearn.datasets import make_classification
     X, y = make_classification(5000, 50, flip_y=0.1, random_state=0)
-    _certified_by_stage(cl.SVM(X, y, C=1e-3, kernel="linear", intercept=False), "pdas",
-                        "dcd refined (tol / 10)")
+    _certified_by_stage(cl.SVM(X, y, C=1e-3, kernel="linear", intercept=False),
+                        "reduced active set", "dcd refined (tol / 10)")
 
 
 def test_polish_between_dcd_chunks_answers_early_and_certified():
