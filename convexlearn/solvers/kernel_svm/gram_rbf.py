@@ -14,7 +14,7 @@ order); only the exp differs, by a few ulps (a test holds the two within 1e-14 r
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from numba import njit
@@ -62,7 +62,7 @@ def rbf_block(A: np.ndarray, B: np.ndarray, gamma: float) -> np.ndarray:
     return K
 
 
-def gram_block_function(kernel: Any):
+def gram_block_function(kernel: Any) -> Callable[..., np.ndarray]:
     """The function (A, B=None) -> K(A, B) (B None: A) a shared Gram matrix forms its
     blocks with: rbf's compiled pass (:func:`rbf_block`), else the kernel itself."""
     if getattr(kernel, "name", None) == "rbf":

@@ -69,7 +69,7 @@ _LOG2E = 1.4426950408889634
 
 
 @njit(fastmath=_FAST, cache=True)
-def exp_nonpositive(x, bits):
+def exp_nonpositive(x: Any, bits: Any) -> None:
     """x <- exp(x) in place for x <= 0 (rbf exponents), in a form LLVM vectorizes.
 
     exp(x) = 2^k exp(r), k = round(x / ln 2), |r| <= ln 2 / 2, exp(r) by its Taylor

@@ -15,6 +15,7 @@ precision by blocks of rows (O(nnz of a block) extra memory, never a dense copy 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from scipy import sparse
@@ -223,7 +224,8 @@ def _rounding_bound(X, y, C, w, b, a, m, err_m) -> float:
 _EPS = np.finfo(float).eps
 
 
-def feasible_hard(X, y, w, b):
+def feasible_hard(X: Any, y: np.ndarray, w: np.ndarray, b: float
+                  ) -> tuple[np.ndarray, float]:
     """(w, b) scaled by t >= 1 so that every margin is >= 1 with its rounding bound."""
     m = y * (X @ w + b)
     err = (X.shape[1] + 2) * _EPS * (np.abs(X) @ np.abs(w) + abs(b))
@@ -234,7 +236,8 @@ def feasible_hard(X, y, w, b):
     return w * t, b * t
 
 
-def nudged_onto_margins(X, y, w, b):
+def nudged_onto_margins(X: Any, y: np.ndarray, w: np.ndarray, b: float
+                        ) -> tuple[np.ndarray, float]:
     """(w, b) scaled by t >= 1 so that the margins rounded just below 1 (by <= 1e-9) are
     >= 1: with a large C_i, C_i (1 - m_i) at m_i = 1 - 1e-15 is the whole duality gap
     (C sigma^2 = 3.5e9 made it 8e-10 relative); the cost is 2 (t - 1) P."""

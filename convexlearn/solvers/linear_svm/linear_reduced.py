@@ -34,7 +34,8 @@ _EPS = np.finfo(float).eps
 
 def reduced_active_set(Zy: np.ndarray, C: np.ndarray, intercept: bool, alpha: np.ndarray,
                        u0: np.ndarray, scale: float, max_candidates: int | None = None,
-                       max_steps: int | None = None):
+                       max_steps: int | None = None
+                       ) -> tuple[np.ndarray, np.ndarray, float, int] | None:
     """The polish of the module docstring from DCD's (alpha, u0).
 
     Parameters
