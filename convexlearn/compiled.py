@@ -29,8 +29,9 @@ contexts. Index lookup (source stamp, ~0.2 ms a function) and the load itself (~
 function: unpickling, LLVM object loading and linking) are numba's own. The loaded machine
 code is the same bytes either way, so results are bit-for-bit those of numba's loader.
 If numba's internals this relies on are missing (another numba), nothing is changed.
-Setting the environment variable ``CONVEXLEARN_NUMBA_REFRESH=1`` before import keeps
-numba's own loader (a way to compare, or a way out should a numba release need it).
+A load that raises is retried by numba's own loader (refresh, then load). Setting the
+environment variable ``CONVEXLEARN_NUMBA_REFRESH`` (to anything but 0, false, no or
+empty) before import keeps numba's own loader (a way to compare, or a way out should a numba release need it).
 """
 
 from __future__ import annotations
@@ -55,16 +56,19 @@ def _load_only_cache_class() -> type | None:
 
     class LoadOnlyCache(FunctionCache):
         def load_overload(self, sig, target_context):
-            rtsys.initialize(target_context)      # the NRT symbols loaded code calls
-            with self._guard_against_spurious_io_errors():
-                return self._load_overload(sig, target_context)
-            return None                           # the guard swallowed an I/O error
+            try:
+                rtsys.initialize(target_context)  # the NRT symbols loaded code calls
+                with self._guard_against_spurious_io_errors():
+                    return self._load_overload(sig, target_context)
+                return None                       # the guard swallowed an I/O error
+            except Exception:                     # (another numba's needs): its own way
+                return FunctionCache.load_overload(self, sig, target_context)
 
     return LoadOnlyCache
 
 
-_LOAD_ONLY = (None if os.environ.get("CONVEXLEARN_NUMBA_REFRESH") == "1"
-              else _load_only_cache_class())
+_LOAD_ONLY = (None if os.environ.get("CONVEXLEARN_NUMBA_REFRESH", "0").strip().lower()
+              not in ("", "0", "false", "no") else _load_only_cache_class())
 
 
 def load_without_refresh(namespace: dict[str, Any]) -> int:

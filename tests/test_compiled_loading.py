@@ -193,3 +193,28 @@ def test_every_cached_entry_of_the_package_links_without_the_compiler(tmp_path):
     report = json.loads(out.stdout.strip().splitlines()[-1])
     assert report["entries"] >= 14 and report["failed"] == 0, report
     assert report["contexts"] is False
+
+
+def test_a_load_that_raises_is_retried_by_numbas_loader(monkeypatch):
+    from numba.core.runtime import rtsys
+
+    from convexlearn.solvers.kernel_svm import svm_path_kernels
+    cache = svm_path_kernels.swap_rows_cols._cache
+    assert type(cache).__name__ == "LoadOnlyCache"
+    target = svm_path_kernels.swap_rows_cols.targetctx
+    key = next(iter(cache._cache_file._load_index()), None)
+    if key is None or cache._index_key(key[0], target.codegen()) != key:
+        svm_path_kernels.swap_rows_cols(np.eye(3), 0, 1, 3)     # fills the disk cache
+        key = next(k for k in cache._cache_file._load_index()
+                   if cache._index_key(k[0], target.codegen()) == k)
+
+    calls = []
+    initialize = rtsys.initialize
+
+    def broken_once(context):        # the load-only path fails; numba's refresh calls it too
+        calls.append(context)
+        if len(calls) == 1:
+            raise RuntimeError("a numba whose loading needs more")
+        return initialize(context)
+    monkeypatch.setattr(rtsys, "initialize", broken_once)
+    assert cache.load_overload(key[0], target) is not None and len(calls) >= 1

@@ -106,7 +106,9 @@ def test_a_large_product_splits_its_rows_over_two_threads(monkeypatch):
     monkeypatch.setattr(threads, "SPLIT_ENTRIES", 1)
     monkeypatch.setattr(threads.os, "cpu_count", lambda: 2)
     two = gram_module.kernel_products(Spy(), X, B, block_bytes=8 * 100 * 40)
-    np.testing.assert_allclose(two, one, rtol=0, atol=1e-13)
+    # 300 rows in blocks of 40: the split falls on a block boundary (160), not at 150,
+    # so the two threads compute the blocks of one: the same bits
+    np.testing.assert_array_equal(two, one)
     main = threading.main_thread().ident
     assert seen and main not in seen          # the halves ran on the pool's threads
     seen.clear()
@@ -114,3 +116,16 @@ def test_a_large_product_splits_its_rows_over_two_threads(monkeypatch):
     np.testing.assert_allclose(gram_module.kernel_products(Spy(), X, B), one,
                                rtol=0, atol=1e-13)
     assert seen == {main}
+
+
+def test_the_split_keeps_the_callers_numpy_error_state(monkeypatch):
+    # numpy's error state is per thread: the pool's threads take the caller's
+    monkeypatch.setattr(threads.os, "cpu_count", lambda: 2)
+    seen = []
+
+    def block(start: int, stop: int) -> None:
+        seen.append(np.geterr()["over"])
+
+    with np.errstate(over="raise"):
+        threads.by_blocks(block, 10, 3, threads.SPLIT_ENTRIES)
+    assert seen == ["raise"] * 4

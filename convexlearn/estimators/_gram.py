@@ -74,7 +74,9 @@ def shared_gram(spec: dict, gamma: Any, X: np.ndarray, codes: np.ndarray,
     if kernel.name == "rbf" and compiled_loop_loaded(True):
         # rbf by BLAS's product and one compiled pass with a vectorized exp (gram_rbf),
         # once numba is initialized (the compiled SMO loop loaded): a process's first fits
-        # stay in numpy, where loading numba would cost more than it saves (certified_smo)
+        # stay in numpy, where loading numba would cost more than it saves (certified_smo).
+        # The two exps differ by a few ulps, so a fit's last bits depend on whether the
+        # process had loaded the loop before; each answer is certified either way
         from ..solvers.kernel_svm.gram_rbf import gram_block_function
         return SharedGram(gram_block_function(kernel), X, codes, scheme == "ovo")
     return SharedGram(kernel, X, codes, scheme == "ovo")

@@ -94,7 +94,7 @@ class JoinedBlock:
         self.K, self.R, self.KSJ, self.KJJ, self.X, self.RJ = K, R, KSJ, KJJ, X, RJ
         self.size = K.shape[0] + KJJ.shape[0]
         self._norm: float | None = None
-        self.column_sums: np.ndarray | None = None      # of |K_S|, shared by subsets
+        self.column_sums: np.ndarray | None = None      # of |K_S|, computed once
 
     def product(self, x: np.ndarray) -> np.ndarray:
         """K' @ x."""

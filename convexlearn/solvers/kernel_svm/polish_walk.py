@@ -337,7 +337,7 @@ def _release(K0: np.ndarray, E0: np.ndarray, beta: np.ndarray, free: np.ndarray,
     point = np.where(free, x, beta)
     grad = K0[G] @ point + rest[G] + E0[G] @ z[:m] - target[G]
     wrong = np.where(beta[G] <= lo[G], -grad, np.where(beta[G] >= hi[G], grad, 0.0))
-    back = wrong > tol
+    back = (wrong > tol) & (lo[G] < hi[G])          # (lo = hi: C_i = 0, nowhere to go)
     if not back.any():
         return None
     keep = np.flatnonzero(~back)

@@ -158,6 +158,8 @@ def _evaluate(X, y, C, intercept, w, b, a, wide, near=None, m=None):
     recomputes the margins of the rows ``near`` only (the others keep the float64 ``m``)
     and X^T (y a) over the rows with a_i != 0."""
     if wide:
+        if sparse.issparse(X) and X.format not in ("csr", "csc"):
+            X = X.tocsr()                 # (rows are selected below: COO, DIA cannot)
         m = np.asarray(m, dtype=_WIDE)
         rows = np.flatnonzero(near)
         if rows.size:

@@ -61,3 +61,15 @@ def test_wide_pass_verdicts_on_perturbed_answers():
     alpha = sol.alpha.copy()
     alpha[np.argmax(alpha)] *= 0.999
     assert not certificate(X, y, C, True, sol.w, sol.b, alpha)["passed"]
+
+
+@pytest.mark.parametrize("fmt", ["coo", "dia", "csc"])
+def test_wide_pass_takes_every_sparse_format(fmt):
+    # rows are selected in the wide pass: formats without row indexing are converted
+    X, y, C = _problem()
+    sol = cl.SVM(X, y, C=C, kernel="linear", intercept=True).solve()
+    dense = certificate(X, y, C, True, sol.w, sol.b, sol.alpha)
+    cert = certificate(sparse.csr_matrix(X).asformat(fmt), y, C, True, sol.w, sol.b,
+                       sol.alpha)
+    assert cert["passed"] and dense["passed"]
+    assert cert["primal"] == pytest.approx(dense["primal"], rel=1e-14)
