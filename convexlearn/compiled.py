@@ -30,8 +30,9 @@ function: unpickling, LLVM object loading and linking) are numba's own. The load
 code is the same bytes either way, so results are bit-for-bit those of numba's loader.
 If numba's internals this relies on are missing (another numba), nothing is changed.
 A load that raises is retried by numba's own loader (refresh, then load). Setting the
-environment variable ``CONVEXLEARN_NUMBA_REFRESH`` (to anything but 0, false, no or
-empty) before import keeps numba's own loader (a way to compare, or a way out should a numba release need it).
+environment variable ``CONVEXLEARN_NUMBA_REFRESH`` (to anything but 0, false, no or empty)
+before import keeps numba's own loader (a way to compare, or a way out should a numba
+release need it).
 """
 
 from __future__ import annotations

@@ -12,9 +12,10 @@ solved: the report still recomputes every residual from the decision values f = 
 the caller formed from the data.
 
 Loading a compiled function costs numba's runtime start and the code's loading (~0.15 s of
-CPU from its disk cache: convexlearn.compiled) in a process that has not paid it, more than the whole of a small certified
-fit: the compiled pass is used only once :func:`allow_compiled` was called (by a solver
-that has loaded its own compiled loop) or it is already loaded.
+CPU from its disk cache: convexlearn.compiled) in a process that has not paid it, more than
+the whole of a small certified fit: the compiled pass is used only once
+:func:`allow_compiled` was called (by a solver that has loaded its own compiled loop) or it
+is already loaded.
 """
 
 from __future__ import annotations

@@ -178,15 +178,15 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
     system has no solution the face is unbounded and its null-space ray is the
     direction: :func:`~convexlearn.solvers.kernel_svm.polish_face.kkt_solve`); when that solution leaves the box (or along the
     ray), step from the current point towards it until the first free multiplier
-    reaches its bound, and fix it there (a primal active-set step: the point stays
-    feasible and balanced; after a fresh factorization the run of such steps is
-    :func:`~convexlearn.solvers.kernel_svm.polish_walk.ratio_walk`, steered by that
-    factor at one pair of triangular solves per step, freeing again the multipliers it
-    fixed whose margin contradicts their bound (``margin_tol``: the walk ends at the
-    optimum on the factorized block, the joiners it pushes out included), its last
-    solution kept when it solves its face to a backward-stable residual); otherwise, the samples whose margin contradicts their set
-    (alpha = 0 with m_i < 1 - margin_tol, alpha = C_i with m_i > 1 + margin_tol) join
-    the free set, the worst MAX_JOIN of them per round. Margins are unitless;
+    reaches its bound, and fix it there (a primal active-set step: the point stays feasible
+    and balanced; after a fresh factorization the run of such steps is
+    :func:`~convexlearn.solvers.kernel_svm.polish_walk.ratio_walk`, steered by that factor
+    at one pair of triangular solves per step, freeing again the multipliers it fixed whose
+    margin contradicts their bound (``margin_tol``: the walk ends at the optimum on the
+    factorized block, the joiners it pushes out included), its last solution kept when it
+    solves its face to a backward-stable residual); otherwise, the samples whose margin
+    contradicts their set (alpha = 0 with m_i < 1 - margin_tol, alpha = C_i with m_i > 1 +
+    margin_tol) join the free set, the worst MAX_JOIN of them per round. Margins are unitless;
     ``threshold`` is relative to max C_i (max alpha for the hard margin); a free
     sample's margin error at a least-squares solution above ``margin_tol`` marks the
     system as having none.

@@ -75,9 +75,9 @@ RELEASES = 6
 PREFETCH = 8
 #: Walks on at least this many free multipliers take the compiled loop while it is not
 #: loaded. Loading it from numba's cache costs ~20-30 ms CPU in a process where numba
-#: already runs compiled code (the SMO loop), ~0.15 s in one where it is the first
-#: (numba's runtime: convexlearn.compiled); compiling it with an empty cache ~7.5 s. A walk on 250 free
-#: multipliers (241 steps) takes ~70 ms in numpy, ~10 ms compiled.
+#: already runs compiled code (the SMO loop), ~0.15 s in one where it is the first (numba's
+#: runtime: convexlearn.compiled); compiling it with an empty cache ~7.5 s. A walk on 250
+#: free multipliers (241 steps) takes ~70 ms in numpy, ~10 ms compiled.
 COMPILED_FROM = 200
 
 

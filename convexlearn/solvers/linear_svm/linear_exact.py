@@ -5,14 +5,14 @@ The C-form (b unpenalized, per-sample bounds C_i = C s_i, C_i = inf for the hard
     P(w, b) = 1/2 ||w||^2 + sum_i C_i max(0, 1 - m_i),    m_i = y_i (<w, x_i> + b)
     D(a)    = sum_i a_i - 1/2 ||X^T (y * a)||^2,           0 <= a_i <= C_i,  y^T a = 0
 
-DCD to a loose tolerance guesses the active set (a short run first, then the full one;
-wide data, n < d, on the n x n rows of Z^T = Q R); the KKT system of that set is
-solved in w-space (size d + 1 + |F|) and repaired by primal-dual active-set rounds; where
-that fails, the active-set method on DCD's candidates with every other multiplier at its
-bound (:mod:`.linear_reduced`), an interior point in w-space and the primal active-set
-method, then a working set. The answer is certified by the relative duality gap recomputed from the data
-(:mod:`.linear_certificate`); a point that fails is "inaccurate" and the caller moves to
-its next route. The steps in detail, and why: docs/routes.md, "Design notes of the
+DCD to a loose tolerance guesses the active set (a short run first, then the full one; wide
+data, n < d, on the n x n rows of Z^T = Q R); the KKT system of that set is solved in
+w-space (size d + 1 + |F|) and repaired by primal-dual active-set rounds; where that fails,
+the active-set method on DCD's candidates with every other multiplier at its bound
+(:mod:`.linear_reduced`), an interior point in w-space and the primal active-set method,
+then a working set. The answer is certified by the relative duality gap recomputed from the
+data (:mod:`.linear_certificate`); a point that fails is "inaccurate" and the caller moves
+to its next route. The steps in detail, and why: docs/routes.md, "Design notes of the
 algorithms".
 """
 
