@@ -248,3 +248,16 @@ def test_parameter_names_are_read_once_per_class_and_init():
     assert Narrow._get_param_names() == ["C", "kernel"]
     assert len(KernelSVMClassifier._get_param_names()) == len(est.get_params())
     assert clone(Narrow(C=2.0)).get_params() == {"C": 2.0, "kernel": "rbf"}
+
+
+@pytest.mark.parametrize("make", ["LinearSVMClassifier", "ERMClassifier",
+                                  "CrammerSingerClassifier"])
+def test_every_classifiers_score_is_accuracy_score(make):
+    from sklearn.metrics import accuracy_score
+    import convexlearn.estimators as estimators
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(90, 3))
+    y = np.argmax(X @ rng.normal(size=(3, 3)) + 0.5 * rng.normal(size=(90, 3)), axis=1)
+    est = getattr(estimators, make)().fit(X[:60], y[:60])
+    assert est.score(X[60:], y[60:]) == accuracy_score(y[60:], est.predict(X[60:]))
+    assert est.score(X[60:], y[60:].tolist()) == accuracy_score(y[60:], est.predict(X[60:]))
