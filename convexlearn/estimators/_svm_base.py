@@ -29,8 +29,8 @@ from ..errors import DataError, NotApplicableError, ParameterError
 from ..kernels import check_gram, make_kernel
 from ..svm import ITERATIVE_METHODS, SVM, checked_svm
 from ._gram import shared_gram
-from ._base import (edge_data, fit_weighted_classes, seed_from, validated_X,
-                    warn_if_not_optimal)
+from ._base import (SmallCallsMixin, edge_data, fit_weighted_classes, seed_from,
+                    validated_X, warn_if_not_optimal)
 from ._multiclass import (argmax_ties_low, fit_decomposition, ovo_pairs, ovr_from_ovo,
                           rounding_bound, vote)
 from ._probability import (couple_pairwise, cv_decision_values, platt_fit, platt_predict)
@@ -57,7 +57,7 @@ def _double_centered(K: np.ndarray) -> np.ndarray:
     return K - col[None, :] - K.mean(axis=1)[:, None] + col.mean()
 
 
-class SVMClassifierBase(ClassifierMixin, BaseEstimator):
+class SVMClassifierBase(SmallCallsMixin, ClassifierMixin, BaseEstimator):
     """The machinery of :class:`KernelSVMClassifier` and :class:`LinearSVMClassifier`."""
 
     _methods: tuple[str, ...] = ()

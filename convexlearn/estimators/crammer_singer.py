@@ -19,13 +19,14 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from ..crammer_singer import CrammerSingerSVM
 from ..data import as_sample_weight, check_C, check_choice, check_positive
 from ..errors import ParameterError
-from ._base import edge_data, fit_weighted_classes, seed_from, validated_X, warn_if_not_optimal
+from ._base import (SmallCallsMixin, edge_data, fit_weighted_classes, seed_from, validated_X,
+                    warn_if_not_optimal)
 from ._multiclass import argmax_ties_low, rounding_bound
 
 __all__ = ["CrammerSingerClassifier"]
 
 
-class CrammerSingerClassifier(ClassifierMixin, BaseEstimator):
+class CrammerSingerClassifier(SmallCallsMixin, ClassifierMixin, BaseEstimator):
     """Crammer-Singer multiclass linear SVM, solved exactly and certified.
 
     Parameters

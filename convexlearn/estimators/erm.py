@@ -26,8 +26,8 @@ from sklearn.utils.metaestimators import available_if
 from ..data import as_sample_weight, check_count, check_nonnegative
 from ..erm import ERM
 from ..errors import ParameterError
-from ._base import (LinearDecisionMixin, edge_data, fit_weighted_classes, ovr_targets,
-                    validated_X, warn_if_not_optimal)
+from ._base import (LinearDecisionMixin, SmallCallsMixin, edge_data, fit_weighted_classes,
+                    ovr_targets, validated_X, warn_if_not_optimal)
 
 __all__ = ["ERMClassifier", "ERMRegressor"]
 
@@ -143,7 +143,7 @@ class _ERMBase(BaseEstimator):
         self.optimality_ = solutions[0].report if one else [s.report for s in solutions]
 
 
-class ERMClassifier(LinearDecisionMixin, ClassifierMixin, _ERMBase):
+class ERMClassifier(SmallCallsMixin, LinearDecisionMixin, ClassifierMixin, _ERMBase):
     __doc__ = ("Linear classifier by regularized ERM (binary, or one-vs-rest).\n" +
                _COMMON_DOC.format(loss="logistic", coef_shape="(n_problems, n_features)",
                                   intercept_type="ndarray of shape (n_problems,)"))

@@ -23,12 +23,13 @@ from ..errors import InfeasibleError
 from ..halfspace import Halfspace
 from ..perceptron import perceptron
 from ..svm import SVM
-from ._base import (LinearDecisionMixin, fit_classes, ovr_targets, seed_from, warn_if_not_optimal)
+from ._base import (LinearDecisionMixin, SmallCallsMixin, fit_classes, ovr_targets, seed_from,
+                    warn_if_not_optimal)
 
 __all__ = ["PerceptronClassifier", "HalfspaceClassifier", "NotSeparableError"]
 
 
-class _LinearPredictor(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
+class _LinearPredictor(SmallCallsMixin, LinearDecisionMixin, ClassifierMixin, BaseEstimator):
     def _store(self, solutions) -> None:
         self.coef_ = np.vstack([s.w for s in solutions])
         self.intercept_ = np.array([s.b for s in solutions], dtype=float)

@@ -213,3 +213,51 @@ def test_checked_problems_still_refuse_bad_flags(estimator, name):
     X, y = _data()
     with pytest.raises(ParameterError, match=f"{name} must be True or False"):
         estimator.fit(X, y)
+
+
+def test_score_is_accuracy_score_on_every_kind_of_labels():
+    from sklearn.metrics import accuracy_score
+    X, y = _data(80)
+    est = KernelSVMClassifier().fit(X[:60], y[:60])
+    Xt, yt = X[60:], y[60:]
+    pred = est.predict(Xt)
+    assert est.score(Xt, yt) == accuracy_score(yt, pred)              # the short cut
+    assert type(est.score(Xt, yt)) is float
+    w = np.linspace(0.5, 2.0, yt.size)
+    assert est.score(Xt, yt, sample_weight=w) == accuracy_score(yt, pred, sample_weight=w)
+    assert est.score(Xt, list(yt)) == accuracy_score(yt, pred)         # a list: theirs
+    labels = np.array(["a", "b"])
+    named = KernelSVMClassifier().fit(X[:60], labels[y[:60]])
+    assert named.score(Xt, labels[yt]) == accuracy_score(labels[yt], labels[pred])
+    flags = KernelSVMClassifier().fit(X[:60], y[:60].astype(bool))
+    assert flags.score(Xt, yt.astype(bool)) == accuracy_score(yt, pred)
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        est.score(Xt, yt[:-1])                           # scikit-learn's message
+
+
+def test_parameter_names_are_read_once_per_class_and_init():
+    from sklearn.base import clone
+    est = KernelSVMClassifier(C=3.0, gamma=0.5)
+    twin = clone(est)
+    assert twin.get_params() == est.get_params() and twin is not est
+
+    class Narrow(KernelSVMClassifier):
+        def __init__(self, C=1.0, *, kernel="rbf"):
+            super().__init__(C, kernel=kernel)
+
+    assert Narrow._get_param_names() == ["C", "kernel"]
+    assert len(KernelSVMClassifier._get_param_names()) == len(est.get_params())
+    assert clone(Narrow(C=2.0)).get_params() == {"C": 2.0, "kernel": "rbf"}
+
+
+@pytest.mark.parametrize("make", ["LinearSVMClassifier", "ERMClassifier",
+                                  "CrammerSingerClassifier"])
+def test_every_classifiers_score_is_accuracy_score(make):
+    from sklearn.metrics import accuracy_score
+    import convexlearn.estimators as estimators
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(90, 3))
+    y = np.argmax(X @ rng.normal(size=(3, 3)) + 0.5 * rng.normal(size=(90, 3)), axis=1)
+    est = getattr(estimators, make)().fit(X[:60], y[:60])
+    assert est.score(X[60:], y[60:]) == accuracy_score(y[60:], est.predict(X[60:]))
+    assert est.score(X[60:], y[60:].tolist()) == accuracy_score(y[60:], est.predict(X[60:]))
