@@ -25,7 +25,27 @@ from numba import njit
 
 from ...compiled import load_without_refresh
 
-__all__ = ["drop_positions", "gather_symmetric"]
+__all__ = ["drop_positions", "gather_symmetric", "count_small", "zero_small"]
+
+
+@njit(cache=True)
+def count_small(K: Any, limit: float) -> int:
+    """The number of entries with |K_ij| < ``limit`` (a read pass, no temporaries)."""
+    count = 0
+    for j in range(K.shape[1]):
+        for i in range(K.shape[0]):
+            if abs(K[i, j]) < limit:
+                count += 1
+    return count
+
+
+@njit(cache=True)
+def zero_small(K: Any, limit: float) -> None:
+    """K_ij = 0 where |K_ij| < ``limit``, in place."""
+    for j in range(K.shape[1]):
+        for i in range(K.shape[0]):
+            if abs(K[i, j]) < limit:
+                K[i, j] = 0.0
 
 
 @njit(cache=True)
