@@ -147,10 +147,42 @@ def _spd_bordered_solve(KFF: np.ndarray, E: np.ndarray | None, r: np.ndarray, cu
     # 3e-14, ||K_FF||_1 ~ 35) it does, where the least squares below truncated the
     # small singular values, found no solution and stepped along a ray, one round (a
     # fresh factorization, LU and QR) per fixed multiplier: 25 rounds, ~2.5 s
-    if not refined:
+    # ... but only when few of its pivots are at round-off level (R_ii^2 <= k eps
+    # ||K_FF||_1; the rbf faces above: at most 6 of 500..1000): a low-rank kernel (poly on
+    # 2-D data: rank 6 at |F| = 68) keeps the least squares, whose minimum-norm step is
+    # the one that leads somewhere there (a Cholesky step along the null space took
+    # poly2/blobs3/C=1/n=400 from 5 ms to 0.1 s and a second SMO run)
+    if not refined or DEFICIENT * _tiny_pivots(factor, norm) > M.shape[0]:
         return None
     sol = carried_solve(factor, M, E, r, factor_solve, cut=0.0)
     return _kept(sol, factor, factors)
+
+
+#: An ill-conditioned face is solved by its Cholesky factor only while at most 1 /
+#: DEFICIENT of the factor's pivots are at round-off level (:func:`_spd_bordered_solve`).
+DEFICIENT = 16
+
+
+def _steering_factor(M: np.ndarray, bounded: bool) -> np.ndarray | None:
+    """The upper Cholesky factor of the block M (its lower triangle not cleaned), else,
+    in a finite box (``bounded``), that of M + mu I while few of its pivots are at
+    round-off level (:func:`_spd_bordered_solve`'s rule); None otherwise."""
+    factor, info = lapack.dpotrf(M, lower=False, clean=False)
+    if info == 0:
+        return factor
+    if not bounded:
+        return None
+    norm = lapack.dlange("1", M)
+    factor, _ = cholesky_factor(M, norm)
+    if factor is None or DEFICIENT * _tiny_pivots(factor, norm) > M.shape[0]:
+        return None
+    return factor
+
+
+def _tiny_pivots(factor: np.ndarray, norm: float) -> int:
+    """The number of pivots R_ii of the factor with R_ii^2 <= k eps ``norm``."""
+    d = np.diagonal(factor)
+    return int(np.count_nonzero(d * d <= d.size * _EPS * norm))
 
 
 #: Shifts mu / (eps ||K||_1) tried in turn when K is not positive definite in floating
@@ -365,8 +397,8 @@ class Face:
         factor, self.removed, self.downdates = self.fresh_factor, [], 0
         if factor is None:
             M = self.K0 if self.K0.flags.f_contiguous else self.K0.T
-            factor, shifted = cholesky_factor(M)
-            factor = None if factor is None or (shifted and not self.bounded) else np.triu(factor)
+            factor = _steering_factor(M, self.bounded)
+            factor = None if factor is None else np.triu(factor)
         if factor is not None:
             E0 = self._border_columns()
             W, info = lapack.dpotrs(factor, E0, lower=False)
@@ -388,7 +420,7 @@ class Face:
         self._join()
         if self.fresh_factor is None:
             M = self.K0 if self.K0.flags.f_contiguous else self.K0.T
-            self.fresh_factor, _ = cholesky_factor(M)
+            self.fresh_factor = _steering_factor(M, self.bounded)
         return self.fresh_factor
 
     def product(self, x: np.ndarray) -> np.ndarray:
