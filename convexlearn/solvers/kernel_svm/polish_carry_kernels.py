@@ -25,7 +25,8 @@ from numba import njit
 
 from ...compiled import load_without_refresh
 
-__all__ = ["drop_positions", "gather_symmetric", "count_small", "zero_small"]
+__all__ = ["drop_positions", "gather_symmetric", "count_small", "zero_small",
+           "max_abs_column_sum"]
 
 
 @njit(cache=True)
@@ -37,6 +38,18 @@ def count_small(K: Any, limit: float) -> int:
             if abs(K[i, j]) < limit:
                 count += 1
     return count
+
+
+@njit(cache=True)
+def max_abs_column_sum(K: Any) -> float:
+    """max_j sum_i |K_ij| (||K||_1; ||K||_inf for a symmetric K), column by column."""
+    best = 0.0
+    for j in range(K.shape[1]):
+        total = 0.0
+        for i in range(K.shape[0]):
+            total += abs(K[i, j])
+        best = max(best, total)
+    return best
 
 
 @njit(cache=True)
