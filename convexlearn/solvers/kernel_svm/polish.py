@@ -43,13 +43,14 @@ MAX_FREE = 4000
 #: least (rbf gamma = 10 on 2-D blobs: 64 per round, polish 1.1 s of CPU; |F| per
 #: round, 2.0 s).
 MAX_JOIN = 64
-#: Kernel entries below this (in absolute value) enter the polish's blocks as 0: a very
-#: local kernel's far pairs (rbf gamma = 10 on 2-D blobs: exp(-10 d^2) down to 1e-300)
-#: make subnormal products in the Cholesky factorization, the walk's products and
-#: solves, ~40x slower each (make_blobs(2000, random_state=1), C = 0.1: the Cholesky
-#: of K_FF, |F| = 576, 171 ms -> 4 ms). The change, <= 1e-150 an entry, is far below a
-#: backward-stable solve's perturbation (eps ||K_FF||), and the polish only steers: the
-#: certificate recomputes every residual from the data.
+#: Kernel entries below this (in absolute value, relative to the block's largest) enter
+#: the polish's blocks as 0: a very local kernel's far pairs (rbf gamma = 10 on 2-D
+#: blobs: exp(-10 d^2) down to 1e-300) make subnormal products in the Cholesky
+#: factorization, the walk's products and solves, ~40x slower each (make_blobs(2000,
+#: random_state=1), C = 0.1: the Cholesky of K_FF, |F| = 576, 171 ms -> 4 ms). The
+#: change, <= 1e-150 max |K| an entry, is far below a backward-stable solve's
+#: perturbation (eps ||K_FF||), and the polish only steers: the certificate recomputes
+#: every residual from the data.
 FLUSH = 1e-150
 #: Blocks of at least this many entries are flushed by the compiled passes (loaded with
 #: the carried factor's kernels); smaller ones in numpy.
@@ -161,22 +162,25 @@ def polish_alpha(y: np.ndarray, C: float, alpha: np.ndarray, intercept: bool,
 
 def flushed(kernel_block: Callable[[np.ndarray, np.ndarray], np.ndarray]
             ) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
-    """``kernel_block`` with the entries |K_ij| < :data:`FLUSH` set to 0 (in a copy; two
-    compiled passes: numpy's masks cost ~5 passes and three k^2 temporaries, ~25 ms a
-    block at |F| = 1044)."""
+    """``kernel_block`` with the entries |K_ij| < :data:`FLUSH` max |K| set to 0 (relative
+    to the block's largest entry: a Gram matrix of tiny scale keeps its entries; in a
+    copy; compiled passes: numpy's masks cost ~5 passes and three k^2 temporaries, ~25 ms
+    a block at |F| = 1044)."""
     def block(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
         K = np.asarray(kernel_block(rows, cols), dtype=float)
         if K.size < FLUSH_FROM:
-            small = np.abs(K) < FLUSH
+            magnitude = np.abs(K)
+            small = magnitude < FLUSH * float(np.max(magnitude, initial=0.0))
             if small.any():
                 K = K.copy(order="K")
                 K[small] = 0.0
             return K
-        from .polish_carry_kernels import count_small, zero_small
+        from .polish_carry_kernels import count_small, max_abs, zero_small
         # (the passes run down columns: a C-ordered block is read as its transpose)
-        if count_small(K.T if K.flags.c_contiguous else K, FLUSH):
+        limit = FLUSH * max_abs(K.T if K.flags.c_contiguous else K)
+        if count_small(K.T if K.flags.c_contiguous else K, limit):
             K = K.copy(order="K")
-            zero_small(K.T if K.flags.c_contiguous else K, FLUSH)
+            zero_small(K.T if K.flags.c_contiguous else K, limit)
         return K
     return block
 

@@ -26,7 +26,7 @@ from numba import njit
 from ...compiled import load_without_refresh
 
 __all__ = ["drop_positions", "gather_symmetric", "count_small", "zero_small",
-           "max_abs_column_sum"]
+           "max_abs_column_sum", "max_abs"]
 
 
 @njit(cache=True)
@@ -38,6 +38,16 @@ def count_small(K: Any, limit: float) -> int:
             if abs(K[i, j]) < limit:
                 count += 1
     return count
+
+
+@njit(cache=True)
+def max_abs(K: Any) -> float:
+    """max_ij |K_ij|."""
+    best = 0.0
+    for j in range(K.shape[1]):
+        for i in range(K.shape[0]):
+            best = max(best, abs(K[i, j]))
+    return best
 
 
 @njit(cache=True)
