@@ -43,6 +43,18 @@ MAX_FREE = 4000
 #: least (rbf gamma = 10 on 2-D blobs: 64 per round, polish 1.1 s of CPU; |F| per
 #: round, 2.0 s).
 MAX_JOIN = 64
+#: Kernel entries below this (in absolute value, relative to the block's largest) enter
+#: the polish's blocks as 0: a very local kernel's far pairs (rbf gamma = 10 on 2-D
+#: blobs: exp(-10 d^2) down to 1e-300) make subnormal products in the Cholesky
+#: factorization, the walk's products and solves, ~40x slower each (make_blobs(2000,
+#: random_state=1), C = 0.1: the Cholesky of K_FF, |F| = 576, 171 ms -> 4 ms). The
+#: change, <= 1e-150 max |K| an entry, is far below a backward-stable solve's
+#: perturbation (eps ||K_FF||), and the polish only steers: the certificate recomputes
+#: every residual from the data.
+FLUSH = 1e-150
+#: Blocks of at least this many entries are flushed by the compiled passes (loaded with
+#: the carried factor's kernels); smaller ones in numpy.
+FLUSH_FROM = 40_000
 
 
 def solve_on_active_set(y: np.ndarray, C: Any, intercept: bool, kernel_block: Callable,
@@ -148,6 +160,31 @@ def polish_alpha(y: np.ndarray, C: float, alpha: np.ndarray, intercept: bool,
     return None
 
 
+def flushed(kernel_block: Callable[[np.ndarray, np.ndarray], np.ndarray]
+            ) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """``kernel_block`` with the entries |K_ij| < :data:`FLUSH` max |K| set to 0 (relative
+    to the block's largest entry: a Gram matrix of tiny scale keeps its entries; in a
+    copy; compiled passes: numpy's masks cost ~5 passes and three k^2 temporaries, ~25 ms
+    a block at |F| = 1044)."""
+    def block(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        K = np.asarray(kernel_block(rows, cols), dtype=float)
+        if K.size < FLUSH_FROM:
+            magnitude = np.abs(K)
+            small = magnitude < FLUSH * float(np.max(magnitude, initial=0.0))
+            if small.any():
+                K = K.copy(order="K")
+                K[small] = 0.0
+            return K
+        from .polish_carry_kernels import count_small, max_abs, zero_small
+        # (the passes run down columns: a C-ordered block is read as its transpose)
+        limit = FLUSH * max_abs(K.T if K.flags.c_contiguous else K)
+        if count_small(K.T if K.flags.c_contiguous else K, limit):
+            K = K.copy(order="K")
+            zero_small(K.T if K.flags.c_contiguous else K, limit)
+        return K
+    return block
+
+
 def _of(y: np.ndarray, c: float | None) -> np.ndarray:
     """The variables of sign c (all of them for c None)."""
     return np.ones(y.shape, dtype=bool) if c is None else y * c > 0
@@ -208,6 +245,7 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
     allow (:func:`intercept_from_alpha`); the returned b is the pair (b_+, b_-), never None.
     """
     C = np.broadcast_to(np.asarray(C, dtype=float), alpha.shape)
+    kernel_block = flushed(kernel_block)
     hard = bool(np.all(np.isinf(C)))
     scale = max(1.0, float(np.max(alpha))) if hard else float(np.max(C))
     cut = threshold * scale
@@ -221,7 +259,7 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
     # the rows in beta = y * a: sum over a sign c of beta = c delta_c
     signs = (1.0, -1.0) if by_sign else (None,)
     deltas = (np.asarray(delta, dtype=float) * np.array([1.0, -1.0])) if by_sign else (delta,)
-    face = Face(intercept, y if by_sign else None)
+    face = Face(intercept, y if by_sign else None, bool(np.all(np.isfinite(C))))
     # g is exact at the last synchronisation; the steps since then are in ``pending``
     # and only the free entries are kept current (through K_FF) until the margins are
     # needed: a ratio step then costs O(|F|^2), not n |F| kernel evaluations.

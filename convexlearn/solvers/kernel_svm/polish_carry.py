@@ -232,25 +232,27 @@ def factor_solve(factor: np.ndarray, E: np.ndarray | None, r: np.ndarray
 
 
 def carried_solve(factor: np.ndarray | JoinedBlock, K: np.ndarray | None,
-                  E: np.ndarray | None, r: np.ndarray, solve: Callable
-                  ) -> np.ndarray | None:
+                  E: np.ndarray | None, r: np.ndarray, solve: Callable,
+                  cut: float | None = None) -> np.ndarray | None:
     """[K E; E^T 0] x = r from a carried factor (K = R^T R up to the updates' rounding;
     K None: the factor is a :class:`JoinedBlock`, which holds K): ``solve(factor, E,
     r)`` (:func:`factor_solve`) refined at
     most :data:`REFINE` times; x when the factor's reciprocal condition estimate exceeds
     k eps (the fresh solve's test; for a :class:`JoinedBlock` its necessary form on the
     pivots, :meth:`JoinedBlock.conditioned`) and the residual is within
-    :func:`bordered_residual`'s bound, else None."""
-    cut = r.size * _EPS
+    :func:`bordered_residual`'s bound, else None. ``cut``: the condition test's
+    threshold (default k eps; 0: the residual test alone)."""
+    cut = r.size * _EPS if cut is None else cut
     joined = isinstance(factor, JoinedBlock)
     if joined:
         if not factor.conditioned(cut):
             return None
         norm = factor.norm() + 1.0
     else:
-        rcond, info = lapack.dpocon(factor, lapack.dlange("1", K))
-        if info != 0 or not rcond > cut:
-            return None
+        if cut > 0.0:
+            rcond, info = lapack.dpocon(factor, lapack.dlange("1", K))
+            if info != 0 or not rcond > cut:
+                return None
         norm = float(np.max(_column_sums(K), initial=0.0)) + 1.0
     product = factor.product if joined else K.__matmul__
     x = solve(factor, E, r)

@@ -25,7 +25,50 @@ from numba import njit
 
 from ...compiled import load_without_refresh
 
-__all__ = ["drop_positions", "gather_symmetric"]
+__all__ = ["drop_positions", "gather_symmetric", "count_small", "zero_small",
+           "max_abs_column_sum", "max_abs"]
+
+
+@njit(cache=True)
+def count_small(K: Any, limit: float) -> int:
+    """The number of entries with |K_ij| < ``limit`` (a read pass, no temporaries)."""
+    count = 0
+    for j in range(K.shape[1]):
+        for i in range(K.shape[0]):
+            if abs(K[i, j]) < limit:
+                count += 1
+    return count
+
+
+@njit(cache=True)
+def max_abs(K: Any) -> float:
+    """max_ij |K_ij|."""
+    best = 0.0
+    for j in range(K.shape[1]):
+        for i in range(K.shape[0]):
+            best = max(best, abs(K[i, j]))
+    return best
+
+
+@njit(cache=True)
+def max_abs_column_sum(K: Any) -> float:
+    """max_j sum_i |K_ij| (||K||_1; ||K||_inf for a symmetric K), column by column."""
+    best = 0.0
+    for j in range(K.shape[1]):
+        total = 0.0
+        for i in range(K.shape[0]):
+            total += abs(K[i, j])
+        best = max(best, total)
+    return best
+
+
+@njit(cache=True)
+def zero_small(K: Any, limit: float) -> None:
+    """K_ij = 0 where |K_ij| < ``limit``, in place."""
+    for j in range(K.shape[1]):
+        for i in range(K.shape[0]):
+            if abs(K[i, j]) < limit:
+                K[i, j] = 0.0
 
 
 @njit(cache=True)

@@ -17,8 +17,8 @@ import numpy as np
 import scipy.linalg
 from scipy.linalg import blas, lapack
 
-from .polish_carry import (JoinedBlock, carry_factor, face_solve, factor_solve,
-                           positions_in)
+from .polish_carry import (JoinedBlock, carried_solve, carry_factor, face_solve,
+                           factor_solve, positions_in)
 
 __all__ = ["Face", "kkt_solve"]
 
@@ -36,8 +36,8 @@ def _border(y: np.ndarray, by_sign: bool) -> np.ndarray:
 
 
 def kkt_solve(KFF: np.ndarray, rhs: np.ndarray, total: Any, start: np.ndarray,
-               margin_tol: float, E: np.ndarray | None = None, factors: list | None = None
-               ) -> tuple[np.ndarray, Any, np.ndarray | None]:
+               margin_tol: float, E: np.ndarray | None = None, factors: list | None = None,
+               refined: bool = False) -> tuple[np.ndarray, Any, np.ndarray | None]:
     """Solve [K_FF 1; 1^T 0] [u; b] = [rhs; total] (K_FF u = rhs without intercept,
     ``total`` None) for the solution u nearest ``start``, or find the face unbounded.
     With a border ``E`` (k x m: the rows per sign) the system is [K_FF E; E^T 0] [u; b] =
@@ -65,6 +65,12 @@ def kkt_solve(KFF: np.ndarray, rhs: np.ndarray, total: Any, start: np.ndarray,
     ``factors``, a list: the Cholesky factor of K_FF is appended to it when the solve
     used one (the caller's steering reuses it).
 
+    ``refined`` (a face in a finite box, where a large solution only means a step to the
+    first bound): an ill-conditioned K_FF's Cholesky solution (of K_FF + mu I when K_FF
+    is not positive definite in floating point) is kept when refined to a backward-stable
+    residual (:func:`_spd_bordered_solve`); the hard margin's unbounded faces keep the
+    least squares and its ray.
+
     Returns
     -------
     u, b, ray
@@ -78,7 +84,7 @@ def kkt_solve(KFF: np.ndarray, rhs: np.ndarray, total: Any, start: np.ndarray,
     cut = r.size * _EPS
     # K_FF positive definite (the usual case): Cholesky, half the flops of LU, and no
     # bordered copy of K_FF
-    sol = _spd_bordered_solve(KFF, border, r, cut, factors)
+    sol = _spd_bordered_solve(KFF, border, r, cut, factors, refined)
     A = KFF if border is None else None
     if sol is None:
         if A is None:
@@ -111,21 +117,101 @@ def _bordered(KFF: np.ndarray, E: np.ndarray) -> np.ndarray:
 
 
 def _spd_bordered_solve(KFF: np.ndarray, E: np.ndarray | None, r: np.ndarray, cut: float,
-                        factors: list | None = None) -> np.ndarray | None:
+                        factors: list | None = None, refined: bool = False
+                        ) -> np.ndarray | None:
     """Solve [K_FF E; E^T 0] x = r (K_FF x = r without a border E) by the Cholesky factor
     of K_FF and the Schur complement S = E^T K_FF^{-1} E; None when K_FF is not
     numerically positive definite (reciprocal condition number, LAPACK's 1-norm estimate,
     at most ``cut``) or S is singular: the caller's LU and least squares decide then.
-    The factor is appended to ``factors`` (when given) on success."""
+    The factor is appended to ``factors`` (when given) on success. ``refined``: an
+    ill-conditioned K_FF's solution is kept when refined to a backward-stable residual
+    (:func:`kkt_solve`)."""
     # K_FF is symmetric: LAPACK reads whichever of it and its transpose is in F-order
     M = KFF if KFF.flags.f_contiguous else KFF.T
+    norm = lapack.dlange("1", M)
+    if refined:
+        factor, shifted = cholesky_factor(M, norm)
+    else:
+        factor, info = lapack.dpotrf(M, lower=False, clean=False)
+        factor, shifted = (factor if info == 0 else None), False
+    if factor is None:
+        return None
+    if not shifted:
+        rcond, info = lapack.dpocon(factor, norm)
+        if info == 0 and rcond > cut:
+            return _kept(factor_solve(factor, E, r), factor, factors)
+    # ill-conditioned (rcond <= k eps) or not positive definite in floating point: the
+    # factor's solution (of K_FF + mu I when shifted) is kept when it solves the
+    # system itself to a backward-stable solve's residual after iterative refinement.
+    # On the very local kernels (rbf gamma = 5..10 on 2-D blobs: lambda_min(K_FF) ~
+    # 3e-14, ||K_FF||_1 ~ 35) it does, where the least squares below truncated the
+    # small singular values, found no solution and stepped along a ray, one round (a
+    # fresh factorization, LU and QR) per fixed multiplier: 25 rounds, ~2.5 s
+    # ... but only when few of its pivots are at round-off level (R_ii^2 <= k eps
+    # ||K_FF||_1; the rbf faces above: at most 6 of 500..1000): a low-rank kernel (poly on
+    # 2-D data: rank 6 at |F| = 68) keeps the least squares, whose minimum-norm step is
+    # the one that leads somewhere there (a Cholesky step along the null space took
+    # poly2/blobs3/C=1/n=400 from 5 ms to 0.1 s and a second SMO run)
+    if not refined or DEFICIENT * _tiny_pivots(factor, norm) > M.shape[0]:
+        return None
+    sol = carried_solve(factor, M, E, r, factor_solve, cut=0.0)
+    return _kept(sol, factor, factors)
+
+
+#: An ill-conditioned face is solved by its Cholesky factor only while at most 1 /
+#: DEFICIENT of the factor's pivots are at round-off level (:func:`_spd_bordered_solve`).
+DEFICIENT = 16
+
+
+def _steering_factor(M: np.ndarray, bounded: bool) -> np.ndarray | None:
+    """The upper Cholesky factor of the block M (its lower triangle not cleaned), else,
+    in a finite box (``bounded``), that of M + mu I while few of its pivots are at
+    round-off level (:func:`_spd_bordered_solve`'s rule); None otherwise."""
     factor, info = lapack.dpotrf(M, lower=False, clean=False)
-    if info != 0:
+    if info == 0:
+        return factor
+    if not bounded:
         return None
-    rcond, info = lapack.dpocon(factor, lapack.dlange("1", M))
-    if info != 0 or not rcond > cut:
+    norm = lapack.dlange("1", M)
+    factor, _ = cholesky_factor(M, norm)
+    if factor is None or DEFICIENT * _tiny_pivots(factor, norm) > M.shape[0]:
         return None
-    return _kept(factor_solve(factor, E, r), factor, factors)
+    return factor
+
+
+def _tiny_pivots(factor: np.ndarray, norm: float) -> int:
+    """The number of pivots R_ii of the factor with R_ii^2 <= k eps ``norm``."""
+    d = np.diagonal(factor)
+    return int(np.count_nonzero(d * d <= d.size * _EPS * norm))
+
+
+#: Shifts mu / (eps ||K||_1) tried in turn when K is not positive definite in floating
+#: point (a Gram block of near-duplicate samples: eigenvalues at round-off level). The
+#: factor of K + mu I only steers (the walk, the refined solves above); mu up to ~k eps
+#: ||K|| is within a backward-stable solve's perturbation of K. (make_blobs(2000,
+#: random_state=6), rbf gamma = 10, C = 1: a face of 805 needed 256; without it, two
+#: rounds of LU and least squares, ~0.17 s.)
+SHIFTS = (1.0, 16.0, 256.0)
+
+
+def cholesky_factor(M: np.ndarray, norm: float | None = None
+                    ) -> tuple[np.ndarray | None, bool]:
+    """The upper Cholesky factor of the symmetric M (F-ordered; its lower triangle may
+    hold garbage), else that of M + mu I for the first of :data:`SHIFTS` (times eps
+    ||M||_1) for which LAPACK succeeds; (factor or None, whether shifted)."""
+    factor, info = lapack.dpotrf(M, lower=False, clean=False)
+    if info == 0:
+        return factor, False
+    if norm is None:
+        norm = lapack.dlange("1", M)
+    diagonal = np.arange(M.shape[0])
+    for shift in SHIFTS:
+        A = np.array(M, order="F")
+        A[diagonal, diagonal] += shift * _EPS * norm
+        factor, info = lapack.dpotrf(A, lower=False, clean=False, overwrite_a=True)
+        if info == 0:
+            return factor, True
+    return None, False
 
 
 def _kept(sol: np.ndarray | None, factor: np.ndarray, factors: list | None
@@ -170,9 +256,11 @@ class Face:
 
     REFRESH = 256
 
-    def __init__(self, intercept: bool, signs: np.ndarray | None = None):
+    def __init__(self, intercept: bool, signs: np.ndarray | None = None,
+                 bounded: bool = False):
         self.intercept = intercept
         self.signs = signs
+        self.bounded = bounded          # a finite box: kkt_solve's ``refined``
         self.E0: np.ndarray | None = None      # the border of the block's set
         self.F0: np.ndarray | None = None      # the set of the block (and the steering)
         self._K0 = np.empty((0, 0))
@@ -311,8 +399,8 @@ class Face:
         factor, self.removed, self.downdates = self.fresh_factor, [], 0
         if factor is None:
             M = self.K0 if self.K0.flags.f_contiguous else self.K0.T
-            factor, info = lapack.dpotrf(M, lower=False, clean=True)
-            factor = factor if info == 0 else None
+            factor = _steering_factor(M, self.bounded)
+            factor = None if factor is None else np.triu(factor)
         if factor is not None:
             E0 = self._border_columns()
             W, info = lapack.dpotrs(factor, E0, lower=False)
@@ -334,8 +422,7 @@ class Face:
         self._join()
         if self.fresh_factor is None:
             M = self.K0 if self.K0.flags.f_contiguous else self.K0.T
-            factor, info = lapack.dpotrf(M, lower=False, clean=False)
-            self.fresh_factor = factor if info == 0 else None
+            self.fresh_factor = _steering_factor(M, self.bounded)
         return self.fresh_factor
 
     def product(self, x: np.ndarray) -> np.ndarray:
@@ -359,7 +446,8 @@ class Face:
                 return carried
             KFF = self.KFF
             factors: list = []
-            u, b, ray = kkt_solve(KFF, rhs, total, start, margin_tol, E, factors)
+            u, b, ray = kkt_solve(KFF, rhs, total, start, margin_tol, E, factors,
+                                  refined=self.bounded)
             if self.position.size < self.F0.size:      # refactorized: the block shrinks
                 self.F0, self.K0 = self.F0[self.position], KFF
                 self.E0 = self._border(self.F0)

@@ -185,7 +185,7 @@ def ratio_walk(K0: np.ndarray, factor: np.ndarray, E0: np.ndarray, beta: np.ndar
     # iterative refinement by the same steering (else the caller solves afresh)
     b = z[:m].copy()
     r_free = (target - rest)[free]
-    norm = float(np.max(np.abs(K0).sum(axis=1))) + 1.0
+    norm = _norm(K0) + 1.0
     fixed_part = (K0 @ np.where(free, 0.0, beta))[free]
     rhs_size = max(float(np.max(np.abs(r_free - fixed_part))),
                    float(np.max(np.abs(totals), initial=0.0)))
@@ -335,7 +335,8 @@ def _release(K0: np.ndarray, E0: np.ndarray, beta: np.ndarray, free: np.ndarray,
     if G.size == 0:
         return None
     point = np.where(free, x, beta)
-    grad = K0[G] @ point + rest[G] + E0[G] @ z[:m] - target[G]
+    # (K_0 symmetric: rows G of K_0 x from one product, no |G| x k copy of the rows)
+    grad = (K0 @ point)[G] + rest[G] + E0[G] @ z[:m] - target[G]
     wrong = np.where(beta[G] <= lo[G], -grad, np.where(beta[G] >= hi[G], grad, 0.0))
     back = (wrong > tol) & (lo[G] < hi[G])          # (lo = hi: C_i = 0, nowhere to go)
     if not back.any():
@@ -362,6 +363,16 @@ def _release(K0: np.ndarray, E0: np.ndarray, beta: np.ndarray, free: np.ndarray,
     d = x - beta
     d[~free] = 0.0
     return G, x, z, d
+
+
+def _norm(K0: np.ndarray) -> float:
+    """||K_0||_inf (= ||K_0||_1, K_0 symmetric): one compiled pass over the contiguous
+    axis, no k x k temporary (numpy's |K_0| and its sums, ~3-5 ms a walk at k = 1000),
+    once the carried factor's kernels are loaded (numpy before that)."""
+    kernels = sys.modules.get(f"{__package__}.polish_carry_kernels")
+    if kernels is None or K0.size < 40_000:
+        return float(np.max(np.abs(K0).sum(axis=1), initial=0.0))
+    return float(kernels.max_abs_column_sum(K0.T if K0.flags.c_contiguous else K0))
 
 
 def _trsv(Lp: np.ndarray, v: np.ndarray, transposed: bool) -> np.ndarray:
