@@ -88,8 +88,11 @@ def compiled_loop_loaded(intercept: bool = True) -> bool:
     kernels = sys.modules.get(f"{__package__}.{name}")
     # (the one-call path's function holds the loop with the row compiled in)
     small = sys.modules.get(f"{__package__}.small_kernels") if intercept else None
+    # (and the loop on a contiguous active set, which the row's QPs without an index run)
+    compact = sys.modules.get(f"{__package__}.smo_compact_kernels") if intercept else None
     if ((kernels is not None and bool(getattr(kernels, loop).signatures))
-            or (small is not None and bool(getattr(small.small_solve, "signatures", ())))):
+            or (small is not None and bool(getattr(small.small_solve, "signatures", ())))
+            or (compact is not None and bool(compact.compact_loop.signatures))):
         _loaded.add(intercept)
         return True
     return False

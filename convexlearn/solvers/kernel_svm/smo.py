@@ -342,6 +342,12 @@ def smo_compiled(spec: KernelSpec, y: np.ndarray, C: Any, tol: float = 1e-3,
     from .smo_kernels import CONVERGED, DIVERGED, smo_loop
     if not intercept:                                   # (loaded only where needed)
         from .smo_box_kernels import smo_box_loop as smo_loop
+    elif index is None:
+        # the same iterates on a contiguous active set (LIBSVM's layout under shrinking)
+        from .smo_compact_kernels import compact_loop
+
+        def smo_loop(*args):
+            return compact_loop(*args[:-1])
     timer = Timer()
     n = y.shape[0]
     max_iter = max(100_000, 100 * n) if max_iter is None else int(max_iter)
