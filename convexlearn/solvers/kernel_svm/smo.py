@@ -75,6 +75,7 @@ from ...data import check_positive
 from ...errors import ConvexLearnError, DataError, InfeasibleError, ParameterError, SolverError
 from ...solution import History, Solution, Timer
 from ...gram import KernelColumns, KernelSpec
+from .cache_pool import reuse_buffer
 from .c_svc import c_svc_qp, c_svc_solution
 from .polish import intercept_from_alpha
 from .qp import DualQP, curvature_floor
@@ -355,7 +356,7 @@ def smo_compiled(spec: KernelSpec, y: np.ndarray, C: Any, tol: float = 1e-3,
     hard = bool(np.all(np.isinf(Cv)))
     alpha = np.zeros(n) if alpha0 is None else np.array(alpha0, dtype=float)
     target = np.ascontiguousarray(y if target is None else target, dtype=float)
-    cache = spec.column_arrays(cache_mb)
+    cache = reuse_buffer(spec.column_arrays(cache_mb))     # (cache_pool: no fresh pages)
     index, diag, products = spec.on_variables(index)
     # the gradient of the start: from the support's columns (none from alpha = 0)
     v, gbar = target.copy(), np.zeros(n)

@@ -259,20 +259,93 @@ def _spread(spread, di, dA, Ki, m):
     return spread
 
 
-@njit(fastmath=_MAX, cache=True)
-def _second_order(m_val, vA, lowp, dA, Ki, di, tau, m, score):
-    """(j, a_ij): the first k < m of the largest score[k] = b_k^2 / a_k over b_k =
-    m_val - vA[k] > 0 in I_low (lowp[k] = 0), a_k = max(di + dA[k] - 2 Ki[k], tau) (-1 and
-    tau when no score is positive). Branch-free scores and their maximum (vectorized:
-    a branch on b_k > 0 is taken at random, about half of the time), then the first k
-    that reaches it: the j of a scan keeping the first strict improvement."""
-    best = 0.0
+@njit(fastmath=_MAX, error_model="numpy", cache=True)
+def _scores(m_val, vA, lowp, dA, Ki, di, tau, m, score):
+    """score[k] = b_k^2 / a_k where b_k = m_val - vA[k] > 0 in I_low (lowp[k] = 0), else 0;
+    a_k = max(di + dA[k] - 2 Ki[k], tau). Branch-free, and vectorized: the selects are
+    written out (numba's max() branches on NaN) and numpy's error model drops the
+    division's zero check (a_k >= tau > 0)."""
     for k in range(m):
         gain = m_val - vA[k] - lowp[k]
-        curv = max(di + dA[k] - 2.0 * Ki[k], tau)
-        sc = gain * gain / curv if gain > 0.0 else 0.0
-        score[k] = sc
-        best = max(best, sc)
+        curv = di + dA[k] - 2.0 * Ki[k]
+        curv = curv if curv > tau else tau
+        sc = gain * gain / curv
+        score[k] = sc if gain > 0.0 else 0.0
+
+
+@njit(cache=True)
+def _largest(score, m):
+    """max(0, max_k score[k]) for k < m, in four independent chains (exact: a maximum
+    does not depend on the order)."""
+    b0 = b1 = b2 = b3 = 0.0
+    k = 0
+    while k + 4 <= m:
+        b0 = score[k] if score[k] > b0 else b0
+        b1 = score[k + 1] if score[k + 1] > b1 else b1
+        b2 = score[k + 2] if score[k + 2] > b2 else b2
+        b3 = score[k + 3] if score[k + 3] > b3 else b3
+        k += 4
+    while k < m:
+        b0 = score[k] if score[k] > b0 else b0
+        k += 1
+    b0 = b1 if b1 > b0 else b0
+    b2 = b3 if b3 > b2 else b2
+    return b2 if b2 > b0 else b0
+
+
+@njit(cache=True)
+def _select_i(vA, upn, lowp, m):
+    """(i, m_val, M_val): m_val = max_k vA[k] + upn[k] (over I_up), i the first k reaching
+    it, M_val = min_k vA[k] + lowp[k] (over I_low), k < m. The extremes in four
+    independent chains each (exact in any order; half the time of one chain with its
+    position), then the first k at the maximum: the i of a scan keeping the first strict
+    improvement."""
+    a0 = a1 = a2 = a3 = -math.inf
+    c0 = c1 = c2 = c3 = math.inf
+    k = 0
+    while k + 4 <= m:
+        x0 = vA[k] + upn[k]
+        x1 = vA[k + 1] + upn[k + 1]
+        x2 = vA[k + 2] + upn[k + 2]
+        x3 = vA[k + 3] + upn[k + 3]
+        a0 = x0 if x0 > a0 else a0
+        a1 = x1 if x1 > a1 else a1
+        a2 = x2 if x2 > a2 else a2
+        a3 = x3 if x3 > a3 else a3
+        z0 = vA[k] + lowp[k]
+        z1 = vA[k + 1] + lowp[k + 1]
+        z2 = vA[k + 2] + lowp[k + 2]
+        z3 = vA[k + 3] + lowp[k + 3]
+        c0 = z0 if z0 < c0 else c0
+        c1 = z1 if z1 < c1 else c1
+        c2 = z2 if z2 < c2 else c2
+        c3 = z3 if z3 < c3 else c3
+        k += 4
+    while k < m:
+        x0 = vA[k] + upn[k]
+        a0 = x0 if x0 > a0 else a0
+        z0 = vA[k] + lowp[k]
+        c0 = z0 if z0 < c0 else c0
+        k += 1
+    a0 = a1 if a1 > a0 else a0
+    a2 = a3 if a3 > a2 else a2
+    m_val = a2 if a2 > a0 else a0
+    c0 = c1 if c1 < c0 else c0
+    c2 = c3 if c3 < c2 else c2
+    M_val = c2 if c2 < c0 else c0
+    for k in range(m):
+        if vA[k] + upn[k] == m_val:
+            return np.int64(k), m_val, M_val
+    return np.int64(0), m_val, M_val
+
+
+@njit(cache=True)
+def _second_order(m_val, vA, lowp, dA, Ki, di, tau, m, score):
+    """(j, a_ij): the first k < m of the largest score (:func:`_scores`; -1 and tau when no
+    score is positive): the j of a scan keeping the first strict improvement, without its
+    branch on b_k > 0 (taken at random, about half of the time)."""
+    _scores(m_val, vA, lowp, dA, Ki, di, tau, m, score)
+    best = _largest(score, m)
     if best <= 0.0:
         return np.int64(-1), tau
     for k in range(m):
@@ -328,17 +401,7 @@ def compact_loop(code: Any, X: Any, K: Any, gamma: float, coef0: float, degree: 
     M_val = math.inf
     while it < max_iter:
         if not selected:
-            i_loc = 0
-            m_val = -math.inf
-            M_val = math.inf
-            for k in range(m):
-                x = vA[k] + upn[k]
-                if x > m_val:
-                    m_val = x
-                    i_loc = k
-                z = vA[k] + lowp[k]
-                if z < M_val:
-                    M_val = z
+            i_loc, m_val, M_val = _select_i(vA, upn, lowp, m)
         selected = False
         violation = m_val - M_val
         unshrink = False
@@ -417,17 +480,7 @@ def compact_loop(code: Any, X: Any, K: Any, gamma: float, coef0: float, degree: 
         # gradient update, then the next selection of i on it (the same comparisons in
         # the same order as above: the same i)
         _update(vA, Ki, Kj, step, m)
-        i_loc = 0
-        m_val = -math.inf
-        M_val = math.inf
-        for k in range(m):
-            x = vA[k] + upn[k]
-            if x > m_val:
-                m_val = x
-                i_loc = k
-            z = vA[k] + lowp[k]
-            if z < M_val:
-                M_val = z
+        i_loc, m_val, M_val = _select_i(vA, upn, lowp, m)
         selected = True
         if not hard:
             if upper_i != (alpha[i] >= Cv[i]):

@@ -205,9 +205,6 @@ def _gathered(i, idx, m, code, X, K, gamma, coef0, degree, buf, bits):
             buf[k] = math.tanh(gamma * buf[k] + coef0)
 
 
-gathered_entries = _gathered      # buf[k] = K[idx[k], i], k < m (smo_compact_kernels)
-
-
 @njit(cache=True)
 def column_slot(i: Any, act: Any, m: Any, full: Any, code: Any, X: Any, K: Any, gamma: Any,
                 coef0: Any, degree: Any, cache: Any, slot_of: Any, owner: Any, stamp: Any,
@@ -597,4 +594,5 @@ def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree
     return status, it, violation, dual, spread, n_shrink, unshrunk_once, diverged_at
 
 
+gathered_entries = _gathered      # buf[k] = K[idx[k], i], k < m (smo_compact_kernels)
 load_without_refresh(globals())   # cached kernels load without numba's compiler contexts
