@@ -57,8 +57,8 @@ signs s, ``C`` the upper bounds u (per variable), and the linear term p enters a
 
 Two implementations of the same iteration: :func:`smo`, in numpy (the reference, and the
 path for a per-iteration ``callback``), and :func:`smo_compiled`, compiled by numba
-(``smo_kernels``; ``smo_box_kernels`` without intercept: kernel entries from X, a column
-cache, ``gbar`` for unshrinking) otherwise. Tests hold them to the same iterates.
+(``smo_compact_kernels``; ``smo_kernels`` with an index map; ``smo_box_kernels`` without
+intercept: entries from X, a column cache, ``gbar``). Tests hold them to the same iterates.
 """
 
 from __future__ import annotations

@@ -5,23 +5,27 @@
 same selection, step, shrinking rule and ties: first variable on ties), with the active
 variables kept at the front, in index order, of position-ordered arrays: the gradient
 ``v``, the set masks and ``diag`` of position k belong to variable ``act[k]``, and a
-cached column of a shrunk run holds K[act[k], i] at entry k. The selection and gradient
-update then read m contiguous doubles of each array instead of gathering m entries
-spread over n (rbf n = 8000, C = 100: a mean active set of ~3700 of 8000; each
-iteration's columns were read from memory whole, 64 kB each, three times).
+cached column of a compacted run holds K[act[k], i] at entry k. The selections and the
+gradient update then read m contiguous doubles of each array, and run in vectorized or
+independent chains (the j scores, the extremes of v; then the first position reaching
+the extreme), instead of one scan gathering m entries spread over n.
 
-Columns laid out for an older active set are brought to the current one when next used
-(the active sets only shrink between two unshrinkings, so the old positions of the kept
-variables are found by a merge of the two sorted sets; the active sets of the last
-``RING`` shrinkings are kept for it, a column older than that is recomputed). A whole
-column (computed while every variable is active) is gathered in place the first time it
-is used on a shrunk set. Unshrinking scatters every compacted column back to variable
-order and computes its entries on the inactive variables (so that the cache the polish
-reads after SMO is whole: :class:`~convexlearn.solvers.kernel_svm.certified_smo.SMOColumns`),
-then rebuilds the gradient with
-:func:`~convexlearn.solvers.kernel_svm.smo_kernels.unshrink_gradient` as before.
-A compacted column is marked ``partial`` in the cache arrays while the run is shrunk, so
-that ``gbar``'s updates compute their whole columns as before.
+Shrinking marks variables off (masked out of both selections; their v still follows
+each step exactly); the layout is compacted when at least 1 / ``COMPACT_AT`` of its
+positions are off, since each compaction costs every cached column a pass when next
+used. Columns laid out for an older layout are brought to the current one then (each
+compaction records where each kept position was; the records of the last ``RING``
+compactions are kept, a column older than that is recomputed). A whole column (computed
+before any compaction) is gathered in place the first time it is used on a compacted
+layout. Unshrinking scatters every compacted column back to variable order and computes
+its other entries (so that the cache the polish reads after SMO is whole:
+:class:`~convexlearn.solvers.kernel_svm.certified_smo.SMOColumns`), then rebuilds the
+gradient with :func:`~convexlearn.solvers.kernel_svm.smo_kernels.unshrink_gradient`.
+A compacted column is marked ``partial`` in the cache arrays, so that ``gbar``'s
+updates compute their whole columns as before.
+
+Measured (rbf, make_classification(8000, 20) standardized, C = 100, 70391 iterations,
+mean active set ~3700 of 8000): SMO 2.40-2.52 s of CPU with smo_loop, 1.79-1.87 s here.
 """
 
 from __future__ import annotations
