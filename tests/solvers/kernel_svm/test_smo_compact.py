@@ -40,3 +40,28 @@ def test_compact_loop_takes_the_iterates_of_the_index_loop(monkeypatch, kernel, 
     assert held.size and not np.asarray(cache.partial)[held].any()
     for s in held:
         np.testing.assert_allclose(cache.data[s], svm.gram[:, cache.owner[s]], atol=1e-13)
+
+
+def test_a_released_cache_buffer_is_reused_by_the_next_cache_that_fits(monkeypatch):
+    from convexlearn.gram import ColumnArrays
+    from convexlearn.solvers.kernel_svm import cache_pool
+    monkeypatch.setattr(cache_pool, "_SPARE", [])
+    first = ColumnArrays(300, 0.5)
+    memory = first.data
+    cache_pool.release(first)
+    assert first.data is None
+    smaller = cache_pool.reuse_buffer(ColumnArrays(200, 0.2))
+    assert np.shares_memory(smaller.data, memory)
+    assert smaller.data.shape == (smaller.capacity, 200)
+    assert cache_pool.reuse_buffer(ColumnArrays(300, 0.5)).data is not memory   # (taken)
+    cache_pool.release(smaller)                      # the whole buffer comes back
+    larger = cache_pool.reuse_buffer(ColumnArrays(2000, 5.0))
+    assert not np.shares_memory(larger.data, memory)
+
+
+def test_certified_solves_in_a_row_share_the_cache_buffer_and_certify():
+    X, y = synthetic(n=1500, d=3, seed=2)
+    first = cl.SVM(X, y, C=10.0, kernel="rbf", gamma=2.0).solve()
+    second = cl.SVM(X, y, C=10.0, kernel="rbf", gamma=2.0).solve()
+    assert first.status == second.status == "optimal"
+    np.testing.assert_array_equal(first.alpha, second.alpha)
