@@ -256,10 +256,13 @@ def _update(vA, Ki, Kj, step, m):
 
 
 @njit(fastmath=_MAX, cache=True)
-def _spread(spread, di, dA, Ki, m):
-    """max(spread, max_k di + dA[k] - 2 Ki[k]) (the hard margin's s^2)."""
+def _spread(spread, di, dA, Ki, upn, lowp, m):
+    """max(spread, max_k di + dA[k] - 2 Ki[k]) over the positions not marked off (the hard
+    margin's s^2, over the active set as smo_loop: with C = inf every active variable is
+    in I_up or I_low, a marked-off one in neither)."""
     for k in range(m):
-        spread = max(spread, di + dA[k] - 2.0 * Ki[k])
+        if upn[k] == 0.0 or lowp[k] == 0.0:
+            spread = max(spread, di + dA[k] - 2.0 * Ki[k])
     return spread
 
 
@@ -466,7 +469,7 @@ def compact_loop(code: Any, X: Any, K: Any, gamma: float, coef0: float, degree: 
         Ki = cache[si]
         di = dA[i_loc]
         if hard:
-            spread = _spread(spread, di, dA, Ki, m)
+            spread = _spread(spread, di, dA, Ki, upn, lowp, m)
         j_loc, a_ij = _second_order(m_val, vA, lowp, dA, Ki, di, tau, m, score)
         j = act[j_loc]
         sj = _compact_slot(j, act, m, m < n, epoch, code, X, K, gamma, coef0, degree, cache,

@@ -65,3 +65,14 @@ def test_certified_solves_in_a_row_share_the_cache_buffer_and_certify():
     second = cl.SVM(X, y, C=10.0, kernel="rbf", gamma=2.0).solve()
     assert first.status == second.status == "optimal"
     np.testing.assert_array_equal(first.alpha, second.alpha)
+
+
+def test_compact_loop_on_the_hard_margin_takes_the_index_loop_iterates(monkeypatch):
+    # separable (rbf), shrinking on: the divergence test's spread is taken over the active
+    # set in both loops
+    X, y = synthetic(n=1200, d=3, shift=1.5, seed=3)
+    svm = cl.SVM(X, y, C=None, kernel="rbf", gamma=1.0)
+    fast, ref = _both(monkeypatch, svm, tol=1e-6, shrinking=True, cache_mb=0.5)
+    assert fast.n_iter == ref.n_iter and fast.status == ref.status == "converged"
+    assert fast.n_shrink > 0
+    np.testing.assert_allclose(fast.alpha, ref.alpha, rtol=1e-9, atol=1e-9)
