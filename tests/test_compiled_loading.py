@@ -147,7 +147,7 @@ def test_a_first_rbf_svm_loads_the_smo_loop_without_the_compiler(tmp_path):
     ours = _fresh(_RBF, str(tmp_path / "ours.npy"))
     numba_s = _fresh(_RBF, str(tmp_path / "numba.npy"), refresh=True)
     assert ours["contexts"] is False and numba_s["contexts"] is True
-    assert {"smo_kernels.smo_loop", "kkt_kernels.kkt_pass"} <= set(ours["loaded"])
+    assert {"smo_compact_kernels.compact_loop", "kkt_kernels.kkt_pass"} <= set(ours["loaded"])
     assert set(ours["loaded"]) == set(numba_s["loaded"])
     assert all(v["misses"] == 0 and len(v["signatures"]) == 1
                for v in ours["loaded"].values()), ours["loaded"]

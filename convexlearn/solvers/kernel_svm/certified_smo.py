@@ -51,7 +51,7 @@ from ...data import check_positive
 from ...certify.kkt_kernels import allow_compiled
 from ...gram import KernelColumns, indexed_products
 from ...solution import Solution, Timer
-from . import small_certified
+from . import cache_pool, small_certified
 from .c_svc import c_svc_qp, c_svc_solution
 from .polish import is_balanced
 from .qp import DualQP
@@ -88,8 +88,11 @@ def compiled_loop_loaded(intercept: bool = True) -> bool:
     kernels = sys.modules.get(f"{__package__}.{name}")
     # (the one-call path's function holds the loop with the row compiled in)
     small = sys.modules.get(f"{__package__}.small_kernels") if intercept else None
+    # (and the loop on a contiguous active set, which the row's QPs without an index run)
+    compact = sys.modules.get(f"{__package__}.smo_compact_kernels") if intercept else None
     if ((kernels is not None and bool(getattr(kernels, loop).signatures))
-            or (small is not None and bool(getattr(small.small_solve, "signatures", ())))):
+            or (small is not None and bool(getattr(small.small_solve, "signatures", ())))
+            or (compact is not None and bool(compact.compact_loop.signatures))):
         _loaded.add(intercept)
         return True
     return False
@@ -419,6 +422,8 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
         refined = (qp.polish(res.alpha, g, kernel=kernel,
                              max_rounds=_LAST_ROUNDS if spent else _ROUNDS)
                    if polish else None)
+        if kernel is not None:
+            cache_pool.release(res.columns)    # (read by the polish only: the next run's)
         polished = refined is not None
         polished_any |= polished
         alpha, b, g = refined if polished else (res.alpha, None, g)

@@ -57,8 +57,8 @@ signs s, ``C`` the upper bounds u (per variable), and the linear term p enters a
 
 Two implementations of the same iteration: :func:`smo`, in numpy (the reference, and the
 path for a per-iteration ``callback``), and :func:`smo_compiled`, compiled by numba
-(``smo_kernels``; ``smo_box_kernels`` without intercept: kernel entries from X, a column
-cache, ``gbar`` for unshrinking) otherwise. Tests hold them to the same iterates.
+(``smo_compact_kernels``; ``smo_kernels`` with an index map; ``smo_box_kernels`` without
+intercept: entries from X, a column cache, ``gbar``). Tests hold them to the same iterates.
 """
 
 from __future__ import annotations
@@ -75,6 +75,7 @@ from ...data import check_positive
 from ...errors import ConvexLearnError, DataError, InfeasibleError, ParameterError, SolverError
 from ...solution import History, Solution, Timer
 from ...gram import KernelColumns, KernelSpec
+from .cache_pool import reuse_buffer
 from .c_svc import c_svc_qp, c_svc_solution
 from .polish import intercept_from_alpha
 from .qp import DualQP, curvature_floor
@@ -342,6 +343,12 @@ def smo_compiled(spec: KernelSpec, y: np.ndarray, C: Any, tol: float = 1e-3,
     from .smo_kernels import CONVERGED, DIVERGED, smo_loop
     if not intercept:                                   # (loaded only where needed)
         from .smo_box_kernels import smo_box_loop as smo_loop
+    elif index is None:
+        # the same iterates on a contiguous active set (LIBSVM's layout under shrinking)
+        from .smo_compact_kernels import compact_loop
+
+        def smo_loop(*args):
+            return compact_loop(*args[:-1])
     timer = Timer()
     n = y.shape[0]
     max_iter = max(100_000, 100 * n) if max_iter is None else int(max_iter)
@@ -349,7 +356,7 @@ def smo_compiled(spec: KernelSpec, y: np.ndarray, C: Any, tol: float = 1e-3,
     hard = bool(np.all(np.isinf(Cv)))
     alpha = np.zeros(n) if alpha0 is None else np.array(alpha0, dtype=float)
     target = np.ascontiguousarray(y if target is None else target, dtype=float)
-    cache = spec.column_arrays(cache_mb)
+    cache = reuse_buffer(spec.column_arrays(cache_mb))     # (cache_pool: no fresh pages)
     index, diag, products = spec.on_variables(index)
     # the gradient of the start: from the support's columns (none from alpha = 0)
     v, gbar = target.copy(), np.zeros(n)

@@ -48,11 +48,10 @@ from . import smo_step
 #: The kernel code of a given Gram matrix (columns read from K, not computed).
 PRECOMPUTED = KERNEL_CODES["precomputed"]
 
-__all__ = ["KERNEL_CODES", "PRECOMPUTED",
-           "smo_loop", "CONVERGED", "MAX_ITER", "DIVERGED", "column_slot",
-           "add_to_gbar", "unshrink_gradient", "set_status", "clip_pair",
+__all__ = ["KERNEL_CODES", "PRECOMPUTED", "smo_loop", "CONVERGED", "MAX_ITER", "DIVERGED",
+           "column_slot", "add_to_gbar", "unshrink_gradient", "set_status", "clip_pair",
            "identity_order", "inactive_variables", "WHOLE_COLUMN", "gather_rows",
-           "gather_rows_into", "full_column", "add_rows", "exp_nonpositive"]
+           "gather_rows_into", "full_column", "gathered_entries", "add_rows", "exp_nonpositive"]
 CONVERGED, MAX_ITER, DIVERGED = 0, 1, 2
 # column_slot's ``full`` for a whole column: a numpy bool, which numba types as a plain
 # boolean; the literal True would compile column_slot and its callees a second time.
@@ -595,4 +594,5 @@ def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree
     return status, it, violation, dual, spread, n_shrink, unshrunk_once, diverged_at
 
 
+gathered_entries = _gathered      # buf[k] = K[idx[k], i], k < m (smo_compact_kernels)
 load_without_refresh(globals())   # cached kernels load without numba's compiler contexts
