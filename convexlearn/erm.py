@@ -331,9 +331,7 @@ class ERM:
         kink_tol : float
             Margins within kink_tol of a loss kink, and |w_j| <= kink_tol for l1 terms,
             count as on the kink (see :mod:`convexlearn.certify.optimality`).
-        reference : Solution or float, optional, F* (or a solution at the optimum: F* is then
-            F recomputed from the data at its (w, b), as F(x) is, so that a reference at
-            the solution's own point gives F - F* = 0 exactly).
+        reference : Solution or float, optional, F* (or a solution: F at its (w, b), as F(x)).
         suboptimality : bool
             Compute F - F* against the exact optimum at this lam (the fastest certified
             route, solved once per lam and cached).
@@ -349,11 +347,10 @@ class ERM:
             except SolverError as exc:
                 rep.details["reference_failed"] = str(exc)
                 reference = math.nan
-        if getattr(reference, "w", None) is not None:
-            rep.optimal_objective = self.objective(reference.w, reference.b)
-        elif reference is not None:
-            rep.optimal_objective = float(getattr(reference, "objective", reference))
         if reference is not None:
+            w = getattr(reference, "w", None)
+            rep.optimal_objective = (float(getattr(reference, "objective", reference))
+                                     if w is None else self.objective(w, reference.b))
             rep.suboptimality = rep.objective - rep.optimal_objective
         return rep
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["reuse_buffer", "release"]
+__all__ = ["reuse_buffer", "release", "drop_spare"]
 
 _SPARE: list = []
 
@@ -52,3 +52,12 @@ def release(columns: Any) -> None:
     root = _root(data)
     if not _SPARE or _SPARE[0].size < root.size:
         _SPARE[:] = [root]
+
+
+def drop_spare() -> int:
+    """Give the spare buffer back (to numpy, and so to the operating system); returns its
+    size in bytes (0 when none was kept). For a process that is done with large kernel
+    solves and wants its memory: the next cache then starts from fresh pages."""
+    size = sum(int(a.nbytes) for a in _SPARE)
+    _SPARE.clear()
+    return size

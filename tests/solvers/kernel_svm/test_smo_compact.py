@@ -59,6 +59,17 @@ def test_a_released_cache_buffer_is_reused_by_the_next_cache_that_fits(monkeypat
     assert not np.shares_memory(larger.data, memory)
 
 
+def test_drop_spare_gives_the_kept_buffer_back(monkeypatch):
+    from convexlearn.gram import ColumnArrays
+    from convexlearn.solvers.kernel_svm import cache_pool
+    monkeypatch.setattr(cache_pool, "_SPARE", [])
+    first = ColumnArrays(300, 0.5)
+    memory, nbytes = first.data, first.data.nbytes
+    cache_pool.release(first)
+    assert cache_pool.drop_spare() == nbytes and cache_pool.drop_spare() == 0
+    assert not np.shares_memory(cache_pool.reuse_buffer(ColumnArrays(300, 0.5)).data, memory)
+
+
 def test_certified_solves_in_a_row_share_the_cache_buffer_and_certify():
     X, y = synthetic(n=1500, d=3, seed=2)
     first = cl.SVM(X, y, C=10.0, kernel="rbf", gamma=2.0).solve()
