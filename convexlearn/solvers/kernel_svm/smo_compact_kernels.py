@@ -39,7 +39,7 @@ from numba import njit
 
 from ...compiled import load_without_refresh
 from .smo_kernels import (CONVERGED, DIVERGED, MAX_ITER, add_to_gbar, clip_pair, full_column,
-                          gathered_entries, identity_order, inactive_variables,
+                          gathered_entries, identity_order, inactive_variables, lru_slot,
                           unshrink_gradient)
 
 __all__ = ["compact_loop", "RING"]
@@ -122,16 +122,7 @@ def _compact_slot(i, act, m, shrunk, epoch, code, X, K, gamma, coef0, degree, ca
             stamp[s] = counters[0]
             counters[1] += 1
             return s
-    counters[2] += 1
-    s = 0
-    for k in range(1, owner.shape[0]):           # free slots have stamp -1: taken first
-        if stamp[k] < stamp[s]:
-            s = k
-    if owner[s] >= 0:
-        slot_of[owner[s]] = -1
-    owner[s] = i
-    slot_of[i] = s
-    stamp[s] = counters[0]
+    s = lru_slot(i, slot_of, owner, stamp, counters)
     row = cache[s]
     n = cache.shape[1]
     if not shrunk or WHOLE_AT * m >= n:

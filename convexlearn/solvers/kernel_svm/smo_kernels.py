@@ -49,7 +49,8 @@ from . import smo_step
 PRECOMPUTED = KERNEL_CODES["precomputed"]
 
 __all__ = ["KERNEL_CODES", "PRECOMPUTED", "smo_loop", "CONVERGED", "MAX_ITER", "DIVERGED",
-           "column_slot", "add_to_gbar", "unshrink_gradient", "set_status", "clip_pair",
+           "column_slot", "lru_slot", "add_to_gbar", "unshrink_gradient", "set_status",
+           "clip_pair",
            "identity_order", "inactive_variables", "WHOLE_COLUMN", "gather_rows",
            "gather_rows_into", "full_column", "gathered_entries", "add_rows", "exp_nonpositive"]
 CONVERGED, MAX_ITER, DIVERGED = 0, 1, 2
@@ -217,16 +218,7 @@ def column_slot(i: Any, act: Any, m: Any, full: Any, code: Any, X: Any, K: Any, 
         stamp[s] = counters[0]
         counters[1] += 1
         return s
-    counters[2] += 1
-    s = 0
-    for k in range(1, owner.shape[0]):     # free slots have stamp -1: taken first
-        if stamp[k] < stamp[s]:
-            s = k
-    if owner[s] >= 0:
-        slot_of[owner[s]] = -1
-    owner[s] = i
-    slot_of[i] = s
-    stamp[s] = counters[0]
+    s = lru_slot(i, slot_of, owner, stamp, counters)
     # A gathered entry costs more than a contiguous one: all n entries unless the
     # active set is under three quarters of them.
     whole = full or 4 * m >= 3 * cache.shape[1]
@@ -349,6 +341,7 @@ def unshrink_gradient(act: Any, m: Any, n: Any, y: Any, target: Any, Cv: Any, al
 #: SMO's clipped step on a pair (smo_step.clip_pair's source, compiled); the numpy
 #: references call the same source (``clip_pair.py_func``).
 clip_pair = njit(cache=True)(smo_step.clip_pair)
+lru_slot = njit(cache=True)(smo_step.lru_slot)      # the column cache's miss (both loops)
 
 
 @njit(cache=True)

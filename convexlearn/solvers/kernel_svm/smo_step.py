@@ -1,4 +1,5 @@
-"""SMO's clipped step on a pair, in plain Python: one source for every SMO loop.
+"""SMO's clipped step on a pair and its column cache's miss, in plain Python: one source
+for every SMO loop.
 
 The compiled loops use it through ``smo_kernels.clip_pair`` (this function compiled by
 numba); the numpy loops call it directly, on numpy arrays or, in the tiny path
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["clip_pair"]
+__all__ = ["clip_pair", "lru_slot"]
 
 
 def clip_pair(i: Any, j: Any, step: Any, y: Any, Cv: Any, alpha: Any) -> Any:
@@ -30,3 +31,18 @@ def clip_pair(i: Any, j: Any, step: Any, y: Any, Cv: Any, alpha: Any) -> Any:
     if step == room_j:
         alpha[j] = 0.0 if y[j] > 0 else Cv[j]
     return step
+
+
+def lru_slot(i: Any, slot_of: Any, owner: Any, stamp: Any, counters: Any) -> Any:
+    """A miss of column i in a column cache: the least recently used slot (free slots,
+    stamp -1, first) is given to i and its old column forgotten; counters[2] (misses) += 1,
+    counters[0] is the clock. Returns the slot. (Compiled as ``smo_kernels.lru_slot``.)"""
+    counters[2] += 1
+    s = 0
+    for k in range(1, owner.shape[0]):
+        if stamp[k] < stamp[s]:
+            s = k
+    if owner[s] >= 0:
+        slot_of[owner[s]] = -1
+    owner[s], slot_of[i], stamp[s] = i, s, counters[0]
+    return s
