@@ -40,7 +40,7 @@ from numba import njit
 from ...compiled import load_without_refresh
 from .smo_kernels import (CONVERGED, DIVERGED, MAX_ITER, add_to_gbar, clip_pair, full_column,
                           gathered_entries, identity_order, inactive_variables, lru_slot,
-                          unshrink_gradient)
+                          status_at, unshrink_gradient)
 
 __all__ = ["compact_loop", "RING"]
 
@@ -63,20 +63,6 @@ WHOLE_AT = 4
 #: Active sets kept for bringing an older column to the current one (a column unused for
 #: this many shrinkings, ~RING * 1000 iterations, is recomputed when next used).
 RING = 16
-
-
-@njit(cache=True)
-def _status_at(k, t, y, Cv, alpha, upn, lowp):
-    """upn[k] = 0 if variable t is in I_up else -inf; lowp[k] = 0 if in I_low else +inf."""
-    a = alpha[t]
-    if y[t] > 0:
-        up = a < Cv[t]
-        low = a > 0.0
-    else:
-        up = a > 0.0
-        low = a < Cv[t]
-    upn[k] = 0.0 if up else -math.inf
-    lowp[k] = 0.0 if low else math.inf
 
 
 @njit(cache=True)
@@ -235,7 +221,7 @@ def _reload(n, y, Cv, alpha, v, diag, vA, upn, lowp, dA):
     for t in range(n):
         vA[t] = v[t]
         dA[t] = diag[t]
-        _status_at(t, t, y, Cv, alpha, upn, lowp)
+        status_at(t, t, y, Cv, alpha, upn, lowp)
 
 
 @njit(cache=True)
@@ -446,7 +432,7 @@ def compact_loop(code: Any, X: Any, K: Any, gamma: float, coef0: float, degree: 
             else:              # (only marked off: their v followed every step, exactly)
                 for k in range(n):
                     if off[k]:
-                        _status_at(k, k, y, Cv, alpha, upn, lowp)
+                        status_at(k, k, y, Cv, alpha, upn, lowp)
             for k in range(n):
                 off[k] = False
             n_off = 0
@@ -473,8 +459,8 @@ def compact_loop(code: Any, X: Any, K: Any, gamma: float, coef0: float, degree: 
         upper_j = alpha[j] >= Cv[j]
         step = clip_pair(i, j, b_ij / a_ij, y, Cv, alpha)
         dual += step * b_ij - 0.5 * step * step * a_ij
-        _status_at(i_loc, i, y, Cv, alpha, upn, lowp)
-        _status_at(j_loc, j, y, Cv, alpha, upn, lowp)
+        status_at(i_loc, i, y, Cv, alpha, upn, lowp)
+        status_at(j_loc, j, y, Cv, alpha, upn, lowp)
         # gradient update, then the next selection of i on it (the same comparisons in
         # the same order as above: the same i)
         _update(vA, Ki, Kj, step, m)

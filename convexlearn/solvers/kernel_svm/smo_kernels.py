@@ -50,6 +50,7 @@ PRECOMPUTED = KERNEL_CODES["precomputed"]
 
 __all__ = ["KERNEL_CODES", "PRECOMPUTED", "smo_loop", "CONVERGED", "MAX_ITER", "DIVERGED",
            "column_slot", "lru_slot", "add_to_gbar", "unshrink_gradient", "set_status",
+           "status_at",
            "clip_pair",
            "identity_order", "inactive_variables", "WHOLE_COLUMN", "gather_rows",
            "gather_rows_into", "full_column", "gathered_entries", "add_rows", "exp_nonpositive"]
@@ -380,8 +381,8 @@ def add_rows(data: Any, slots: Any, coef: Any, out: Any) -> None:
 
 
 @njit(cache=True)
-def set_status(t: Any, y: Any, Cv: Any, alpha: Any, upn: Any, lowp: Any) -> Any:
-    """upn[t] = 0 if t in I_up else -inf; lowp[t] = 0 if t in I_low else +inf."""
+def status_at(k: Any, t: Any, y: Any, Cv: Any, alpha: Any, upn: Any, lowp: Any) -> Any:
+    """upn[k] = 0 if variable t is in I_up else -inf; lowp[k] = 0 if in I_low else +inf."""
     a = alpha[t]
     if y[t] > 0:
         up = a < Cv[t]
@@ -389,8 +390,14 @@ def set_status(t: Any, y: Any, Cv: Any, alpha: Any, upn: Any, lowp: Any) -> Any:
     else:
         up = a > 0.0
         low = a < Cv[t]
-    upn[t] = 0.0 if up else -math.inf
-    lowp[t] = 0.0 if low else math.inf
+    upn[k] = 0.0 if up else -math.inf
+    lowp[k] = 0.0 if low else math.inf
+
+
+@njit(cache=True)
+def set_status(t: Any, y: Any, Cv: Any, alpha: Any, upn: Any, lowp: Any) -> Any:
+    """upn[t] = 0 if t in I_up else -inf; lowp[t] = 0 if t in I_low else +inf."""
+    status_at(t, t, y, Cv, alpha, upn, lowp)
 
 
 @njit(cache=True)
