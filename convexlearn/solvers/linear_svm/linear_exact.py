@@ -30,7 +30,7 @@ from ...solution import Solution, Timer
 from .dcd import dcd_linear
 from .dual_sets import dual_solve_pays
 from .linear_active_set import active_set, column_scaling, feasible_start, one_blas_thread
-from .linear_certificate import GAP_TOL, certificate, feasible_hard, nudged_onto_margins
+from .linear_certificate import GAP_TOL, certificate, certified_solution
 from .linear_ipm import ipm_w
 from .linear_polish import polish_w
 from .linear_reduced import reduced_active_set
@@ -46,6 +46,11 @@ _REFINE_EPOCHS = 50         # more DCD epochs at tol / 10 when its free set outg
 _FREE_VECTORS_FIRST = 4e6  # n p^2 from which DCD's free vectors go before the interior point
 _FIRST_TOL = 3e-2           # the short DCD run before the first polish (see _solve)
 _FIRST_EPOCHS = 60
+_EXTEND_EPOCHS = 60         # a short run at its budget goes on for this many full
+#                             epochs' worth of coordinate steps (see _solve)
+_TIGHTEN = (1e-3, 1e-4, 1e-5)   # DCD's tolerances after a short run that converged
+_TIGHTEN_EPOCHS = 60        # budget of each, in full epochs' worth of coordinate steps
+_EPOCHS_CAP = 3000          # epochs of those runs (mostly on shrunk sets)
 
 
 _REDUCED_FREE = 8           # the candidates' active set is tried with <= 2p + this free
@@ -144,15 +149,47 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
         Zs, y, Cs, intercept=svm.intercept, tol=max(tol, _FIRST_TOL),
         max_iter=min(max_epochs, _FIRST_EPOCHS), seed=seed, center=False, record=False)
     early, how = _early_pdas(frame, Zy, Cs, alpha_s, timer), "pdas"
+    counts = {}
+    if early is None and dcd_status == "max_iter" and _EXTEND_EPOCHS:
+        # the short run goes on for as many coordinate steps again, in up to _EPOCHS_CAP
+        # epochs: with shrinking, hundreds of epochs on a few dozen coordinates cost little
+        # (blobsover_2000x2 at C = 1 without intercept converged after 77, 0.8 ms, where
+        # the interior point took 3-4 ms after 60); kept only when it converged (then the
+        # tighter runs below), else the stages go on from the 60 epochs' point as before
+        # (the raw breast cancer data at C = 1e-3: 143 epochs did not converge, and the
+        # polish from their sets failed where the 60 epochs' went to the interior point)
+        more = dcd_linear(Zs, y, Cs, intercept=svm.intercept, tol=max(tol, _FIRST_TOL),
+                          max_iter=_EPOCHS_CAP, seed=seed, center=False, record=False,
+                          alpha0=alpha_s, b0=b_s, max_visits=_EXTEND_EPOCHS * n, counts=counts)
+        if more[4] == "converged":
+            alpha_s, w_s, b_s, dcd_status = more[0], more[1], more[2], more[4]
+            epochs += -(-counts["visits"] // max(n, 1))     # in full epochs' worth of steps
     if early is None and dcd_status == "max_iter":
         # a short run that did not converge (nearly hard margin: blobs_2000x2 at C = 1e3
         # ran its 300 epochs, 4 free > p = 3, then the interior point) with more free
         # multipliers than p: the candidates' active set (a few steps at most)
         early, how = _early_reduced(frame, Zy, Cs, alpha_s, w_s, b_s, timer), \
             "reduced active set"
+    start = "dcd (short run)"
+    if early is None and dcd_status == "converged" and finite.all():
+        # DCD converged fast: its compiled epochs with shrinking cost little more (LIBLINEAR's
+        # own regime), so it goes on to tighter tolerances, each point's sets polished
+        for t in _TIGHTEN:
+            alpha_s, w_s, b_s, _, dcd_status, _ = dcd_linear(
+                Zs, y, Cs, intercept=svm.intercept, tol=t, max_iter=_EPOCHS_CAP,
+                seed=seed, center=False, record=False, alpha0=alpha_s, b0=b_s,
+                max_visits=_TIGHTEN_EPOCHS * n, counts=counts)
+            epochs += -(-counts["visits"] // max(n, 1))
+            early, how = _early_pdas(frame, Zy, Cs, alpha_s, timer), "pdas"
+            start = f"dcd (tol {t:g})"
+            if early is not None or dcd_status != "converged":
+                break
+        if early is None:
+            early, how = _early_reduced(frame, Zy, Cs, alpha_s, w_s, b_s, timer), \
+                "reduced active set"
     if early is not None:
         early.n_iter = epochs
-        early.provenance.update(warm_start="dcd (short run)", polish=how,
+        early.provenance.update(warm_start=start, polish=how,
                                 dcd_status=dcd_status, dcd_tol=max(tol, _FIRST_TOL),
                                 row_space=basis is not None)
         return early
@@ -472,46 +509,9 @@ def _finish(frame: tuple, alpha_s: np.ndarray, polished: Any, timer: Timer) -> S
         w_p = (polished[1] if basis is None else basis @ polished[1]) / sigma
         candidates = [(ww, float(polished[2]) - float(ww @ mu) if intercept else 0.0)
                       for ww in (w_p, w)]
-    return _certified(X, y, C, intercept, hard_margin, gap_tol, candidates, alpha, timer,
+    return certified_solution(X, y, C, intercept, hard_margin, gap_tol, candidates, alpha, timer,
                       polish_rounds=rounds, polished=polished is not None,
                       normalization=sigma2)
-
-
-def _certified(X, y, C, intercept, hard_margin, gap_tol, candidates, alpha, timer,
-               **provenance) -> Solution:
-    """The candidate (w, b) with the best certificate (:func:`certificate` at ``alpha``),
-    each also made feasible (hard margin) or nudged onto its margins (soft), as a Solution
-    in the user's units; X dense or sparse.
-
-    The candidates are checked in order (the given ones, then the nudged ones), and the
-    first whose certificate passes with a relative gap within ``gap_tol`` / 100 ends the
-    search (each check is a pass over X: ~0.4 ms on 569 x 30, four of them were a third of
-    a small solve); else a certified one is kept, then the smallest |gap|."""
-    if hard_margin:
-        pending = [lambda c=c: feasible_hard(X, y, *c) for c in candidates]
-    else:
-        pending = [lambda c=c: c for c in candidates]
-        pending += [lambda c=c: nudged_onto_margins(X, y, *c) for c in candidates]
-    checked = []
-    for make in pending:
-        ww, bb = make()
-        cert = certificate(X, y, C, intercept, ww, bb, alpha, gap_tol)
-        checked.append(((ww, bb), cert))
-        if cert["passed"] and abs(cert["relative_gap"]) <= 1e-2 * gap_tol:
-            break
-    # a certified candidate first, then the smallest |gap| (a gap below -gap_tol is a
-    # failed evaluation, not a better point)
-    (w, b), cert = min(checked, key=lambda c: (not c[1]["passed"],
-                                               abs(c[1]["relative_gap"])))
-    xi = None if hard_margin else np.maximum(0.0, 1.0 - y * (X @ w + b))
-    sol = Solution(w=w, b=b, alpha=alpha, xi=xi, objective=cert["primal"],
-                   status="optimal" if cert["passed"] else "inaccurate",
-                   method="exact-linear", time_s=timer(),
-                   provenance={"solver": "convexlearn.linear_exact", **provenance,
-                               "gap_tol": gap_tol},
-                   dual_coef=y * alpha)
-    sol.extra["certificate"] = cert
-    return sol
 
 
 #: Epoch budget of the sparse route's DCD (it runs to the certificate's accuracy, not to a
@@ -558,7 +558,7 @@ def _solve_sparse(svm, timer, seed, gap_tol) -> Solution:
         if intercept:
             b_free = intercept_from_alpha(y, C, a, np.asarray(X @ w_a).ravel())[0]
             candidates.append((w_a, float(b_free)))
-        sol = _certified(X, y, C, intercept, svm.hard_margin, gap_tol, candidates, a, timer,
+        sol = certified_solution(X, y, C, intercept, svm.hard_margin, gap_tol, candidates, a, timer,
                          polished=stage != "dcd", polish_rounds=rounds)
         sol.provenance["polish"] = stage
         if best is None or (sol.status == "optimal" and best.status != "optimal") or (

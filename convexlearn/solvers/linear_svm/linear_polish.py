@@ -160,9 +160,16 @@ def polish_w(Zy: np.ndarray, C: np.ndarray, alpha: np.ndarray, intercept: bool,
         g = m - 1.0
         # violations, in margin units (a) and multiplier units / scale (a_F)
         # the rounding bound of each margin's evaluation (terms that cancel in <r_i, u>)
-        tol_m = 1e-12 + 8 * Zy.shape[1] * _EPS * (np.abs(Zy) @ np.abs(u))
-        bad_zero = at_zero & (g < -tol_m)
-        bad_upper = at_upper & (g > tol_m)
+        # (evaluated only where a margin is beyond 1e-12 on the wrong side: the bound is
+        # >= 1e-12, and |Zy| @ |u| over every row was ~40% of a 20000 x 20 polish)
+        bad_zero = at_zero & (g < -1e-12)
+        bad_upper = at_upper & (g > 1e-12)
+        maybe = np.flatnonzero(bad_zero | bad_upper)
+        if maybe.size:
+            tol_m = 1e-12 + 8 * Zy.shape[1] * _EPS * (np.abs(Zy[maybe]) @ np.abs(u))
+            within = np.abs(g[maybe]) <= tol_m
+            bad_zero[maybe[within]] = False
+            bad_upper[maybe[within]] = False
         over = np.zeros(n, dtype=bool)
         under = np.zeros(n, dtype=bool)
         slack_a = 1e-12 * scale          # clipped afterwards; the certificate judges

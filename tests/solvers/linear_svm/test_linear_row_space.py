@@ -10,7 +10,8 @@ polish of a short DCD run.
   C = 1e-3 without intercept), certified and equal to the cvxpy dual's optimum; where it
   is not certified the full DCD run and the stages after it answer as before;
 * heavy overlap (more than 2p free multipliers after the short run) goes to the interior
-  point at once, and without it on to the full run.
+  point at once, and without it on to the full run; where the short run's extension
+  converges, DCD's tighter runs and the polish answer instead.
 """
 
 from fractions import Fraction
@@ -70,8 +71,11 @@ def test_short_dcd_run_polishes_where_its_sets_are_right():
     svm = cl.SVM(X, y, C=1e-3, intercept=False)
     sol = solve_linear_exact(svm)
     assert sol.status == "optimal"
-    assert sol.provenance["warm_start"] == "dcd (short run)"
-    assert sol.n_iter <= linear_exact._FIRST_EPOCHS
+    # the short run, or (it converged) DCD's tighter runs after it, each within its budget
+    tighter = tuple(f"dcd (tol {t:g})" for t in linear_exact._TIGHTEN)
+    assert sol.provenance["warm_start"] in ("dcd (short run)", *tighter)
+    assert sol.n_iter <= linear_exact._FIRST_EPOCHS + len(tighter) * \
+        linear_exact._TIGHTEN_EPOCHS
     ref = svm.solve("exact-dual")
     assert sol.objective == pytest.approx(ref.objective, rel=1e-8)
 
@@ -95,7 +99,9 @@ def _overlapping():
     return cl.SVM(X, y, C=1.0, intercept=False)
 
 
-def test_heavy_overlap_goes_to_the_interior_point_after_the_short_run():
+def test_heavy_overlap_goes_to_the_interior_point_after_the_short_run(monkeypatch):
+    # (without the short run's extension, which converges on these data: next test)
+    monkeypatch.setattr(linear_exact, "_EXTEND_EPOCHS", 0)
     svm = _overlapping()
     sol = solve_linear_exact(svm)
     assert sol.status == "optimal"
@@ -105,7 +111,20 @@ def test_heavy_overlap_goes_to_the_interior_point_after_the_short_run():
     assert sol.objective == pytest.approx(ref.objective, rel=1e-8)
 
 
+def test_short_run_at_its_budget_goes_on_and_polishes_when_it_converges():
+    # the short run's extension (as many coordinate steps again, on shrunk sets) converges
+    # here, and DCD's tighter runs give sets the polish certifies: no interior point
+    svm = _overlapping()
+    sol = solve_linear_exact(svm)
+    assert sol.status == "optimal" and sol.provenance["polish"] == "pdas"
+    assert sol.n_iter <= linear_exact._FIRST_EPOCHS + linear_exact._EXTEND_EPOCHS + \
+        len(linear_exact._TIGHTEN) * linear_exact._TIGHTEN_EPOCHS
+    ref = svm.solve("exact-dual")
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-8)
+
+
 def test_heavy_overlap_without_an_interior_point_goes_on_to_the_full_run(monkeypatch):
+    monkeypatch.setattr(linear_exact, "_EXTEND_EPOCHS", 0)
     svm = _overlapping()
     monkeypatch.setattr(linear_exact, "_ipm_start", lambda *a, **k: (None, None))
     sol = solve_linear_exact(svm)
