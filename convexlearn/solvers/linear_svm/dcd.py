@@ -137,7 +137,8 @@ def dcd_linear(X: ArrayLike, y: np.ndarray, C: float, loss: str = "hinge", inter
         this many (a warm start's budget in work: with shrinking, hundreds of epochs on a
         few dozen coordinates cost what one full epoch does).
     counts : dict, optional
-        Receives ``visits``, the coordinate steps of the run.
+        Receives ``visits``, the coordinate steps of the run, and ``last_pass``, those of
+        its last epoch (the active set's size).
 
     Returns
     -------
@@ -278,7 +279,7 @@ def dcd_linear(X: ArrayLike, y: np.ndarray, C: float, loss: str = "hinge", inter
         status = "converged"
         break
     if counts is not None:
-        counts["visits"] = visits
+        counts.update(visits=visits, last_pass=n_pass if epoch else n)
     s = float(y @ alpha)
     w = np.asarray(X.T @ (y * alpha), dtype=float).ravel()   # recomputed: no running drift
     # the returned w = X^T (y * a) differs from the run's w_c = w - s mu; b matches the run's

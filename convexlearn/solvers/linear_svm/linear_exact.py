@@ -36,6 +36,7 @@ from .linear_polish import polish_w
 from .linear_reduced import reduced_active_set
 from .linear_sparse import face_solve
 from .linear_working_set import working_set_polish
+from .row_space import row_space
 from ..kernel_svm.polish import intercept_from_alpha
 
 __all__ = ["solve_linear_exact", "certificate", "polish_w", "GAP_TOL"]
@@ -46,17 +47,17 @@ _REFINE_EPOCHS = 50         # more DCD epochs at tol / 10 when its free set outg
 _FREE_VECTORS_FIRST = 4e6  # n p^2 from which DCD's free vectors go before the interior point
 _FIRST_TOL = 3e-2           # the short DCD run before the first polish (see _solve)
 _FIRST_EPOCHS = 60
-_EXTEND_EPOCHS = 60         # a short run at its budget goes on for this many full
-#                             epochs' worth of coordinate steps (see _solve)
+_EXTEND_EPOCHS = 30         # a short run at its budget goes on for this many full
+_EXTEND_SHRUNK = 8          # epochs' worth of coordinate steps where its last epoch
+#                             visited at most n / _EXTEND_SHRUNK coordinates (see _solve)
 _TIGHTEN = (1e-3, 1e-4, 1e-5)   # DCD's tolerances after a short run that converged
-_TIGHTEN_EPOCHS = 60        # budget of each, in full epochs' worth of coordinate steps
+_TIGHTEN_EPOCHS = 30        # their budget in all, in full epochs' worth of steps
 _EPOCHS_CAP = 3000          # epochs of those runs (mostly on shrunk sets)
 
 
 _REDUCED_FREE = 8           # the candidates' active set is tried with <= 2p + this free
 # (the sweeps' successes had <= 2p + 6: blobs_2000x2 at C = 1e3, 9 at p = 3; the raw breast
 # cancer data's 74-198 at p = 31 failed at the step limit, 10-40 ms lost)
-_EPS = np.finfo(float).eps
 
 
 def solve_linear_exact(svm: Any, *, tol: float = 1e-2, max_epochs: int = 300, seed: Any = 0,
@@ -104,17 +105,6 @@ def solve_linear_exact(svm: Any, *, tol: float = 1e-2, max_epochs: int = 300, se
         return sol
 
 
-def _row_space(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(Q, Z Q): Z^T = Q R (Q: d x n, orthonormal columns), without the coordinates k
-    whose row R[k] is numerically zero (every entry below 16 n eps times the largest |R|:
-    the centred rows' dependent direction); Z = (Z Q) Q^T up to those rows. Householder
-    QR without pivoting (a pivoted one, LAPACK's geqp3, took 3x as long on 500 x 200)."""
-    Q, R = np.linalg.qr(Z.T)
-    size = np.max(np.abs(R), axis=1)
-    keep = size > 16 * Z.shape[0] * _EPS * max(float(size.max(initial=0.0)), _EPS)
-    return Q[:, keep], np.ascontiguousarray(R[keep].T)
-
-
 def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
     X, y = svm.X, svm.y
     n, d = X.shape
@@ -134,7 +124,7 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
         # (200 x 500: the w-space polish's p^3 QR steps were 45 ms of a 52 ms solve;
         # 200 x 300 hinge at lam_max / 100: 0.20 s -> 0.02 s);
         # the directions of a zero pivot (centring leaves rank n - 1) are dropped
-        basis, Zs = _row_space(Zs)
+        basis, Zs = row_space(Zs)
         d = Zs.shape[1]
     Zy = y[:, None] * (np.column_stack([Zs, np.ones(n)]) if svm.intercept else Zs)
     frame = (X, y, C, mu, sigma, svm.intercept, svm.hard_margin, gap_tol, basis)
@@ -145,19 +135,22 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
     # without intercept: certified after 7 epochs, against 10 epochs and the interior
     # point; overlapping weighted data: 60 epochs against 300); else DCD goes on from
     # there to ``tol`` and ``max_epochs`` and the stages below run as before
+    counts = {}
     alpha_s, w_s, b_s, epochs, dcd_status, _ = dcd_linear(
         Zs, y, Cs, intercept=svm.intercept, tol=max(tol, _FIRST_TOL),
-        max_iter=min(max_epochs, _FIRST_EPOCHS), seed=seed, center=False, record=False)
+        max_iter=min(max_epochs, _FIRST_EPOCHS), seed=seed, center=False, record=False,
+        counts=counts)
     early, how = _early_pdas(frame, Zy, Cs, alpha_s, timer), "pdas"
-    counts = {}
-    if early is None and dcd_status == "max_iter" and _EXTEND_EPOCHS:
-        # the short run goes on for as many coordinate steps again, in up to _EPOCHS_CAP
-        # epochs: with shrinking, hundreds of epochs on a few dozen coordinates cost little
-        # (blobsover_2000x2 at C = 1 without intercept converged after 77, 0.8 ms, where
-        # the interior point took 3-4 ms after 60); kept only when it converged (then the
-        # tighter runs below), else the stages go on from the 60 epochs' point as before
-        # (the raw breast cancer data at C = 1e-3: 143 epochs did not converge, and the
-        # polish from their sets failed where the 60 epochs' went to the interior point)
+    if early is None and dcd_status == "max_iter" and _EXTEND_EPOCHS \
+            and counts.get("last_pass", n) * _EXTEND_SHRUNK <= n:
+        # a short run at its budget whose active set shrank to a few coordinates goes on
+        # for _EXTEND_EPOCHS full epochs' worth of steps, in up to _EPOCHS_CAP epochs:
+        # epochs on a few dozen coordinates cost little (blobsover_2000x2 at C = 1 without
+        # intercept converged after 12 n more steps, 0.5 ms, where the interior point took
+        # 3-4 ms); kept only when it converged (then the tighter runs below), else the
+        # stages go on from the short run's point as before (raw breast cancer at C = 1e-3:
+        # 1463 epochs did not converge). Not on a large active set: over_5000x50 at C = 1
+        # (72% active) spent 17 ms and did not converge either
         more = dcd_linear(Zs, y, Cs, intercept=svm.intercept, tol=max(tol, _FIRST_TOL),
                           max_iter=_EPOCHS_CAP, seed=seed, center=False, record=False,
                           alpha0=alpha_s, b0=b_s, max_visits=_EXTEND_EPOCHS * n, counts=counts)
@@ -173,20 +166,29 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
     start = "dcd (short run)"
     if early is None and dcd_status == "converged" and finite.all():
         # DCD converged fast: its compiled epochs with shrinking cost little more (LIBLINEAR's
-        # own regime), so it goes on to tighter tolerances, each point's sets polished
+        # own regime), so it goes on to tighter tolerances, each point's sets polished,
+        # within _TIGHTEN_EPOCHS full epochs' worth of steps in all (without intercept
+        # these runs took 3-11 n steps each; with one, whose multiplier steps revisit every
+        # coordinate, 10-41 n: over_20000x20 at C = 1e-3 spent 65 ms where the stages
+        # below answered in 50 ms)
+        budget = _TIGHTEN_EPOCHS * n
         for t in _TIGHTEN:
             alpha_s, w_s, b_s, _, dcd_status, _ = dcd_linear(
                 Zs, y, Cs, intercept=svm.intercept, tol=t, max_iter=_EPOCHS_CAP,
                 seed=seed, center=False, record=False, alpha0=alpha_s, b0=b_s,
-                max_visits=_TIGHTEN_EPOCHS * n, counts=counts)
+                max_visits=budget, counts=counts)
+            budget -= counts["visits"]
             epochs += -(-counts["visits"] // max(n, 1))
             early, how = _early_pdas(frame, Zy, Cs, alpha_s, timer), "pdas"
             start = f"dcd (tol {t:g})"
-            if early is not None or dcd_status != "converged":
+            if early is None and (t == _TIGHTEN[0] or dcd_status != "converged"
+                                  or budget <= 0 or t == _TIGHTEN[-1]):
+                # the candidates' active set where the stages below would try it first
+                # (at tol / 10, over_20000x20 at C = 1e-3 with intercept) and at the end
+                early, how = _early_reduced(frame, Zy, Cs, alpha_s, w_s, b_s, timer), \
+                    "reduced active set"
+            if early is not None or dcd_status != "converged" or budget <= 0:
                 break
-        if early is None:
-            early, how = _early_reduced(frame, Zy, Cs, alpha_s, w_s, b_s, timer), \
-                "reduced active set"
     if early is not None:
         early.n_iter = epochs
         early.provenance.update(warm_start=start, polish=how,
