@@ -129,6 +129,7 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
     Zy = y[:, None] * (np.column_stack([Zs, np.ones(n)]) if svm.intercept else Zs)
     frame = (X, y, C, mu, sigma, svm.intercept, svm.hard_margin, gap_tol, basis)
     p = Zy.shape[1]
+    S = column_scaling(Zy)          # once a solve: every polish below uses it
     finite = np.isfinite(Cs)
     # a short DCD run first (_FIRST_TOL, _FIRST_EPOCHS) and the polish from its sets: where
     # they are right already, the remaining epochs are saved (over_5000x50 at C = 1e-3
@@ -140,7 +141,7 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
         Zs, y, Cs, intercept=svm.intercept, tol=max(tol, _FIRST_TOL),
         max_iter=min(max_epochs, _FIRST_EPOCHS), seed=seed, center=False, record=False,
         counts=counts)
-    early, how = _early_pdas(frame, Zy, Cs, alpha_s, timer), "pdas"
+    early, how = _early_pdas(frame, Zy, Cs, alpha_s, timer, scaling=S), "pdas"
     if early is None and dcd_status == "max_iter" and _EXTEND_EPOCHS \
             and counts.get("last_pass", n) * _EXTEND_SHRUNK <= n:
         # a short run at its budget whose active set shrank to a few coordinates goes on
@@ -179,7 +180,7 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
                 max_visits=budget, counts=counts)
             budget -= counts["visits"]
             epochs += -(-counts["visits"] // max(n, 1))
-            early, how = _early_pdas(frame, Zy, Cs, alpha_s, timer), "pdas"
+            early, how = _early_pdas(frame, Zy, Cs, alpha_s, timer, scaling=S), "pdas"
             start = f"dcd (tol {t:g})"
             if early is None and (t == _TIGHTEN[0] or dcd_status != "converged"
                                   or budget <= 0 or t == _TIGHTEN[-1]):
@@ -238,7 +239,7 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
         # epochs, n p each: not on the rows' span of 200 x 300, p = 201 - unless its free
         # set is at most p / 2, solved in (a_F, b) for k^2 p flops a round (.dual_sets),
         # whose BLAS flops are ~20x cheaper than DCD's: then up to the chunk's n p more)
-        chunk = _early_pdas(frame, Zy, Cs, alpha_s, timer, rounds=_CHUNK_ROUNDS) \
+        chunk = _early_pdas(frame, Zy, Cs, alpha_s, timer, _CHUNK_ROUNDS, S) \
             if (dcd_status == "max_iter" and epochs < max_epochs
                 and (4 * p * p <= 3 * more * n
                      or _cheap_polish(alpha_s, Cs, p, more * n * p))) else None
@@ -261,10 +262,10 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
         if free.sum() > Zy.shape[1]:
             return None
         return polish_w(Zy, Cs, alpha_s, svm.intercept, scale, max_rounds=_PDAS_STAGE_ROUNDS,
-                        max_free=Zy.shape[1])
+                        max_free=Zy.shape[1], scaling=S)
 
     def lp_active_set():
-        start = feasible_start(Zy, column_scaling(Zy))
+        start = feasible_start(Zy, S)
         return _active_set_from(Zy, Cs, d, svm.intercept, start, None)
 
     # the stages, fastest first; the first certified answer is returned
@@ -311,7 +312,7 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
         if free2.sum() > p:
             return None
         return polish_w(Zy, Cs, a2, svm.intercept, scale, max_rounds=_PDAS_STAGE_ROUNDS,
-                        max_free=p)
+                        max_free=p, scaling=S)
 
     def reduced(a, u):
         # at most 2p + _REDUCED_FREE free multipliers (below)
@@ -346,7 +347,6 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
                                                     *ipm_start())))
         if try_free_vectors and not free_vectors_first:
             stages.append(free_vectors)
-        S = column_scaling(Zy)
         if np.any(S > 1.0):
             # the same start, the small columns not scaled up: features 1e8 apart in scale
             # (breast cancer's standardized columns alternately x 1e4 and x 1e-4) make
@@ -396,7 +396,8 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
 
 
 def _early_pdas(frame: tuple, Zy: np.ndarray, Cs: np.ndarray, alpha_s: np.ndarray,
-                timer: Timer, rounds: int = _PDAS_STAGE_ROUNDS) -> Solution | None:
+                timer: Timer, rounds: int = _PDAS_STAGE_ROUNDS,
+                scaling: np.ndarray | None = None) -> Solution | None:
     """The polish from the sets of a short DCD run (at most p free multipliers, at most
     ``rounds`` active-set rounds), as a certified Solution, or None (not certified, or no
     polish)."""
@@ -409,7 +410,7 @@ def _early_pdas(frame: tuple, Zy: np.ndarray, Cs: np.ndarray, alpha_s: np.ndarra
         return None
     try:
         polished = polish_w(Zy, Cs, alpha_s, frame[5], scale, max_rounds=rounds,
-                            max_free=Zy.shape[1])
+                            max_free=Zy.shape[1], scaling=scaling)
     except np.linalg.LinAlgError:
         return None
     if polished is None:

@@ -98,7 +98,8 @@ def _solve_sets(Zy: np.ndarray, C: np.ndarray, intercept: bool, free: np.ndarray
 
 def polish_w(Zy: np.ndarray, C: np.ndarray, alpha: np.ndarray, intercept: bool,
              scale: float, max_rounds: int = _MAX_ROUNDS, threshold: float = 1e-8,
-             margins: np.ndarray | None = None, max_free: int = _MAX_FREE) -> Any:
+             margins: np.ndarray | None = None, max_free: int = _MAX_FREE,
+             scaling: np.ndarray | None = None) -> Any:
     """Active-set polish from ``alpha`` (see the module docstring).
 
     Parameters
@@ -121,6 +122,9 @@ def polish_w(Zy: np.ndarray, C: np.ndarray, alpha: np.ndarray, intercept: bool,
     max_free : int
         A round whose free set is larger gives up (None): its KKT system is dense and,
         beyond p rows, rank deficient.
+    scaling : ndarray, optional
+        :func:`~.linear_active_set.column_scaling` of Zy, when the caller has it (a pass
+        over Zy: ~0.75 ms at 20000 x 20, paid once a solve instead of once a polish).
 
     Returns
     -------
@@ -146,7 +150,7 @@ def polish_w(Zy: np.ndarray, C: np.ndarray, alpha: np.ndarray, intercept: bool,
         at_zero = g0 >= 0
         at_upper[near] = at_zero[near] = False
     one_at_a_time = False
-    S = column_scaling(Zy)
+    S = column_scaling(Zy) if scaling is None else scaling
     for rounds in range(1, max_rounds + 1):
         free_idx = np.flatnonzero(~at_upper & ~at_zero)
         if free_idx.size > max_free:
