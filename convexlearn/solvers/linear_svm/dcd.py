@@ -31,7 +31,7 @@ from ...data import check_choice, check_count, check_positive
 from ...errors import NotApplicableError, ParameterError
 from ...solution import History, Solution, Timer
 from .dcd_face import face_walk
-from .dcd_kernel import dcd_epoch
+from .dcd_kernel import dcd_epochs
 from .linear_certificate import row_sq_norms
 
 __all__ = ["solve_svm", "dcd_linear", "LOSSES"]
@@ -76,7 +76,8 @@ def dcd_linear(X: ArrayLike, y: np.ndarray, C: float, loss: str = "hinge", inter
                rho: float | None = None, alpha0: np.ndarray | None = None,
                callback: Callable[..., Any] | None = None,
                b0: float = 0.0, gap_tol: float | None = None, center: bool | None = None,
-               face_every: int = 0, record: bool = True) -> Any:
+               face_every: int = 0, record: bool = True, max_visits: int | None = None,
+               counts: dict | None = None) -> Any:
     """Dual coordinate descent on arrays (see the module docstring).
 
     Parameters
@@ -130,6 +131,14 @@ def dcd_linear(X: ArrayLike, y: np.ndarray, C: float, loss: str = "hinge", inter
         Keep the per-epoch history (below); False for a warm start whose history nobody
         reads: the history stays empty and the primal value (a product with X) is computed
         only where ``gap_tol`` needs it (~40 us an epoch on 569 x 30).
+    max_visits : int, optional
+        A budget in coordinate steps (visits, shrunk coordinates not counted) besides
+        ``max_iter``: the run stops with status "max_iter" once its epochs have visited
+        this many (a warm start's budget in work: with shrinking, hundreds of epochs on a
+        few dozen coordinates cost what one full epoch does).
+    counts : dict, optional
+        Receives ``visits``, the coordinate steps of the run, and ``last_pass``, those of
+        its last epoch (the active set's size).
 
     Returns
     -------
@@ -186,40 +195,43 @@ def dcd_linear(X: ArrayLike, y: np.ndarray, C: float, loss: str = "hinge", inter
     state = np.array([s, float(mu_r @ v), float(alpha.sum()), float(alpha @ alpha)])
     yf = np.ascontiguousarray(y, dtype=float)
     history = History()
-    active = np.arange(n)
+    # the active coordinates are order[:n_active]; the compiled driver shuffles, shrinks
+    # and compacts them in place (its xorshift state drawn from ``rng``: one seed, one run)
+    order, n_active = np.arange(n), n
     keep = np.ones(n, dtype=np.bool_)
-    pg_max_old, pg_min_old = math.inf, -math.inf
+    bounds = np.array([math.inf, -math.inf])        # LIBLINEAR's pg_max_old, pg_min_old
+    rstate = np.array([int(rng.integers(1, 2 ** 63))], dtype=np.uint64)
     status, epoch = "max_iter", 0
     outer_tol = math.inf              # accuracy asked of the inner problem before lam moves
     face = dict(face_steps=0, face_tries=0, face_pivots=0, face_rounds=0)
     faces_apply = (face_every > 0 and intercept and hinge and not is_sparse
                    and bool(np.all(np.isfinite(upper))))
     next_face = face_every
-    while epoch < max_iter:
-        epoch += 1
-        if faces_apply and epoch >= next_face and _face_fits(alpha, upper, d):
+    # one epoch a call where something happens after every epoch (history, callback, face
+    # steps); else the driver runs until the inner tolerance, its budget or huge values
+    single = record or callback is not None or faces_apply
+    visits, budget = 0, (max_visits if max_visits is not None else 2 ** 62)
+    while epoch < max_iter and visits < budget:
+        if faces_apply and epoch + 1 >= next_face and _face_fits(alpha, upper, d):
             accepted = _try_face(Z, yf, upper, C_vec, alpha, v, state, lam, rho, face)
             # a step not kept doubles the wait for the next (each costs O(pivots |F| d))
-            next_face = epoch + face_every * 2 ** (face["face_tries"] - face["face_steps"])
+            next_face = epoch + 1 + face_every * 2 ** (face["face_tries"] - face["face_steps"])
             if accepted is not None:
                 lam = accepted - rho * state[0]     # b = the face's intercept
                 # the step moved w: shrinking decisions are stale, revisit every coordinate
-                active, pg_max_old, pg_min_old = np.arange(n), math.inf, -math.inf
-        perm = rng.permutation(active)
-        pg_max, pg_min = dcd_epoch(*rows, yf, xm, mm, curv, upper, diag, rho, lam, alpha, v,
-                                   state, perm, keep, pg_max_old, pg_min_old, shrinking)
-        n_pass = perm.size
-        active = perm[keep[:n_pass]]
+                order, n_active = np.arange(n), n
+                bounds[:] = (math.inf, -math.inf)
+        more, n_active, n_pass, pg_max, pg_min, violation, seen = dcd_epochs(
+            *rows, yf, xm, mm, curv, upper, diag, rho, lam, alpha, v, state, order, n_active,
+            keep, bounds, shrinking, intercept, max(tol, outer_tol),
+            1 if single else max_iter - epoch, budget - visits, rstate)
+        epoch += more
+        visits += seen
         s = state[0]
-        # LIBLINEAR's spread max - min of the projected gradients; without an intercept the
-        # box is the only constraint and optimality is every pg = 0: max |pg| (the spread
-        # is 0 when all pg are equal, e.g. all -1 at the start; found in review).
-        if not active.size:
-            violation = 0.0
-        elif intercept:
-            violation = pg_max - pg_min
-        else:
-            violation = max(pg_max, -pg_min)
+        # (the violation: LIBLINEAR's spread max - min of the projected gradients; without
+        # an intercept the box is the only constraint and optimality is every pg = 0:
+        # max |pg| (the spread is 0 when all pg are equal, e.g. all -1 at the start; found
+        # in review))
         w2 = _shifted_sq_norm(v, float(s), float(state[1]), mm)   # ||v - s mu||^2
         dual = float(state[2]) - 0.5 * w2 - 0.5 * diag * float(state[3])
         row = dict(objective=dual, violation=violation, balance=abs(s), active=n_pass,
@@ -238,8 +250,6 @@ def dcd_linear(X: ArrayLike, y: np.ndarray, C: float, loss: str = "hinge", inter
         if callback is not None and callback(epoch, alpha, dual) is False:
             status = "stopped"
             break
-        pg_max_old = pg_max if pg_max > 0 else math.inf
-        pg_min_old = pg_min if pg_min < 0 else -math.inf
         if violation > max(tol, outer_tol):
             continue
         lever = max(rho, shift_norm) * abs(s)
@@ -248,13 +258,15 @@ def dcd_linear(X: ArrayLike, y: np.ndarray, C: float, loss: str = "hinge", inter
             outer_tol = max(tol, _INNER * lever)
             lam += rho * s
             # shrinking decisions were made for the old multiplier: revisit every coordinate
-            active, pg_max_old, pg_min_old = np.arange(n), math.inf, -math.inf
+            order, n_active = np.arange(n), n
+            bounds[:] = (math.inf, -math.inf)
             continue
         if violation > tol:        # the multiplier is accurate: now the coordinates must be
             outer_tol = tol
             continue
-        if active.size < n:        # optimal on the active set: re-check every coordinate
-            active, pg_max_old, pg_min_old = np.arange(n), math.inf, -math.inf
+        if n_active < n:           # optimal on the active set: re-check every coordinate
+            order, n_active = np.arange(n), n
+            bounds[:] = (math.inf, -math.inf)
             continue
         if gap_tol is not None and "primal" in row:     # this pass was a full one
             rel_gap = abs(row["gap"]) / max(abs(row["primal"]), abs(dual), 1e-300)
@@ -266,6 +278,8 @@ def dcd_linear(X: ArrayLike, y: np.ndarray, C: float, loss: str = "hinge", inter
                 break
         status = "converged"
         break
+    if counts is not None:
+        counts.update(visits=visits, last_pass=n_pass if epoch else n)
     s = float(y @ alpha)
     w = np.asarray(X.T @ (y * alpha), dtype=float).ravel()   # recomputed: no running drift
     # the returned w = X^T (y * a) differs from the run's w_c = w - s mu; b matches the run's

@@ -23,6 +23,15 @@ the per-row xm_i = <x_i, mu>::
 
 A dense caller passes rows already centred and mu = 0, which avoids the cancellation
 of those four terms on data far from the origin.
+
+**Many epochs in one call.** :func:`dcd_epochs` runs epochs (shuffle, epoch, compaction of
+the active set, LIBLINEAR's shrinking bounds) until the projected-gradient spread reaches
+its tolerance: the Python loop of :mod:`.dcd` paid ~40 us an epoch around the compiled one
+(a permutation, fancy indexing, the dual's norms), which on shrunk active sets of a few
+dozen coordinates was most of the time (conflict_2000x10 at C = 1, no intercept: 11 of
+13.6 ms over 269 epochs; LIBLINEAR runs its ~2000 epochs of over_20000x20 in 20 ms).
+The order is a Fisher-Yates shuffle driven by xorshift64* (:func:`shuffle_prefix`),
+deterministic for a given state.
 """
 
 from __future__ import annotations
@@ -37,7 +46,7 @@ from numba import njit
 
 from ...compiled import load_without_refresh
 
-__all__ = ["dcd_epoch", "dcd_epoch_reference", "STATE_FIELDS"]
+__all__ = ["dcd_epoch", "dcd_epochs", "dcd_epoch_reference", "shuffle_prefix", "STATE_FIELDS"]
 
 #: Entries of the ``state`` vector updated in place by an epoch.
 STATE_FIELDS = ("s", "mv", "a_sum", "a_sq")
@@ -105,6 +114,84 @@ def dcd_epoch(dense: Any, Xd: Any, indptr: Any, indices: Any, data: Any, y: Arra
         s += step
     state[0], state[1], state[2], state[3] = s, mv, a_sum, a_sq
     return pg_max, pg_min
+
+
+_XS_MULT = np.uint64(2685821657736338717)
+#: An epoch whose multipliers or w grow beyond these hands back to the Python loop, which
+#: decides (with the dual's norms) whether the run diverged (the hard margin, U = inf).
+_HUGE_V = 1e150
+_HUGE_A = 1e300
+
+
+@njit(cache=True)
+def shuffle_prefix(order: Any, count: int, rstate: Any) -> None:
+    """Shuffle ``order[:count]`` in place (Fisher-Yates; xorshift64* on ``rstate[0]``,
+    a nonzero uint64, advanced in place)."""
+    x = rstate[0]
+    for i in range(count - 1, 0, -1):
+        x ^= x >> np.uint64(12)
+        x ^= x << np.uint64(25)
+        x ^= x >> np.uint64(27)
+        r = (x * _XS_MULT) >> np.uint64(11)
+        j = np.int64(r % np.uint64(i + 1))
+        order[i], order[j] = order[j], order[i]
+    rstate[0] = x
+
+
+@njit(cache=True)
+def dcd_epochs(dense: Any, Xd: Any, indptr: Any, indices: Any, data: Any, y: ArrayLike,
+               xm: Any, mm: Any, curv: Any, upper: Any, diag: Any, rho: float, lam: float,
+               alpha: Any, v: Any, state: Any, active: Any, n_active: int, keep: Any,
+               bounds: Any, shrinking: Any, spread: Any, tol: float, max_epochs: int,
+               max_visits: int, rstate: Any) -> Any:
+    """Epochs of :func:`dcd_epoch` over ``active[:n_active]`` (shuffled by
+    :func:`shuffle_prefix` each epoch, then compacted to the coordinates kept) until the
+    violation is <= ``tol``, ``max_epochs`` have run, the epochs have visited
+    ``max_visits`` coordinates in all (a budget in work, not in epochs: an epoch on a
+    shrunk set of a few dozen coordinates costs what one step does on the full set), or
+    a multiplier or w grows huge.
+
+    The violation of an epoch: pg_max - pg_min (``spread``: with an intercept) or
+    max(pg_max, -pg_min), 0 when no coordinate is left; ``bounds`` (pg_max_old,
+    pg_min_old) are updated after each epoch as LIBLINEAR does (+-inf when of the wrong
+    sign). Returns (epochs, n_active, n_pass, pg_max, pg_min, violation, visits): the
+    last epoch's figures (n_pass: the coordinates it visited), visits over all epochs.
+    """
+    epochs, n_pass, visits = 0, 0, 0
+    pg_max, pg_min, violation = -np.inf, np.inf, np.inf
+    d = v.shape[0]
+    while epochs < max_epochs:
+        epochs += 1
+        shuffle_prefix(active, n_active, rstate)
+        pg_max, pg_min = dcd_epoch(dense, Xd, indptr, indices, data, y, xm, mm, curv, upper,
+                                   diag, rho, lam, alpha, v, state, active[:n_active], keep,
+                                   bounds[0], bounds[1], shrinking)
+        n_pass = n_active
+        visits += n_pass
+        kept = 0
+        for pos in range(n_pass):
+            if keep[pos]:
+                active[kept] = active[pos]
+                kept += 1
+        n_active = kept
+        if n_active == 0:
+            violation = 0.0
+        elif spread:
+            violation = pg_max - pg_min
+        else:
+            violation = max(pg_max, -pg_min)
+        bounds[0] = pg_max if pg_max > 0 else np.inf
+        bounds[1] = pg_min if pg_min < 0 else -np.inf
+        if violation <= tol or visits >= max_visits or not abs(state[2]) < _HUGE_A:
+            break
+        big = False
+        for j in range(d):
+            if not abs(v[j]) < _HUGE_V:
+                big = True
+                break
+        if big:
+            break
+    return epochs, n_active, n_pass, pg_max, pg_min, violation, visits
 
 
 def dcd_epoch_reference(Z: Any, y: ArrayLike, upper: Any, diag: Any, rho: float, lam: float,

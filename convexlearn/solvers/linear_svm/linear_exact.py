@@ -30,12 +30,13 @@ from ...solution import Solution, Timer
 from .dcd import dcd_linear
 from .dual_sets import dual_solve_pays
 from .linear_active_set import active_set, column_scaling, feasible_start, one_blas_thread
-from .linear_certificate import GAP_TOL, certificate, feasible_hard, nudged_onto_margins
+from .linear_certificate import GAP_TOL, certificate, certified_solution
 from .linear_ipm import ipm_w
 from .linear_polish import polish_w
 from .linear_reduced import reduced_active_set
 from .linear_sparse import face_solve
 from .linear_working_set import working_set_polish
+from .row_space import row_space
 from ..kernel_svm.polish import intercept_from_alpha
 
 __all__ = ["solve_linear_exact", "certificate", "polish_w", "GAP_TOL"]
@@ -46,12 +47,17 @@ _REFINE_EPOCHS = 50         # more DCD epochs at tol / 10 when its free set outg
 _FREE_VECTORS_FIRST = 4e6  # n p^2 from which DCD's free vectors go before the interior point
 _FIRST_TOL = 3e-2           # the short DCD run before the first polish (see _solve)
 _FIRST_EPOCHS = 60
+_EXTEND_EPOCHS = 30         # a short run at its budget goes on for this many full
+_EXTEND_SHRUNK = 8          # epochs' worth of coordinate steps where its last epoch
+#                             visited at most n / _EXTEND_SHRUNK coordinates (see _solve)
+_TIGHTEN = (1e-3, 1e-4, 1e-5)   # DCD's tolerances after a short run that converged
+_TIGHTEN_EPOCHS = 30        # their budget in all, in full epochs' worth of steps
+_EPOCHS_CAP = 3000          # epochs of those runs (mostly on shrunk sets)
 
 
 _REDUCED_FREE = 8           # the candidates' active set is tried with <= 2p + this free
 # (the sweeps' successes had <= 2p + 6: blobs_2000x2 at C = 1e3, 9 at p = 3; the raw breast
 # cancer data's 74-198 at p = 31 failed at the step limit, 10-40 ms lost)
-_EPS = np.finfo(float).eps
 
 
 def solve_linear_exact(svm: Any, *, tol: float = 1e-2, max_epochs: int = 300, seed: Any = 0,
@@ -99,17 +105,6 @@ def solve_linear_exact(svm: Any, *, tol: float = 1e-2, max_epochs: int = 300, se
         return sol
 
 
-def _row_space(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(Q, Z Q): Z^T = Q R (Q: d x n, orthonormal columns), without the coordinates k
-    whose row R[k] is numerically zero (every entry below 16 n eps times the largest |R|:
-    the centred rows' dependent direction); Z = (Z Q) Q^T up to those rows. Householder
-    QR without pivoting (a pivoted one, LAPACK's geqp3, took 3x as long on 500 x 200)."""
-    Q, R = np.linalg.qr(Z.T)
-    size = np.max(np.abs(R), axis=1)
-    keep = size > 16 * Z.shape[0] * _EPS * max(float(size.max(initial=0.0)), _EPS)
-    return Q[:, keep], np.ascontiguousarray(R[keep].T)
-
-
 def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
     X, y = svm.X, svm.y
     n, d = X.shape
@@ -129,30 +124,75 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
         # (200 x 500: the w-space polish's p^3 QR steps were 45 ms of a 52 ms solve;
         # 200 x 300 hinge at lam_max / 100: 0.20 s -> 0.02 s);
         # the directions of a zero pivot (centring leaves rank n - 1) are dropped
-        basis, Zs = _row_space(Zs)
+        basis, Zs = row_space(Zs)
         d = Zs.shape[1]
     Zy = y[:, None] * (np.column_stack([Zs, np.ones(n)]) if svm.intercept else Zs)
     frame = (X, y, C, mu, sigma, svm.intercept, svm.hard_margin, gap_tol, basis)
     p = Zy.shape[1]
+    S = column_scaling(Zy)          # once a solve: every polish below uses it
     finite = np.isfinite(Cs)
     # a short DCD run first (_FIRST_TOL, _FIRST_EPOCHS) and the polish from its sets: where
     # they are right already, the remaining epochs are saved (over_5000x50 at C = 1e-3
     # without intercept: certified after 7 epochs, against 10 epochs and the interior
     # point; overlapping weighted data: 60 epochs against 300); else DCD goes on from
     # there to ``tol`` and ``max_epochs`` and the stages below run as before
+    counts = {}
     alpha_s, w_s, b_s, epochs, dcd_status, _ = dcd_linear(
         Zs, y, Cs, intercept=svm.intercept, tol=max(tol, _FIRST_TOL),
-        max_iter=min(max_epochs, _FIRST_EPOCHS), seed=seed, center=False, record=False)
-    early, how = _early_pdas(frame, Zy, Cs, alpha_s, timer), "pdas"
+        max_iter=min(max_epochs, _FIRST_EPOCHS), seed=seed, center=False, record=False,
+        counts=counts)
+    early, how = _early_pdas(frame, Zy, Cs, alpha_s, timer, scaling=S), "pdas"
+    if early is None and dcd_status == "max_iter" and _EXTEND_EPOCHS \
+            and counts.get("last_pass", n) * _EXTEND_SHRUNK <= n:
+        # a short run at its budget whose active set shrank to a few coordinates goes on
+        # for _EXTEND_EPOCHS full epochs' worth of steps, in up to _EPOCHS_CAP epochs:
+        # epochs on a few dozen coordinates cost little (blobsover_2000x2 at C = 1 without
+        # intercept converged after 12 n more steps, 0.5 ms, where the interior point took
+        # 3-4 ms); kept only when it converged (then the tighter runs below), else the
+        # stages go on from the short run's point as before (raw breast cancer at C = 1e-3:
+        # 1463 epochs did not converge). Not on a large active set: over_5000x50 at C = 1
+        # (72% active) spent 17 ms and did not converge either
+        more = dcd_linear(Zs, y, Cs, intercept=svm.intercept, tol=max(tol, _FIRST_TOL),
+                          max_iter=_EPOCHS_CAP, seed=seed, center=False, record=False,
+                          alpha0=alpha_s, b0=b_s, max_visits=_EXTEND_EPOCHS * n, counts=counts)
+        if more[4] == "converged":
+            alpha_s, w_s, b_s, dcd_status = more[0], more[1], more[2], more[4]
+            epochs += -(-counts["visits"] // max(n, 1))     # in full epochs' worth of steps
     if early is None and dcd_status == "max_iter":
         # a short run that did not converge (nearly hard margin: blobs_2000x2 at C = 1e3
         # ran its 300 epochs, 4 free > p = 3, then the interior point) with more free
         # multipliers than p: the candidates' active set (a few steps at most)
         early, how = _early_reduced(frame, Zy, Cs, alpha_s, w_s, b_s, timer), \
             "reduced active set"
+    start = "dcd (short run)"
+    if early is None and dcd_status == "converged" and finite.all():
+        # DCD converged fast: its compiled epochs with shrinking cost little more (LIBLINEAR's
+        # own regime), so it goes on to tighter tolerances, each point's sets polished,
+        # within _TIGHTEN_EPOCHS full epochs' worth of steps in all (without intercept
+        # these runs took 3-11 n steps each; with one, whose multiplier steps revisit every
+        # coordinate, 10-41 n: over_20000x20 at C = 1e-3 spent 65 ms where the stages
+        # below answered in 50 ms)
+        budget = _TIGHTEN_EPOCHS * n
+        for t in _TIGHTEN:
+            alpha_s, w_s, b_s, _, dcd_status, _ = dcd_linear(
+                Zs, y, Cs, intercept=svm.intercept, tol=t, max_iter=_EPOCHS_CAP,
+                seed=seed, center=False, record=False, alpha0=alpha_s, b0=b_s,
+                max_visits=budget, counts=counts)
+            budget -= counts["visits"]
+            epochs += -(-counts["visits"] // max(n, 1))
+            early, how = _early_pdas(frame, Zy, Cs, alpha_s, timer, scaling=S), "pdas"
+            start = f"dcd (tol {t:g})"
+            if early is None and (t == _TIGHTEN[0] or dcd_status != "converged"
+                                  or budget <= 0 or t == _TIGHTEN[-1]):
+                # the candidates' active set where the stages below would try it first
+                # (at tol / 10, over_20000x20 at C = 1e-3 with intercept) and at the end
+                early, how = _early_reduced(frame, Zy, Cs, alpha_s, w_s, b_s, timer), \
+                    "reduced active set"
+            if early is not None or dcd_status != "converged" or budget <= 0:
+                break
     if early is not None:
         early.n_iter = epochs
-        early.provenance.update(warm_start="dcd (short run)", polish=how,
+        early.provenance.update(warm_start=start, polish=how,
                                 dcd_status=dcd_status, dcd_tol=max(tol, _FIRST_TOL),
                                 row_space=basis is not None)
         return early
@@ -199,7 +239,7 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
         # epochs, n p each: not on the rows' span of 200 x 300, p = 201 - unless its free
         # set is at most p / 2, solved in (a_F, b) for k^2 p flops a round (.dual_sets),
         # whose BLAS flops are ~20x cheaper than DCD's: then up to the chunk's n p more)
-        chunk = _early_pdas(frame, Zy, Cs, alpha_s, timer, rounds=_CHUNK_ROUNDS) \
+        chunk = _early_pdas(frame, Zy, Cs, alpha_s, timer, _CHUNK_ROUNDS, S) \
             if (dcd_status == "max_iter" and epochs < max_epochs
                 and (4 * p * p <= 3 * more * n
                      or _cheap_polish(alpha_s, Cs, p, more * n * p))) else None
@@ -222,10 +262,10 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
         if free.sum() > Zy.shape[1]:
             return None
         return polish_w(Zy, Cs, alpha_s, svm.intercept, scale, max_rounds=_PDAS_STAGE_ROUNDS,
-                        max_free=Zy.shape[1])
+                        max_free=Zy.shape[1], scaling=S)
 
     def lp_active_set():
-        start = feasible_start(Zy, column_scaling(Zy))
+        start = feasible_start(Zy, S)
         return _active_set_from(Zy, Cs, d, svm.intercept, start, None)
 
     # the stages, fastest first; the first certified answer is returned
@@ -272,7 +312,7 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
         if free2.sum() > p:
             return None
         return polish_w(Zy, Cs, a2, svm.intercept, scale, max_rounds=_PDAS_STAGE_ROUNDS,
-                        max_free=p)
+                        max_free=p, scaling=S)
 
     def reduced(a, u):
         # at most 2p + _REDUCED_FREE free multipliers (below)
@@ -307,7 +347,6 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
                                                     *ipm_start())))
         if try_free_vectors and not free_vectors_first:
             stages.append(free_vectors)
-        S = column_scaling(Zy)
         if np.any(S > 1.0):
             # the same start, the small columns not scaled up: features 1e8 apart in scale
             # (breast cancer's standardized columns alternately x 1e4 and x 1e-4) make
@@ -357,7 +396,8 @@ def _solve(svm, timer, tol, max_epochs, seed, gap_tol, reduce=True) -> Solution:
 
 
 def _early_pdas(frame: tuple, Zy: np.ndarray, Cs: np.ndarray, alpha_s: np.ndarray,
-                timer: Timer, rounds: int = _PDAS_STAGE_ROUNDS) -> Solution | None:
+                timer: Timer, rounds: int = _PDAS_STAGE_ROUNDS,
+                scaling: np.ndarray | None = None) -> Solution | None:
     """The polish from the sets of a short DCD run (at most p free multipliers, at most
     ``rounds`` active-set rounds), as a certified Solution, or None (not certified, or no
     polish)."""
@@ -370,7 +410,7 @@ def _early_pdas(frame: tuple, Zy: np.ndarray, Cs: np.ndarray, alpha_s: np.ndarra
         return None
     try:
         polished = polish_w(Zy, Cs, alpha_s, frame[5], scale, max_rounds=rounds,
-                            max_free=Zy.shape[1])
+                            max_free=Zy.shape[1], scaling=scaling)
     except np.linalg.LinAlgError:
         return None
     if polished is None:
@@ -472,46 +512,9 @@ def _finish(frame: tuple, alpha_s: np.ndarray, polished: Any, timer: Timer) -> S
         w_p = (polished[1] if basis is None else basis @ polished[1]) / sigma
         candidates = [(ww, float(polished[2]) - float(ww @ mu) if intercept else 0.0)
                       for ww in (w_p, w)]
-    return _certified(X, y, C, intercept, hard_margin, gap_tol, candidates, alpha, timer,
+    return certified_solution(X, y, C, intercept, hard_margin, gap_tol, candidates, alpha, timer,
                       polish_rounds=rounds, polished=polished is not None,
                       normalization=sigma2)
-
-
-def _certified(X, y, C, intercept, hard_margin, gap_tol, candidates, alpha, timer,
-               **provenance) -> Solution:
-    """The candidate (w, b) with the best certificate (:func:`certificate` at ``alpha``),
-    each also made feasible (hard margin) or nudged onto its margins (soft), as a Solution
-    in the user's units; X dense or sparse.
-
-    The candidates are checked in order (the given ones, then the nudged ones), and the
-    first whose certificate passes with a relative gap within ``gap_tol`` / 100 ends the
-    search (each check is a pass over X: ~0.4 ms on 569 x 30, four of them were a third of
-    a small solve); else a certified one is kept, then the smallest |gap|."""
-    if hard_margin:
-        pending = [lambda c=c: feasible_hard(X, y, *c) for c in candidates]
-    else:
-        pending = [lambda c=c: c for c in candidates]
-        pending += [lambda c=c: nudged_onto_margins(X, y, *c) for c in candidates]
-    checked = []
-    for make in pending:
-        ww, bb = make()
-        cert = certificate(X, y, C, intercept, ww, bb, alpha, gap_tol)
-        checked.append(((ww, bb), cert))
-        if cert["passed"] and abs(cert["relative_gap"]) <= 1e-2 * gap_tol:
-            break
-    # a certified candidate first, then the smallest |gap| (a gap below -gap_tol is a
-    # failed evaluation, not a better point)
-    (w, b), cert = min(checked, key=lambda c: (not c[1]["passed"],
-                                               abs(c[1]["relative_gap"])))
-    xi = None if hard_margin else np.maximum(0.0, 1.0 - y * (X @ w + b))
-    sol = Solution(w=w, b=b, alpha=alpha, xi=xi, objective=cert["primal"],
-                   status="optimal" if cert["passed"] else "inaccurate",
-                   method="exact-linear", time_s=timer(),
-                   provenance={"solver": "convexlearn.linear_exact", **provenance,
-                               "gap_tol": gap_tol},
-                   dual_coef=y * alpha)
-    sol.extra["certificate"] = cert
-    return sol
 
 
 #: Epoch budget of the sparse route's DCD (it runs to the certificate's accuracy, not to a
@@ -558,7 +561,7 @@ def _solve_sparse(svm, timer, seed, gap_tol) -> Solution:
         if intercept:
             b_free = intercept_from_alpha(y, C, a, np.asarray(X @ w_a).ravel())[0]
             candidates.append((w_a, float(b_free)))
-        sol = _certified(X, y, C, intercept, svm.hard_margin, gap_tol, candidates, a, timer,
+        sol = certified_solution(X, y, C, intercept, svm.hard_margin, gap_tol, candidates, a, timer,
                          polished=stage != "dcd", polish_rounds=rounds)
         sol.provenance["polish"] = stage
         if best is None or (sol.status == "optimal" and best.status != "optimal") or (

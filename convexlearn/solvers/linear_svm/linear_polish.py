@@ -98,7 +98,8 @@ def _solve_sets(Zy: np.ndarray, C: np.ndarray, intercept: bool, free: np.ndarray
 
 def polish_w(Zy: np.ndarray, C: np.ndarray, alpha: np.ndarray, intercept: bool,
              scale: float, max_rounds: int = _MAX_ROUNDS, threshold: float = 1e-8,
-             margins: np.ndarray | None = None, max_free: int = _MAX_FREE) -> Any:
+             margins: np.ndarray | None = None, max_free: int = _MAX_FREE,
+             scaling: np.ndarray | None = None) -> Any:
     """Active-set polish from ``alpha`` (see the module docstring).
 
     Parameters
@@ -121,6 +122,9 @@ def polish_w(Zy: np.ndarray, C: np.ndarray, alpha: np.ndarray, intercept: bool,
     max_free : int
         A round whose free set is larger gives up (None): its KKT system is dense and,
         beyond p rows, rank deficient.
+    scaling : ndarray, optional
+        :func:`~.linear_active_set.column_scaling` of Zy, when the caller has it (a pass
+        over Zy: ~0.75 ms at 20000 x 20, paid once a solve instead of once a polish).
 
     Returns
     -------
@@ -146,7 +150,7 @@ def polish_w(Zy: np.ndarray, C: np.ndarray, alpha: np.ndarray, intercept: bool,
         at_zero = g0 >= 0
         at_upper[near] = at_zero[near] = False
     one_at_a_time = False
-    S = column_scaling(Zy)
+    S = column_scaling(Zy) if scaling is None else scaling
     for rounds in range(1, max_rounds + 1):
         free_idx = np.flatnonzero(~at_upper & ~at_zero)
         if free_idx.size > max_free:
@@ -160,9 +164,16 @@ def polish_w(Zy: np.ndarray, C: np.ndarray, alpha: np.ndarray, intercept: bool,
         g = m - 1.0
         # violations, in margin units (a) and multiplier units / scale (a_F)
         # the rounding bound of each margin's evaluation (terms that cancel in <r_i, u>)
-        tol_m = 1e-12 + 8 * Zy.shape[1] * _EPS * (np.abs(Zy) @ np.abs(u))
-        bad_zero = at_zero & (g < -tol_m)
-        bad_upper = at_upper & (g > tol_m)
+        # (evaluated only where a margin is beyond 1e-12 on the wrong side: the bound is
+        # >= 1e-12, and |Zy| @ |u| over every row was ~40% of a 20000 x 20 polish)
+        bad_zero = at_zero & (g < -1e-12)
+        bad_upper = at_upper & (g > 1e-12)
+        maybe = np.flatnonzero(bad_zero | bad_upper)
+        if maybe.size:
+            tol_m = 1e-12 + 8 * Zy.shape[1] * _EPS * (np.abs(Zy[maybe]) @ np.abs(u))
+            within = np.abs(g[maybe]) <= tol_m
+            bad_zero[maybe[within]] = False
+            bad_upper[maybe[within]] = False
         over = np.zeros(n, dtype=bool)
         under = np.zeros(n, dtype=bool)
         slack_a = 1e-12 * scale          # clipped afterwards; the certificate judges

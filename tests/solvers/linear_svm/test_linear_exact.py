@@ -18,7 +18,9 @@ from scipy import sparse
 import convexlearn as cl
 from convexlearn.certify.rational_gap import rational_duality_gap
 from convexlearn.solvers.linear_svm.dcd import _as_rows, dcd_linear
-from convexlearn.solvers.linear_svm.dcd_kernel import dcd_epoch, dcd_epoch_reference
+from convexlearn.solvers.linear_svm import linear_exact
+from convexlearn.solvers.linear_svm.dcd_kernel import (dcd_epoch, dcd_epoch_reference,
+                                                       dcd_epochs, shuffle_prefix)
 from convexlearn.solvers.linear_svm.linear_exact import certificate, solve_linear_exact
 from helpers import binary_dataset
 
@@ -65,6 +67,40 @@ def test_compiled_epoch_equals_numpy_reference(kind):
         w_c = v - state[0] * mu if kind == "csr" else v
         np.testing.assert_allclose(w_c, w_ref, atol=1e-11)
         bounds = (got[0] if got[0] > 0 else np.inf, got[1] if got[1] < 0 else -np.inf)
+
+
+def test_compiled_epochs_equal_numpy_reference_epochs():
+    # the driver (shuffle, epoch, compaction, shrinking bounds, many epochs in one call)
+    # against the numpy epoch on the same orders (the compiled shuffle's, replayed)
+    X, y = _problem(n=120, d=4)
+    n = X.shape[0]
+    Z = X - X.mean(axis=0)
+    upper = np.full(n, 0.7)
+    upper[::9] = 0.0
+    rho, lam = 1.3, 0.2
+    alpha = np.clip(np.random.default_rng(3).random(n) - 0.3, 0.0, upper)
+    a_drv, v = alpha.copy(), Z.T @ (y * alpha)
+    state = np.array([y @ alpha, 0.0, alpha.sum(), alpha @ alpha])
+    order, keep, bounds = np.arange(n), np.ones(n, dtype=bool), np.array([np.inf, -np.inf])
+    curv = np.einsum("ij,ij->i", Z, Z) + rho
+    rstate = np.array([12345], dtype=np.uint64)
+    epochs, n_active, *_, visits = dcd_epochs(
+        *_as_rows(Z), y, np.zeros(n), 0.0, curv, upper, 0.0, rho, lam, a_drv, v, state, order,
+        n, keep, bounds, True, True, -1.0, 6, 10 ** 9, rstate)
+    replay, act, a_ref, seen = np.array([12345], dtype=np.uint64), np.arange(n), alpha, 0
+    old = (np.inf, -np.inf)
+    for _ in range(6):
+        shuffle_prefix(act, act.size, replay)
+        seen += act.size
+        a_ref, w_ref, keep_ref, pg_max, pg_min = dcd_epoch_reference(
+            Z, y, upper, 0.0, rho, lam, a_ref, act, old[0], old[1], True)
+        act = act[keep_ref]
+        old = (pg_max if pg_max > 0 else np.inf, pg_min if pg_min < 0 else -np.inf)
+    assert epochs == 6 and visits == seen and rstate[0] == replay[0]
+    np.testing.assert_allclose(a_drv, a_ref, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(v, w_ref, atol=1e-11)
+    np.testing.assert_array_equal(order[:n_active], act)
+    np.testing.assert_allclose(bounds, old, atol=1e-12)
 
 
 @pytest.mark.parametrize("intercept", [True, False])
@@ -181,7 +217,14 @@ def test_no_false_optimal_far_from_the_origin(shift):
         assert gap is not None and rel >= float(gap) * 0.9 - 1e-15, (shift, C, rel, float(gap))
 
 
-def test_nearly_separable_hands_dcd_free_vectors_to_the_active_set():
+def _stages_after_the_short_run(monkeypatch):
+    """The route without DCD's extended and tighter runs after the short one: the stages
+    below them (still the fallbacks) answer, as they did before those runs existed."""
+    monkeypatch.setattr(linear_exact, "_EXTEND_EPOCHS", 0)
+    monkeypatch.setattr(linear_exact, "_TIGHTEN", ())
+
+
+def test_nearly_separable_hands_dcd_free_vectors_to_the_active_set(monkeypatch):
     # issue 24's case: classes 5 apart along the diagonal (2.5 / sqrt(d) per feature), C=1.
     # DCD stalls with |F| slightly above p = d + 1 (it converges like 1/k there); the
     # active set on its candidates (free vectors first, every other multiplier at its
@@ -190,6 +233,7 @@ def test_nearly_separable_hands_dcd_free_vectors_to_the_active_set():
     n, d = 5000, 50
     y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
     X = rng.standard_normal((n, d)) + y[:, None] * (2.5 / np.sqrt(d))
+    _stages_after_the_short_run(monkeypatch)
     _certified_by_stage(cl.SVM(X, y, C=1.0), "reduced active set", "dcd")
 
 
@@ -206,7 +250,7 @@ def _certified_by_stage(svm, polish, warm_start):
     assert sol.objective == pytest.approx(ref.objective, rel=1e-9)
 
 
-def test_dcd_free_set_above_p_is_refined_before_the_costly_stages():
+def test_dcd_free_set_above_p_is_refined_before_the_costly_stages(monkeypatch):
     # issue 24's sweep case over_5000x50 without intercept at C = 1e-3: DCD at its tol
     # leaves 51 > p = 50 free multipliers (some still on their way to a bound), so the
     # polish was skipped and the free vectors (failed) then the interior point answered at
@@ -214,11 +258,25 @@ def test_dcd_free_set_above_p_is_refined_before_the_costly_stages():
     # on the candidates (.linear_reduced) certifies
     from sklearn.datasets import make_classification
     X, y = make_classification(5000, 50, flip_y=0.1, random_state=0)
+    _stages_after_the_short_run(monkeypatch)
     _certified_by_stage(cl.SVM(X, y, C=1e-3, kernel="linear", intercept=False),
                         "reduced active set", "dcd refined (tol / 10)")
 
 
-def test_polish_between_dcd_chunks_answers_early_and_certified():
+def test_converged_short_run_goes_on_to_tighter_tolerances_and_polishes():
+    # the same case as the route runs it: DCD's short run converged, so DCD goes on to
+    # tol 1e-3, 1e-4, ... (compiled epochs on shrunk sets: cheap) and the w-space polish
+    # of a tighter run's sets certifies, before any of the stages above
+    from sklearn.datasets import make_classification
+    X, y = make_classification(5000, 50, flip_y=0.1, random_state=0)
+    svm = cl.SVM(X, y, C=1e-3, kernel="linear", intercept=False)
+    tighter = tuple(f"dcd (tol {t:g})" for t in linear_exact._TIGHTEN)
+    sol = svm.solve()
+    assert sol.provenance["polish"] == "pdas" and sol.provenance["warm_start"] in tighter
+    _certified_by_stage(svm, "pdas", sol.provenance["warm_start"])
+
+
+def test_polish_between_dcd_chunks_answers_early_and_certified(monkeypatch):
     # Weighted breast cancer (weights 0-3) at the ERM sweep's lam_max / 2: the short run's
     # sets do not polish, one of DCD's later chunks does (the sweep's bc_weights: at 120 of
     # 300 epochs). The chunk's answer must be certified (gap recomputed from the data, and
@@ -226,8 +284,9 @@ def test_polish_between_dcd_chunks_answers_early_and_certified():
     X, y = binary_dataset("breast_cancer")
     s = np.random.default_rng(2).integers(0, 4, X.shape[0]).astype(float)
     erm = cl.ERM(X, y, loss="hinge", penalty="l2", lam=1.0, sample_weight=s)
+    _stages_after_the_short_run(monkeypatch)
     found = None
-    for lam in (0.3, 0.1, 0.03, 0.01, 3e-3, 1e-3):
+    for lam in (0.3, 0.1, 0.03, 0.01, 3e-3, 1e-3, 3e-4):
         erm.lam = lam
         svm = erm.as_svm()
         sol = solve_linear_exact(svm, max_epochs=300)

@@ -10,7 +10,8 @@ polish of a short DCD run.
   C = 1e-3 without intercept), certified and equal to the cvxpy dual's optimum; where it
   is not certified the full DCD run and the stages after it answer as before;
 * heavy overlap (more than 2p free multipliers after the short run) goes to the interior
-  point at once, and without it on to the full run.
+  point at once, and without it on to the full run; where the short run's extension
+  converges, DCD's tighter runs and the polish answer instead.
 """
 
 from fractions import Fraction
@@ -48,14 +49,15 @@ def test_wide_problem_solved_on_the_rows_span(intercept, C):
 
 def test_a_basis_missing_a_direction_falls_back_to_the_problem_as_given(monkeypatch):
     X, y = _wide(seed=1)
-    real = linear_exact._row_space
+    real = linear_exact.row_space
     calls = []
 
     def crippled(Z):
         calls.append(Z.shape)
-        Q, rows = real(Z)
+        basis, rows = real(Z)
+        Q = basis @ np.eye(basis.shape[1])    # the dense Q[:, keep]
         return Q[:, :-5], rows[:, :-5]        # five directions of the span dropped
-    monkeypatch.setattr(linear_exact, "_row_space", crippled)
+    monkeypatch.setattr(linear_exact, "row_space", crippled)
     svm = cl.SVM(X, y, C=1.0)
     sol = solve_linear_exact(svm)
     assert calls                                # the reduced problem was tried
@@ -70,8 +72,11 @@ def test_short_dcd_run_polishes_where_its_sets_are_right():
     svm = cl.SVM(X, y, C=1e-3, intercept=False)
     sol = solve_linear_exact(svm)
     assert sol.status == "optimal"
-    assert sol.provenance["warm_start"] == "dcd (short run)"
-    assert sol.n_iter <= linear_exact._FIRST_EPOCHS
+    # the short run, or (it converged) DCD's tighter runs after it, each within its budget
+    tighter = tuple(f"dcd (tol {t:g})" for t in linear_exact._TIGHTEN)
+    assert sol.provenance["warm_start"] in ("dcd (short run)", *tighter)
+    assert sol.n_iter <= linear_exact._FIRST_EPOCHS + len(tighter) * \
+        linear_exact._TIGHTEN_EPOCHS
     ref = svm.solve("exact-dual")
     assert sol.objective == pytest.approx(ref.objective, rel=1e-8)
 
@@ -95,7 +100,9 @@ def _overlapping():
     return cl.SVM(X, y, C=1.0, intercept=False)
 
 
-def test_heavy_overlap_goes_to_the_interior_point_after_the_short_run():
+def test_heavy_overlap_goes_to_the_interior_point_after_the_short_run(monkeypatch):
+    # (without the short run's extension, which converges on these data: next test)
+    monkeypatch.setattr(linear_exact, "_EXTEND_EPOCHS", 0)
     svm = _overlapping()
     sol = solve_linear_exact(svm)
     assert sol.status == "optimal"
@@ -105,7 +112,22 @@ def test_heavy_overlap_goes_to_the_interior_point_after_the_short_run():
     assert sol.objective == pytest.approx(ref.objective, rel=1e-8)
 
 
+def test_short_run_at_its_budget_goes_on_and_polishes_when_it_converges():
+    # the short run's extension (as many coordinate steps again, on shrunk sets) converges
+    # here, and DCD's tighter runs give sets the polish (or the candidates' active set)
+    # certifies: no interior point
+    svm = _overlapping()
+    sol = solve_linear_exact(svm)
+    assert sol.status == "optimal" and sol.provenance["warm_start"].startswith("dcd (tol")
+    assert sol.provenance["polish"] in ("pdas", "reduced active set")
+    assert sol.n_iter <= linear_exact._FIRST_EPOCHS + linear_exact._EXTEND_EPOCHS + \
+        len(linear_exact._TIGHTEN) * linear_exact._TIGHTEN_EPOCHS
+    ref = svm.solve("exact-dual")
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-8)
+
+
 def test_heavy_overlap_without_an_interior_point_goes_on_to_the_full_run(monkeypatch):
+    monkeypatch.setattr(linear_exact, "_EXTEND_EPOCHS", 0)
     svm = _overlapping()
     monkeypatch.setattr(linear_exact, "_ipm_start", lambda *a, **k: (None, None))
     sol = solve_linear_exact(svm)
