@@ -36,7 +36,7 @@ from numba import njit
 
 from ...compiled import load_without_refresh
 
-__all__ = ["walk_loop", "IN_BOX", "LIMIT", "FAILED", "EMPTY", "NEED_INVERSE",
+__all__ = ["walk_loop", "mirror_lower", "IN_BOX", "LIMIT", "FAILED", "EMPTY", "NEED_INVERSE",
            "NEED_COLUMNS"]
 
 #: walk_loop's statuses: x in the box, limit reached, S not positive definite (or a
@@ -213,5 +213,22 @@ def walk_loop(beta: Any, d: Any, lo: Any, hi: Any, free: Any, u: Any, totals: An
             d[i] = x[i] - beta[i] if free[i] else 0.0
     state[0], state[1] = steps, nG
     return status
+
+
+@njit(cache=True)
+def mirror_lower(A: Any, block: int = 64) -> None:
+    """A[j, i] = A[i, j] for i > j, in place (the upper triangle from the lower one), in
+    square tiles of ``block`` so that the strided reads stay in cache. Called on the
+    C-ordered transpose of LAPACK's dpotri result (whose upper triangle holds the
+    inverse: the transpose's lower one); the result is the whole symmetric inverse."""
+    k = A.shape[0]
+    for jb in range(0, k, block):
+        je = min(k, jb + block)
+        for ib in range(jb, k, block):
+            ie = min(k, ib + block)
+            for j in range(jb, je):
+                for i in range(max(ib, j + 1), ie):
+                    A[j, i] = A[i, j]
+
 
 load_without_refresh(globals())   # cached kernels load without numba's compiler contexts

@@ -380,3 +380,21 @@ def test_walk_forms_the_inverse_at_once_for_a_long_first_direction(compiled, mon
             assert events == expected
         else:
             assert events[0] == "columns"
+
+
+@pytest.mark.parametrize("k", [1, 5, 64, 65, 200])
+def test_mirror_lower_makes_dpotri_symmetric(k):
+    """The compiled mirror of dpotri's triangle (the walk's K_0^{-1}) is bit for bit the
+    numpy form triu + triu(, 1)^T, C-ordered."""
+    from convexlearn.solvers.kernel_svm.polish_walk_kernels import mirror_lower
+    rng = np.random.default_rng(k)
+    A = rng.standard_normal((k, k))
+    R, info = lapack.dpotrf(A @ A.T + k * np.eye(k), lower=False, clean=True)
+    assert info == 0
+    upper, info = lapack.dpotri(R, lower=False)
+    assert info == 0 and upper.flags.f_contiguous
+    expected = np.triu(upper) + np.triu(upper, 1).T
+    inverse = upper.T
+    mirror_lower(inverse)
+    assert inverse.flags.c_contiguous
+    np.testing.assert_array_equal(inverse, expected)
