@@ -164,8 +164,11 @@ def ratio_walk(K0: np.ndarray, factor: np.ndarray, E0: np.ndarray, beta: np.ndar
     steps_fn = _compiled_steps if use else _numpy_steps
     leaving = int(np.count_nonzero(_ratio(beta, direction, lo, hi)[2] < 1.0))
     inverse = _inverse(factor) if leaving >= INVERSE_AT_ONCE else None
+    # one column cache for the whole walk: after a release the walk fixes again many of
+    # the multipliers it fixed before (their columns already solved for)
+    columns = _Columns(factor, PREFETCH)
     x, z, G, steps, inverse = steps_fn(factor, E0, beta, free, u, totals, lo, hi,
-                                       direction, W, L, limit, inverse)
+                                       direction, W, L, limit, inverse, columns=columns)
     for _ in range(RELEASES if release_tol is not None else 0):
         if x is None or not free.any():
             break
@@ -176,7 +179,8 @@ def ratio_walk(K0: np.ndarray, factor: np.ndarray, E0: np.ndarray, beta: np.ndar
         G, x, z, d = released
         if _ratio(beta, d, lo, hi)[0] < 1.0:         # (else x is in the box: judged)
             x, z, G, more, inverse = steps_fn(factor, E0, beta, free, u, totals, lo, hi,
-                                              d, W, L, limit, inverse, G)
+                                              d, W, L, limit, inverse, G,
+                                              columns=columns)
             steps += more
     if x is None or not free.any():
         return beta, free, steps, None
@@ -219,7 +223,8 @@ def ratio_walk(K0: np.ndarray, factor: np.ndarray, E0: np.ndarray, beta: np.ndar
 def _numpy_steps(factor: np.ndarray, E0: np.ndarray, beta: np.ndarray, free: np.ndarray,
                  u: np.ndarray, totals: np.ndarray, lo: np.ndarray, hi: np.ndarray,
                  d: np.ndarray, W: np.ndarray, L: np.ndarray, limit: int,
-                 inverse: np.ndarray | None = None, G0: np.ndarray | None = None) -> tuple:
+                 inverse: np.ndarray | None = None, G0: np.ndarray | None = None,
+                 columns: "_Columns | None" = None) -> tuple:
     """The walk's steps in numpy (the reference): beta, free, u, totals, W and L updated in
     place; returns x (None unless the last step solved the face), z, G, the number of
     steps and K_0^{-1} (``inverse`` when given, else None unless formed). ``G0``: the
@@ -227,7 +232,7 @@ def _numpy_steps(factor: np.ndarray, E0: np.ndarray, beta: np.ndarray, free: np.
     k, m = E0.shape
     G: list[int] = [] if G0 is None else [int(j) for j in G0]
     steps = 0
-    columns = _Columns(factor, PREFETCH)
+    columns = _Columns(factor, PREFETCH) if columns is None else columns
     positions = np.arange(k)
     x = z = None
     after = INVERSE_AFTER
@@ -278,7 +283,8 @@ def _compiled_steps(factor: np.ndarray, E0: np.ndarray, beta: np.ndarray,
                     free: np.ndarray, u: np.ndarray, totals: np.ndarray, lo: np.ndarray,
                     hi: np.ndarray, d: np.ndarray, W: np.ndarray, L: np.ndarray,
                     limit: int, inverse: np.ndarray | None = None,
-                    G0: np.ndarray | None = None) -> tuple:
+                    G0: np.ndarray | None = None, columns: "_Columns | None" = None
+                    ) -> tuple:
     """:func:`_numpy_steps` in the compiled loop (loaded here, on the first walk that
     takes it: ``import convexlearn`` and walks in numpy pay nothing for it)."""
     from .polish_walk_kernels import NEED_COLUMNS, NEED_INVERSE, walk_loop
@@ -292,7 +298,7 @@ def _compiled_steps(factor: np.ndarray, E0: np.ndarray, beta: np.ndarray,
     d = np.array(d, dtype=float)
     lo, hi = np.ascontiguousarray(lo, dtype=float), np.ascontiguousarray(hi, dtype=float)
     E0 = np.ascontiguousarray(E0, dtype=float)
-    columns = _Columns(factor, PREFETCH)
+    columns = _Columns(factor, PREFETCH) if columns is None else columns
     positions = np.arange(k)
     none = np.empty((0, k))
     after = INVERSE_AFTER
