@@ -371,12 +371,16 @@ def _release(K0: np.ndarray, E0: np.ndarray, beta: np.ndarray, free: np.ndarray,
     return G, x, z, d
 
 
+#: Entries of K_0 from which its norm is one compiled pass (below, numpy's is as cheap).
+NORM_COMPILED_FROM = 40_000
+
+
 def _norm(K0: np.ndarray) -> float:
     """||K_0||_inf (= ||K_0||_1, K_0 symmetric): one compiled pass over the contiguous
     axis, no k x k temporary (numpy's |K_0| and its sums, ~3-5 ms a walk at k = 1000),
     once the carried factor's kernels are loaded (numpy before that)."""
     kernels = sys.modules.get(f"{__package__}.polish_carry_kernels")
-    if kernels is None or K0.size < 40_000:
+    if kernels is None or K0.size < NORM_COMPILED_FROM:
         return float(np.max(np.abs(K0).sum(axis=1), initial=0.0))
     return float(kernels.max_abs_column_sum(K0.T if K0.flags.c_contiguous else K0))
 

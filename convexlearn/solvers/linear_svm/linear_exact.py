@@ -512,9 +512,9 @@ def _finish(frame: tuple, alpha_s: np.ndarray, polished: Any, timer: Timer) -> S
         w_p = (polished[1] if basis is None else basis @ polished[1]) / sigma
         candidates = [(ww, float(polished[2]) - float(ww @ mu) if intercept else 0.0)
                       for ww in (w_p, w)]
-    return certified_solution(X, y, C, intercept, hard_margin, gap_tol, candidates, alpha, timer,
-                      polish_rounds=rounds, polished=polished is not None,
-                      normalization=sigma2)
+    return certified_solution(X, y, C, intercept, hard_margin, gap_tol, candidates, alpha,
+                              timer, polish_rounds=rounds, polished=polished is not None,
+                              normalization=sigma2)
 
 
 #: Epoch budget of the sparse route's DCD (it runs to the certificate's accuracy, not to a
@@ -561,8 +561,8 @@ def _solve_sparse(svm, timer, seed, gap_tol) -> Solution:
         if intercept:
             b_free = intercept_from_alpha(y, C, a, np.asarray(X @ w_a).ravel())[0]
             candidates.append((w_a, float(b_free)))
-        sol = certified_solution(X, y, C, intercept, svm.hard_margin, gap_tol, candidates, a, timer,
-                         polished=stage != "dcd", polish_rounds=rounds)
+        sol = certified_solution(X, y, C, intercept, svm.hard_margin, gap_tol, candidates, a,
+                                 timer, polished=stage != "dcd", polish_rounds=rounds)
         sol.provenance["polish"] = stage
         if best is None or (sol.status == "optimal" and best.status != "optimal") or (
                 abs(sol.extra["certificate"]["relative_gap"])
