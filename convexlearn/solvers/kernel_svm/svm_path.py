@@ -222,8 +222,9 @@ class _PathState:
         self.changes = self.l_changes = 0
         self.qmax = max(float(np.max(np.diag(Q), initial=0.0)), 1e-300)   # >= |Q_ij| (PSD)
         self.bound = MarginBound(Q, y)       # err >= max_i |g_i - (Q a + y a_0)_i|
+        self.n_L = int(L.sum())        # |L|, kept by join and leave (no O(n) count)
         self.qL = blocked_sum(Q, np.flatnonzero(L))
-        self.bound.fresh_qL(int(L.sum()))
+        self.bound.fresh_qL(self.n_L)
         self.refresh_inverse()
         self.g = self.margins()
         self.s = None                 # d g / d lambda on the current segment
@@ -277,6 +278,7 @@ class _PathState:
         Schur complement Q_ii - c^T A^-1 c of c = [y_i, Q_Ei]."""
         if self.L[i]:
             self.L[i] = False
+            self.n_L -= 1
             self._update_qL(i, -1.0)
         self.E[i] = True
         if self.m == self._idx.size:
@@ -311,6 +313,7 @@ class _PathState:
         self.E[i] = False
         self.L[i] = to_L
         if to_L:
+            self.n_L += 1
             self._update_qL(i, 1.0)
         last = self.m - 1
         if p != last:
@@ -333,7 +336,7 @@ class _PathState:
 
     def _update_qL(self, i: int, sign: float) -> None:
         self.l_changes += 1
-        size = int(self.L.sum())
+        size = self.n_L
         if self.l_changes > size:       # (an empty L: qL = 0 exactly)
             self.qL = blocked_sum(self.Q, np.flatnonzero(self.L))
             self.l_changes = 0

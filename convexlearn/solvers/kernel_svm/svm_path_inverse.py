@@ -34,7 +34,8 @@ from numba import njit
 from ...compiled import load_without_refresh
 from .svm_path_kernels import swap_rows_cols
 
-__all__ = ["PENDING", "LazyInverse", "lazy_apply", "lazy_column", "fold_pending"]
+__all__ = ["PENDING", "LazyInverse", "lazy_apply", "lazy_column", "fold_pending", "lazy_border",
+           "lazy_drop", "lazy_swap"]
 
 #: Pending rank-one changes at most before they are folded into N_0.
 PENDING = 16
@@ -47,15 +48,24 @@ def lazy_apply(N0: Any, V: Any, w: Any, p: int, m1: int, x: Any, out: Any) -> No
 
         out[:m1] = N0[:m1, :m1] @ x[:m1] + V[:p, :m1].T @ (w[:p] * (V[:p, :m1] @ x[:m1]))
     """
-    # by rows of N_0 scaled and added (N_0 symmetric): vectorized, where a dot product a
-    # row would be a chain of dependent additions
+    # by rows of N_0 scaled and added (N_0 symmetric), four rows a sweep: vectorized,
+    # where a dot product a row would be a chain of dependent additions, and a quarter
+    # of out's loads and stores
     for i in range(m1):
         out[i] = 0.0
-    for j in range(m1):
+    j = 0
+    while j + 3 < m1:
+        r0, r1, r2, r3 = N0[j], N0[j + 1], N0[j + 2], N0[j + 3]
+        x0, x1, x2, x3 = x[j], x[j + 1], x[j + 2], x[j + 3]
+        for i in range(m1):
+            out[i] += (x0 * r0[i] + x1 * r1[i]) + (x2 * r2[i] + x3 * r3[i])
+        j += 4
+    while j < m1:
         row = N0[j]
         xj = x[j]
         for i in range(m1):
             out[i] += xj * row[i]
+        j += 1
     for k in range(p):
         vk = V[k]
         z = 0.0
@@ -88,13 +98,83 @@ def fold_pending(N0: Any, V: Any, w: Any, p: int, m1: int) -> None:
 
         N0[:m1, :m1] += (V[:p, :m1].T * w[:p]) @ V[:p, :m1]
     """
+    # four pending vectors a sweep over the row: a quarter of its loads and stores
     for i in range(m1):
         row = N0[i]
-        for k in range(p):
+        k = 0
+        while k + 3 < p:
+            v0, v1, v2, v3 = V[k], V[k + 1], V[k + 2], V[k + 3]
+            c0, c1 = w[k] * v0[i], w[k + 1] * v1[i]
+            c2, c3 = w[k + 2] * v2[i], w[k + 3] * v3[i]
+            for j in range(m1):
+                row[j] += (c0 * v0[j] + c1 * v1[j]) + (c2 * v2[j] + c3 * v3[j])
+            k += 4
+        while k < p:
             vk = V[k]
             c = w[k] * vk[i]
             for j in range(m1):
                 row[j] += c * vk[j]
+            k += 1
+
+
+@njit(cache=True)
+def lazy_border(N0: Any, V: Any, w: Any, p: int, m1: int, c: Any, qii: float, tol: float,
+                u: Any) -> tuple[float, int]:
+    """:meth:`LazyInverse.join` in one call: u = N c (:func:`lazy_apply`), sigma = qii -
+    c^T u; unless |sigma| <= tol (|qii| + |c|^T |u|) (then (0, p), N untouched), N's
+    row and column m1 zeroed and v = [u, -1] pushed with weight 1 / sigma (the pending
+    ones folded first when there are PENDING). Returns (sigma, the new p)."""
+    lazy_apply(N0, V, w, p, m1, c, u)
+    cu = 0.0
+    scale = abs(qii)
+    for i in range(m1):
+        cu += c[i] * u[i]
+        scale += abs(c[i]) * abs(u[i])
+    sigma = qii - cu
+    if abs(sigma) <= tol * scale:
+        return 0.0, p
+    if p == PENDING:
+        fold_pending(N0, V, w, p, m1)
+        p = 0
+    for j in range(m1 + 1):
+        N0[m1, j] = 0.0
+    for i in range(m1):
+        N0[i, m1] = 0.0
+    for k in range(p):
+        V[k, m1] = 0.0
+    for i in range(m1):
+        V[p, i] = u[i]
+    V[p, m1] = -1.0
+    w[p] = 1.0 / sigma
+    return sigma, p + 1
+
+
+@njit(cache=True)
+def lazy_drop(N0: Any, V: Any, w: Any, p: int, m1: int, col: Any) -> tuple[float, int]:
+    """:meth:`LazyInverse.drop_last` in one call: col = N's last column
+    (:func:`lazy_column`), f = its last entry; unless |f| <= 1e-300 (then (f, p), N
+    untouched), e = col[:m1 - 1] pushed with weight -1 / f (the pending ones folded first
+    when there are PENDING). Returns (f, the new p)."""
+    lazy_column(N0, V, w, p, m1, m1 - 1, col)
+    f = col[m1 - 1]
+    if not abs(f) > 1e-300:
+        return f, p
+    if p == PENDING:
+        fold_pending(N0, V, w, p, m1 - 1)
+        p = 0
+    for i in range(m1 - 1):
+        V[p, i] = col[i]
+    w[p] = -1.0 / f
+    return f, p + 1
+
+
+@njit(cache=True)
+def lazy_swap(N0: Any, V: Any, p: int, i: int, j: int, m1: int) -> None:
+    """Indices i and j (rows and columns of N_0, entries of the p pending vectors)
+    exchanged over the leading m1 x m1 block."""
+    swap_rows_cols(N0, i, j, m1)
+    for k in range(p):
+        V[k, i], V[k, j] = V[k, j], V[k, i]
 
 
 class LazyInverse:
@@ -138,48 +218,25 @@ class LazyInverse:
         lazy_apply(self.N0, self.V, self.w, self.p, m1, x, out)
         return out
 
-    def _push(self, v: np.ndarray, weight: float, m1: int) -> None:
-        if self.p == PENDING:
-            self.fold(m1)
-        self.V[self.p, :m1] = v
-        self.w[self.p] = weight
-        self.p += 1
-
     def join(self, m1: int, c: np.ndarray, qii: float, tol: float) -> tuple[float, np.ndarray]:
         """Border N (m1 x m1) by the column c and corner qii: returns (sigma, u = N c);
         sigma = 0 and N untouched when |sigma| <= tol (|qii| + |c|^T |u|) (singular to
         round-off)."""
-        u = self.apply(c, m1)
-        sigma = qii - float(c @ u)
-        if abs(sigma) <= tol * (abs(qii) + float(np.abs(c) @ np.abs(u))):
-            return 0.0, u
-        if self.p == PENDING:
-            self.fold(m1)
-        self.N0[m1, :m1 + 1] = 0.0
-        self.N0[:m1, m1] = 0.0
-        self.V[:self.p, m1] = 0.0
-        v = np.empty(m1 + 1)
-        v[:m1] = u
-        v[m1] = -1.0
-        self._push(v, 1.0 / sigma, m1 + 1)
+        u = np.empty(m1)
+        sigma, self.p = lazy_border(self.N0, self.V, self.w, self.p, m1, c, qii, tol, u)
         return sigma, u
 
     def swap(self, i: int, j: int, m1: int) -> None:
         """Exchange the indices i and j (rows and columns) of N."""
-        swap_rows_cols(self.N0, i, j, m1)
-        V = self.V[:self.p]
-        V[:, [i, j]] = V[:, [j, i]]
+        lazy_swap(self.N0, self.V, self.p, i, j, m1)
 
     def drop_last(self, m1: int) -> tuple[np.ndarray, float] | None:
         """Remove the last row and column of N (m1 x m1): returns (e, f), e = N's last
         column without its last entry, f = N_rr; None (N untouched) when |f| <= 1e-300."""
         col = np.empty(m1)
-        lazy_column(self.N0, self.V, self.w, self.p, m1, m1 - 1, col)
-        f = float(col[m1 - 1])
+        f, self.p = lazy_drop(self.N0, self.V, self.w, self.p, m1, col)
         if not abs(f) > 1e-300:
             return None
-        e = col[:m1 - 1]
-        self._push(e, -1.0 / f, m1 - 1)
-        return e, f
+        return col[:m1 - 1], f
 
 load_without_refresh(globals())   # cached kernels load without numba's compiler contexts
