@@ -317,8 +317,9 @@ class _PathState:
             self._update_qL(i, 1.0)
         last = self.m - 1
         if p != last:
-            self._idx[[p, last]] = self._idx[[last, p]]
-            self._cols[[p, last]] = self._cols[[last, p]]
+            # (the leaver's row is dropped below: the last one's moved into its place)
+            self._idx[p] = self._idx[last]
+            self._cols[p] = self._cols[last]
             swap_rows_cols(self._abuf, p + 1, last + 1, last + 2)
             if self.has_inv:
                 self._inv.swap(p + 1, last + 1, last + 2)
@@ -435,7 +436,7 @@ class _PathState:
             # the measured total change of the refinement and the snaps (bounded with
             # its rounding by MarginBound.refined)
             c, c0 = a[idx] - a_start, a0 - a0_start
-            moved = bool(c0 != 0.0 or np.any(c))
+            moved = bool(c0 != 0.0 or c.any())
             elbow_pass(self._cols, self.m, c, self.qL, c0, y, dE, d0, self.g, s,
                        G_CORRECT if moved else G_NONE, x is not None)
             if moved:
@@ -516,7 +517,7 @@ def _consistent_direction(state):
 
 def _segment(state, lam, lam_end):
     """The next breakpoint below lam: (lam_next, a, a0, event) or None when singular."""
-    if not state.E.any():
+    if state.m == 0:                # (m = |E|, kept by join and leave)
         return _empty_elbow(state, lam, lam_end)
     d0, dE, s = _consistent_direction(state)
     if d0 is None:
