@@ -212,6 +212,8 @@ class _PathState:
         cap = max(16, 2 * self.m)
         self._idx = np.empty(cap, dtype=np.int64)
         self._idx[:self.m] = first
+        self._pos = np.empty(y.size, dtype=np.int64)    # _pos[idx[k]] = k on the elbow
+        self._pos[first] = np.arange(self.m)
         self._cols = np.empty((cap, Q.shape[0]))
         self._cols[:self.m] = Q[first]
         self._inv = LazyInverse(cap)
@@ -294,10 +296,15 @@ class _PathState:
                 self.has_inv = False        # nearly singular: factorize afresh below
             elif self.s_x is not None and self.x is not None:      # svm_path_elbow
                 beta = (1.0 - self.s_x[i]) / schur
-                self.x = np.append(self.x - beta * u, beta)
+                x = np.empty(m + 2)            # [x - beta u, beta], no temporaries
+                np.multiply(u, -beta, out=x[:m + 1])
+                x[:m + 1] += self.x
+                x[m + 1] = beta
+                self.x = x
             else:
                 self.x = None
         self._idx[m] = i
+        self._pos[i] = m
         self._cols[m] = row
         self._abuf[m + 1, :m + 1] = c
         self._abuf[:m + 1, m + 1] = c
@@ -309,7 +316,7 @@ class _PathState:
         """Sample i leaves E for L (a_i = 1) or R (a_i = 0): it swaps places with the last
         elbow sample, whose row and column the inverse then loses (A_KK^-1 = N_KK -
         N_Kr N_rK / N_rr for the inverse N)."""
-        p = int(np.flatnonzero(self.idx == i)[0])
+        p = int(self._pos[i])
         self.E[i] = False
         self.L[i] = to_L
         if to_L:
@@ -319,6 +326,7 @@ class _PathState:
         if p != last:
             # (the leaver's row is dropped below: the last one's moved into its place)
             self._idx[p] = self._idx[last]
+            self._pos[self._idx[p]] = p
             self._cols[p] = self._cols[last]
             swap_rows_cols(self._abuf, p + 1, last + 1, last + 2)
             if self.has_inv:
