@@ -47,7 +47,7 @@ from .svm_path_bound import MarginBound, blocked_sum
 from .svm_path_empty import EVENT_RTOL as _EVENT_RTOL, empty_elbow as _empty_elbow
 from .svm_path_inverse import LazyInverse
 from .svm_path_record import Breakpoints
-from .svm_path_kernels import (EVENT_KINDS, elbow_residual,
+from .svm_path_kernels import (EVENT_KINDS, breakpoint_scan, elbow_residual,
                                first_crossings, leaving_at_bound, next_event,
                                path_consistent, snap_elbow, swap_rows_cols)
 from .svm_path_elbow import bordered_inverse as _bordered_inverse, candidate, checked
@@ -148,7 +148,7 @@ def svm_c_path(K: np.ndarray, y: np.ndarray, C_min: float, C_max: float,
         step = _segment(state, lam, lam_end)
         if step is not None:
             lam_next, a_next, a0_next, event = step
-            if not state.advance(event, a_next, a0_next, lam_next):
+            if not state.advance(event, a_next, a0_next, lam_next, (lam_end, kkt_tol)):
                 step = None       # a degenerate tie the event logic got wrong
         if step is None:          # re-anchor on a certified solve where the path stands
             lam_next = _next_lambda_after_failure(lam, lam_end)
@@ -166,7 +166,10 @@ def svm_c_path(K: np.ndarray, y: np.ndarray, C_min: float, C_max: float,
 
 
 def _bounded(state, lam, tol):
-    """The breakpoint's bounded KKT figures (:func:`bounded_kkt`) from the state's margins."""
+    """The breakpoint's bounded KKT figures (:func:`bounded_kkt`) from the state's margins
+    (formed by the breakpoint's scan in :meth:`_PathState.advance` where it ran)."""
+    if state.scan is not None:
+        return state.scan[0]
     return bounded_kkt(state.y, state.a, state.a0, lam, state.g, state.bound.total(state.a),
                        state.bound.qabs, tol)
 
@@ -233,6 +236,7 @@ class _PathState:
         self.dE = self.d0 = None      # its direction d a_E / d lambda, d a_0 / d lambda
         self.since_fresh = 0          # breakpoints since g was summed afresh, at lam_fresh
         self.lam_fresh = lam
+        self.scan = None              # the last breakpoint's breakpoint_scan (advance)
 
     @property
     def idx(self) -> np.ndarray:
@@ -361,7 +365,7 @@ class _PathState:
         # (a singular system, or an update's Schur complement at round-off) one is tried
         # at every change, as least squares costs more than a factorization
         self.changes += 1
-        self.found = self.s_x = None
+        self.found = self.s_x = self.scan = None
         if not self.has_inv:
             self.x = None
         if self.changes >= max(_REFRESH, 4 * self.m) or not self.has_inv:
@@ -376,12 +380,15 @@ class _PathState:
         if self.has_inv:
             self._inv.set(inv)
 
-    def advance(self, event, a, a0, lam) -> bool:
+    def advance(self, event, a, a0, lam, scan=None) -> bool:
         """Move to the breakpoint (a, a0, lam) and apply its event; refine (a_E, a_0) on
         the new elbow system so that round-off does not accumulate over breakpoints; form
         the margins g and the next segment's direction in one pass over the elbow's
         columns (:func:`.svm_path_pass.elbow_pass`); False (the state is then stale:
-        re-anchor) when the KKT conditions do not hold there (:func:`_consistent`)."""
+        re-anchor) when the KKT conditions do not hold there (:func:`_consistent`). With
+        ``scan = (lam_end, kkt_tol)`` the checks, the bounded KKT figures and the next
+        segment's event come from one :func:`.svm_path_kernels.breakpoint_scan` (kept in
+        ``self.scan`` for the path's record and :func:`_segment`)."""
         # g on the segment is g + (l - lam) s, exactly in exact arithmetic: predicted, and
         # summed afresh every _FRESH breakpoints and once lambda has halved since the last
         # sum (the prediction's round-off is eps |g| at the sum, while the margins g /
@@ -449,6 +456,17 @@ class _PathState:
                        G_CORRECT if moved else G_NONE, x is not None)
             if moved:
                 self.bound.refined(self.m, c, c0, a, a0)
+        if scan is not None:
+            found, ok, bounds, to_r, to_l, from_r, from_l, best, kind, who = breakpoint_scan(
+                y, a, self.a0, lam, self.g, self.bound.total(a), self.bound.qabs, scan[1],
+                _NO_X if x is None else x, x is not None, s, idx, self.E, self.L, self.qmax,
+                scan[0], lam * (1 - _EVENT_RTOL))
+            if found:
+                self.s_x, self.found = s, (d0, dE, s)
+            # (the event only where the direction passed and no sample sits on a boundary)
+            clear = found and max(to_r, to_l, from_r, from_l) < 0
+            self.scan = (bounds, (best, kind, who) if clear else None)
+            return bool(ok)
         if x is not None and checked(self, x, s):
             self.s_x, self.found = s, (d0, dE, s)
         return _consistent(y, a, self.a0, lam, self.E, self.L, self.g)
@@ -461,6 +479,8 @@ _REFRESH = 200
 _REFINE_STEPS = 4
 #: Breakpoints between two fresh sums of the margins g (predicted on the segment between).
 _FRESH = 8
+#: breakpoint_scan's x where there is no direction.
+_NO_X = np.zeros(1)
 
 
 def _consistent(y, a, a0, lam, E, L, g, tol: float = 1e-10) -> bool:
@@ -527,16 +547,22 @@ def _segment(state, lam, lam_end):
     """The next breakpoint below lam: (lam_next, a, a0, event) or None when singular."""
     if state.m == 0:                # (m = |E|, kept by join and leave)
         return _empty_elbow(state, lam, lam_end)
-    d0, dE, s = _consistent_direction(state)
-    if d0 is None:
-        return None if state.idx.size else _empty_elbow(state, lam, lam_end)
-    a, a0, g, idx, E, L = state.a, state.a0, state.g, state.idx, state.E, state.L
+    # the event breakpoint_scan found where the direction passed and no sample sits on a
+    # boundary (state.scan is cleared by any change of the sets since)
+    found = None if state.scan is None or state.found is None else state.scan[1]
+    if found is not None:
+        d0, dE, s = state.found
+    else:
+        d0, dE, s = _consistent_direction(state)
+        if d0 is None:
+            return None if state.idx.size else _empty_elbow(state, lam, lam_end)
+    a, a0, idx = state.a, state.a0, state.idx
     state.s, state.dE, state.d0 = s, dE, d0
     state.bound.direction(idx.size, dE, d0)
     # a multiplier of E reaches a bound (a_i + (l - lam) d_i in {0, 1}) or a margin of L
     # or R reaches 1 (g_i + (l - lam) s_i = l): the largest such l below lam
-    best, kind, who = next_event(a, idx, dE, g, s, E, L, lam, lam_end,
-                                 lam * (1 - _EVENT_RTOL))
+    best, kind, who = found if found is not None else next_event(
+        a, idx, dE, state.g, s, state.E, state.L, lam, lam_end, lam * (1 - _EVENT_RTOL))
     event = None if kind < 0 else (EVENT_KINDS[kind], int(who))
     a_new = a.copy()
     a_new[idx] = a[idx] + (best - lam) * dE

@@ -15,10 +15,12 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from ...certify.path_kkt_bound import bounded_kkt
 from ...compiled import load_without_refresh
 
 __all__ = ["swap_rows_cols", "snap_elbow", "elbow_residual", "direction_miss",
-           "leaving_at_bound", "path_consistent", "first_crossings", "next_event"]
+           "leaving_at_bound", "path_consistent", "first_crossings", "next_event",
+           "breakpoint_scan"]
 
 #: Event codes of :func:`next_event` (the index into :data:`EVENT_KINDS`).
 EVENT_KINDS = ("E->R", "E->L", "L->E", "R->E")
@@ -205,5 +207,34 @@ def next_event(a: Any, idx: Any, dE: Any, g: Any, s: Any, E: Any, L: Any, lam: f
     if who_r >= 0 and best_r > best:
         best, kind, who = best_r, 3, who_r
     return best, kind, who
+
+
+@njit(cache=True, error_model="numpy")
+def breakpoint_scan(y: Any, a: Any, a0: float, lam: float, g: Any, err: float, qabs: float,
+                    kkt_tol: float, x: Any, with_x: bool, s: Any, idx: Any, E: Any, L: Any,
+                    qmax: float, lam_end: float, ceiling: float) -> Any:
+    """What the path reads off a breakpoint once its pass has formed g and s, in one call
+    (each step the loop above it): ``(found, consistent, bounds, to_r, to_l, from_r,
+    from_l, best, kind, who)`` with
+
+        found = with_x and direction_miss(x, s, idx, y, qmax) <= 1e-9,
+        consistent = path_consistent(y, a, lam, E, L, g, 1e-10),
+        bounds = bounded_kkt(y, a, a0, lam, g, err, qabs, kkt_tol),
+
+    and, when found: leaving_at_bound(a, idx, x[1:]), first_crossings(g, s, lam, E, L)
+    and, where these find no sample, next_event(a, idx, x[1:], g, s, E, L, lam, lam_end,
+    ceiling) (-1 and lam_end where not computed)."""
+    found = with_x and direction_miss(x, s, idx, y, qmax) <= 1e-9
+    consistent = path_consistent(y, a, lam, E, L, g, 1e-10)
+    bounds = bounded_kkt(y, a, a0, lam, g, err, qabs, kkt_tol)
+    to_r = to_l = from_r = from_l = kind = who = -1
+    best = lam_end
+    if found:
+        dE = x[1:]
+        to_r, to_l = leaving_at_bound(a, idx, dE)
+        from_r, from_l = first_crossings(g, s, lam, E, L)
+        if to_r < 0 and to_l < 0 and from_r < 0 and from_l < 0:
+            best, kind, who = next_event(a, idx, dE, g, s, E, L, lam, lam_end, ceiling)
+    return found, consistent, bounds, to_r, to_l, from_r, from_l, best, kind, who
 
 load_without_refresh(globals())   # cached kernels load without numba's compiler contexts
