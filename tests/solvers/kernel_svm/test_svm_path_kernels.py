@@ -203,3 +203,42 @@ def test_leaving_at_bound_equals_the_numpy_masks(seed):
     to_r, to_l = idx[(a[idx] <= 0) & (dE > 0)], idx[(a[idx] >= 1) & (dE < 0)]
     expected = (int(to_r[0]) if to_r.size else -1, int(to_l[0]) if to_l.size else -1)
     assert leaving_at_bound(a, idx, dE) == expected
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_breakpoint_scan_is_its_steps_in_order(seed):
+    """breakpoint_scan = direction_miss, path_consistent, bounded_kkt, then (a passing
+    direction) leaving_at_bound, first_crossings and (none found) next_event."""
+    from convexlearn.certify.path_kkt_bound import bounded_kkt
+    from convexlearn.solvers.kernel_svm.svm_path_kernels import (breakpoint_scan,
+                                                                 direction_miss,
+                                                                 leaving_at_bound)
+    y, a, lam, E, L, g, s = _state(seed)
+    idx = np.flatnonzero(E)
+    rng = np.random.default_rng(seed)
+    xE = rng.normal(size=idx.size)
+    x = np.r_[0.3, xE - y[idx] * (y[idx] @ xE) / idx.size]     # y_E^T x_E = 0: it passes
+    if seed % 3 == 1:
+        s = s.copy()
+        s[idx[0]] = 1.5                     # the direction fails its check
+    if seed % 3 == 2:
+        g = g.copy()
+        g[np.flatnonzero(~E & ~L)[0]] = lam  # a sample of R on the margin
+    passes = []
+    for with_x in (True, False):
+        got = breakpoint_scan(y, a, 0.1, lam, g, 1e-13, 1.0, 1e-9, x, with_x, s, idx, E, L,
+                              1.0, 0.01, lam * (1 - 1e-12))
+        found = with_x and direction_miss(x, s, idx, y, 1.0) <= 1e-9
+        assert got[0] == found
+        assert got[1] == path_consistent(y, a, lam, E, L, g, 1e-10)
+        np.testing.assert_array_equal(got[2], bounded_kkt(y, a, 0.1, lam, g, 1e-13, 1.0, 1e-9))
+        want = (-1, -1, -1, -1, 0.01, -1, -1)
+        if found:
+            leaving = leaving_at_bound(a, idx, x[1:])
+            crossing = first_crossings(g, s, lam, E, L)
+            event = (next_event(a, idx, x[1:], g, s, E, L, lam, 0.01, lam * (1 - 1e-12))
+                     if max(leaving + crossing) < 0 else (0.01, -1, -1))
+            want = leaving + crossing + tuple(event)
+        assert tuple(got[3:]) == want
+        passes.append(found)
+    assert passes == [seed % 3 != 1, False]       # (the direction passes unless spoilt)
