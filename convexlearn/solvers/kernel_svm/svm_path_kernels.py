@@ -3,9 +3,10 @@ where numpy would make several (a mask, a comparison and a reduction each).
 
 The path spends its time between breakpoints on O(n) scans (which sample's margin reaches
 1 first, are the KKT conditions met) and O(|E|^2) changes of the elbow system (its
-inverse: :mod:`.svm_path_inverse`); in numpy each is a few temporaries of that size. The numpy formulas these loops
-implement are written beside each docstring; tests/solvers/kernel_svm/test_svm_path.py
-checks each loop against them.
+inverse: :mod:`.svm_path_inverse`); in numpy each is a few temporaries of that size. The
+numpy formulas these loops implement are written beside each docstring;
+tests/solvers/kernel_svm/test_svm_path_kernels.py checks each loop against them.
+:func:`breakpoint_scan` runs a breakpoint's scans in one call (one dispatch, not six).
 """
 
 from __future__ import annotations
