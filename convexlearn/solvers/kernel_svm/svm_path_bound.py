@@ -55,6 +55,13 @@ def _gamma(k: float) -> float:
     return k * _U / (1.0 - k * _U)
 
 
+def _l1(x: np.ndarray) -> float:
+    """An upper bound of ||x||_1 from numpy's sum, whatever its order: a sum of k terms is
+    off by at most gamma_{k-1} of the sum of their magnitudes (Higham), which ``_SAFE``'s
+    8 u does not cover for pairwise sums over more than a few terms."""
+    return float(np.abs(x).sum()) / (1.0 - _gamma(x.size))
+
+
 def _blocked_gamma(m: int) -> float:
     """The rounding factor of :func:`blocked_sum` over m rows (module docstring)."""
     return _gamma(BLOCK + -(-m // BLOCK) + 2)
@@ -126,7 +133,7 @@ class MarginBound:
         self.s_scale = self.s_err = 0.0
 
     def _scale(self, a: np.ndarray, a0: float) -> float:
-        self.N = (self.qabs * float(np.abs(a).sum()) + abs(a0)) * _SAFE
+        self.N = (self.qabs * _l1(a) + abs(a0)) * _SAFE
         return self.N
 
     def fresh_qL(self, size: int) -> None:
@@ -137,11 +144,12 @@ class MarginBound:
 
     def fresh(self, m: int, a: np.ndarray, a0: float, E: np.ndarray, L: np.ndarray) -> None:
         N = self._scale(a, a0)
-        off = self.qabs * float(np.abs(a[~E & ~L]).sum() + np.abs(a[L] - 1.0).sum()) * _SAFE
+        # a_L - 1 is rounded once (a relative u)
+        off = self.qabs * (_l1(a[~E & ~L]) + _l1(a[L] - 1.0) / (1 - _U)) * _SAFE
         self.err = (_blocked_gamma(m) * (N + off + self.e_qL) + self.e_qL + off) * _SAFE
 
     def direction(self, m: int, dE: np.ndarray, d0: float) -> None:
-        self.s_scale = (self.qabs * float(np.abs(dE).sum()) + abs(d0)) * _SAFE
+        self.s_scale = (self.qabs * _l1(dE) + abs(d0)) * _SAFE
         self.s_err = _gamma(m + 1) * self.s_scale
 
     def predicted(self, a_old: np.ndarray, a_new: np.ndarray, a0_old: float, a0_new: float,
@@ -162,7 +170,7 @@ class MarginBound:
         self.N += self.qabs * delta * _SAFE
 
     def corrected(self, k: int, c: np.ndarray, c0: float, a: np.ndarray, a0: float) -> None:
-        size = (self.qabs * float(np.abs(c).sum()) + abs(c0)) * _SAFE
+        size = (self.qabs * _l1(c) + abs(c0)) * _SAFE
         # ||a + c||_1 <= ||a||_1 + ||c||_1 (rounding: 1 + u): no pass over a
         self.N = N = (self.N + size) * (1 + _U) * _SAFE
         self.err = (self.err + _gamma(k + 1) * size + _U * N
@@ -173,7 +181,7 @@ class MarginBound:
         change of the multipliers since the margins were last right (the refinement's
         steps and snaps): :meth:`corrected`, plus the rounding of those differences,
         |(a - a') - c| <= u / (1 - u) |c| a term."""
-        dev = _U / (1 - _U) * (self.qabs * float(np.abs(c).sum()) + abs(c0)) * _SAFE
+        dev = _U / (1 - _U) * (self.qabs * _l1(c) + abs(c0)) * _SAFE
         self.err = (self.err + dev) * _SAFE
         self.N = (self.N + dev) * _SAFE
         self.corrected(k, c, c0, a, a0)
@@ -182,6 +190,6 @@ class MarginBound:
         """The bound for the margins of the exact Q (its rows as rows)."""
         if self.asym == 0.0:          # (a symmetric Q: no pass over a)
             return self.err
-        return self.err + self.asym * float(np.abs(a).sum()) * _SAFE
+        return self.err + self.asym * _l1(a) * _SAFE
 
 load_without_refresh(globals())   # cached kernels load without numba's compiler contexts
