@@ -65,6 +65,10 @@ COMPACT_AT = 4
 #: ~30 ns against ~5.4 ns).
 WHOLE_AT = 4
 
+#: Positions of a block of :func:`_largest` (the first block reaching the largest score
+#: is kept: the first position of it is searched there only).
+BLOCK = 256
+
 #: Active sets kept for bringing an older column to the current one (a column unused for
 #: this many shrinkings, ~RING * 1000 iterations, is recomputed when next used).
 RING = 16
@@ -325,22 +329,33 @@ def _scores(m_val, vA, lowp, dA, Ki, di, tau, m, score):
 
 @njit(cache=True)
 def _largest(score, m):
-    """max(0, max_k score[k]) for k < m, in four independent chains (exact: a maximum
-    does not depend on the order)."""
-    b0 = b1 = b2 = b3 = 0.0
-    k = 0
-    while k + 4 <= m:
-        b0 = score[k] if score[k] > b0 else b0
-        b1 = score[k + 1] if score[k + 1] > b1 else b1
-        b2 = score[k + 2] if score[k + 2] > b2 else b2
-        b3 = score[k + 3] if score[k + 3] > b3 else b3
-        k += 4
-    while k < m:
-        b0 = score[k] if score[k] > b0 else b0
-        k += 1
-    b0 = b1 if b1 > b0 else b0
-    b2 = b3 if b3 > b2 else b2
-    return b2 if b2 > b0 else b0
+    """(max(0, max_k score[k]) for k < m, the first block of ``BLOCK`` positions reaching
+    it, -1 when no score is positive), in four independent chains within each block
+    (exact: a maximum does not depend on the order): the first k of the maximum is then
+    searched in that block only (a scan from position 0 read half of the m scores on
+    average)."""
+    best = 0.0
+    at = -1
+    for start in range(0, m, BLOCK):
+        stop = min(start + BLOCK, m)
+        b0 = b1 = b2 = b3 = 0.0
+        k = start
+        while k + 4 <= stop:
+            b0 = score[k] if score[k] > b0 else b0
+            b1 = score[k + 1] if score[k + 1] > b1 else b1
+            b2 = score[k + 2] if score[k + 2] > b2 else b2
+            b3 = score[k + 3] if score[k + 3] > b3 else b3
+            k += 4
+        while k < stop:
+            b0 = score[k] if score[k] > b0 else b0
+            k += 1
+        b0 = b1 if b1 > b0 else b0
+        b2 = b3 if b3 > b2 else b2
+        b0 = b2 if b2 > b0 else b0
+        if b0 > best:             # (strict: the first block reaching the maximum)
+            best = b0
+            at = start
+    return best, at
 
 
 @njit(cache=True)
@@ -395,10 +410,10 @@ def _second_order(m_val, vA, lowp, dA, Ki, di, tau, m, score):
     score is positive): the j of a scan keeping the first strict improvement, without its
     branch on b_k > 0 (taken at random, about half of the time)."""
     _scores(m_val, vA, lowp, dA, Ki, di, tau, m, score)
-    best = _largest(score, m)
-    if best <= 0.0:
+    best, at = _largest(score, m)
+    if at < 0:
         return np.int64(-1), tau
-    for k in range(m):
+    for k in range(at, min(at + BLOCK, m)):
         if score[k] == best:
             return np.int64(k), max(di + dA[k] - 2.0 * Ki[k], tau)
     return np.int64(-1), tau
