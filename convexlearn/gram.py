@@ -531,13 +531,13 @@ class SharedGram:
             return
         n_classes = int(codes.max()) + 1
         members = [np.flatnonzero(codes == c) for c in range(n_classes)]
-        order = np.concatenate(members)
         sizes = np.array([m.size for m in members])
         self.offset = np.concatenate([[0], np.cumsum(sizes)])     # class c's first row of G
         self.local = np.empty(codes.size, dtype=np.int64)         # index within its class
         for m in members:
             self.local[m] = np.arange(m.size)
-        self.rows_of = [kernel(X[m], X[order[self.offset[c]:]]) for c, m in enumerate(members)]
+        Xg, o = X[np.concatenate(members)], self.offset   # one gather; blocks: slices
+        self.rows_of = [kernel(Xg[o[c]:o[c + 1]], Xg[o[c]:]) for c in range(n_classes)]
         self.members = members
 
     def block(self, rows: np.ndarray) -> np.ndarray:

@@ -339,10 +339,11 @@ def unshrink_gradient(act: Any, m: Any, n: Any, y: Any, target: Any, Cv: Any, al
     return n
 
 
-#: SMO's clipped step on a pair (smo_step.clip_pair's source, compiled); the numpy
-#: references call the same source (``clip_pair.py_func``).
+#: SMO's clipped step on a pair (smo_step.clip_pair's source, compiled; the numpy
+#: references call the same source, ``clip_pair.py_func``); the column cache's miss (both
+#: loops) and hit (smo_loop's, tested before column_slot's call).
 clip_pair = njit(cache=True)(smo_step.clip_pair)
-lru_slot = njit(cache=True)(smo_step.lru_slot)      # the column cache's miss (both loops)
+lru_slot, hit_slot = (njit(cache=True)(f) for f in (smo_step.lru_slot, smo_step.hit_slot))
 
 
 @njit(cache=True)
@@ -508,14 +509,13 @@ def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree
                     full = False
                     n_shrink += 1
                     continue
-        it += 1
-        # ----------------------------------------- second-order selection of j (WSS 2)
+        it += 1                          # ------ second-order selection of j (WSS 2)
         i = act[i_loc]
-        # (with an index map: the sample's whole column, as LIBSVM's SVR_Q)
-        ci = i if index is None else index[i]
-        si = column_slot(ci, act, m, full or index is not None, code, X, K, gamma, coef0,
-                         degree, cache, slot_of, owner, stamp, partial, counters, XT, bits,
-                         scratch)
+        ci = i if index is None else index[i]     # (index map: the sample's, as SVR_Q)
+        si = hit_slot(ci, slot_of, stamp, counters)          # (-1: a miss)
+        si = si if si >= 0 else column_slot(ci, act, m, full or index is not None, code,
+                                             X, K, gamma, coef0, degree, cache, slot_of, owner,
+                                             stamp, partial, counters, XT, bits, scratch)
         Ki = cache[si]
         di = diag[i]
         best = 0.0
@@ -539,9 +539,10 @@ def smo_loop(code: Any, X: ArrayLike, K: Any, gamma: float, coef0: float, degree
                     j = t
                     a_ij = curv
         cj = j if index is None else index[j]
-        sj = column_slot(cj, act, m, full or index is not None, code, X, K, gamma, coef0,
-                         degree, cache, slot_of, owner, stamp, partial, counters, XT, bits,
-                         scratch)
+        sj = hit_slot(cj, slot_of, stamp, counters)          # (-1: a miss)
+        sj = sj if sj >= 0 else column_slot(cj, act, m, full or index is not None, code,
+                                             X, K, gamma, coef0, degree, cache, slot_of, owner,
+                                             stamp, partial, counters, XT, bits, scratch)
         Ki = cache[slot_of[ci]]     # (column i cannot be evicted by j: it is the newest)
         Kj = cache[sj]
         b_ij = m_val - v[j]

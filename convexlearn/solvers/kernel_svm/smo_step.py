@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["clip_pair", "lru_slot"]
+__all__ = ["clip_pair", "hit_slot", "lru_slot"]
 
 
 def clip_pair(i: Any, j: Any, step: Any, y: Any, Cv: Any, alpha: Any) -> Any:
@@ -31,6 +31,19 @@ def clip_pair(i: Any, j: Any, step: Any, y: Any, Cv: Any, alpha: Any) -> Any:
     if step == room_j:
         alpha[j] = 0.0 if y[j] > 0 else Cv[j]
     return step
+
+
+def hit_slot(i: Any, slot_of: Any, stamp: Any, counters: Any) -> Any:
+    """The slot of column i when cached (a hit: the clock counters[0] and the hits
+    counters[1] counted, its stamp renewed, as ``column_slot`` does), else -1. The compiled
+    loop tests this before calling ``column_slot`` (~20 arrays passed: ~0.1 us a call, a
+    fifth of an SMO iteration at n ~ 270). (Compiled as ``smo_kernels.hit_slot``.)"""
+    s = slot_of[i]
+    if s >= 0:
+        counters[0] += 1
+        stamp[s] = counters[0]
+        counters[1] += 1
+    return s
 
 
 def lru_slot(i: Any, slot_of: Any, owner: Any, stamp: Any, counters: Any) -> Any:
