@@ -29,7 +29,13 @@ contexts. Index lookup (source stamp, ~0.2 ms a function) and the load itself (~
 function: unpickling, LLVM object loading and linking) are numba's own. The loaded machine
 code is the same bytes either way, so results are bit-for-bit those of numba's loader.
 If numba's internals this relies on are missing (another numba), nothing is changed.
-A load that raises is retried by numba's own loader (refresh, then load). Setting the
+A load that raises is retried by numba's own loader (refresh, then load).
+
+numba keys a cached function by its own file's hash only: a kernel that calls another
+module's kernel (the small solve calls ``smo_kernels.smo_loop``) kept the machine code of
+the old callee when only the callee's file changed - the old code, silently, in a
+development checkout. :func:`load_without_refresh` adds to each key the hashes of the files
+of the kernels its module reaches (:func:`source_stamps`), with numba's loader too. Setting the
 environment variable ``CONVEXLEARN_NUMBA_REFRESH`` (to anything but 0, false, no or empty)
 before import keeps numba's own loader (a way to compare, or a way out should a numba
 release need it).
@@ -37,10 +43,18 @@ release need it).
 
 from __future__ import annotations
 
+import hashlib
 import os
+import sys
+from types import ModuleType
 from typing import Any
 
-__all__ = ["load_without_refresh"]
+try:
+    from numba.core.caching import FunctionCache
+except ImportError:                               # (another numba's layout)
+    FunctionCache = None
+
+__all__ = ["load_without_refresh", "source_stamps"]
 
 
 def _load_only_cache_class() -> type | None:
@@ -72,22 +86,77 @@ _LOAD_ONLY = (None if os.environ.get("CONVEXLEARN_NUMBA_REFRESH", "0").strip().l
               not in ("", "0", "false", "no") else _load_only_cache_class())
 
 
+#: Per module name: the (module, sha256) of its source and of every module whose
+#: compiled functions its namespace reaches (memo of :func:`source_stamps`).
+_STAMPS: dict[str, tuple] = {}
+#: The attribute that marks a cache whose key already has those stamps.
+_STAMPED = "_convexlearn_stamped"
+
+
+def _dispatchers(namespace: dict[str, Any], package: str) -> list[Any]:
+    """The numba dispatchers a namespace reaches: its values, and the values of the
+    modules of ``package`` it holds (``from . import smo_step`` then ``smo_step.f``)."""
+    found = []
+    for value in list(namespace.values()):
+        if isinstance(value, ModuleType):
+            if value.__name__.split(".")[0] == package:
+                found.extend(v for v in vars(value).values() if hasattr(v, "py_func"))
+        elif hasattr(value, "py_func") and hasattr(value, "_cache"):
+            found.append(value)
+    return found
+
+
+def source_stamps(module: str) -> tuple:
+    """The sources a compiled function of ``module`` may have been built from: the
+    module's own file and, transitively, the files of the compiled functions its globals
+    reach (those numba compiles into it), each as (module, sha256 of the file) - the
+    stamp numba gives a file - sorted by module.
+
+    numba's cache checks only the stamp of the function's own file, so a kernel that calls
+    another module's kernel kept its old machine code when only that other module changed
+    (the old loop, silently). :func:`load_without_refresh` makes these stamps part of the
+    cache's key.
+    """
+    if module in _STAMPS:
+        return _STAMPS[module]
+    _STAMPS[module] = ()                          # (a guard against an import cycle)
+    namespace = vars(sys.modules[module])
+    stamps = set()
+    path = namespace.get("__file__")
+    if path:
+        with open(path, "rb") as source:
+            stamps.add((module, hashlib.sha256(source.read()).hexdigest()))
+    for dispatcher in _dispatchers(namespace, module.split(".")[0]):
+        owner = dispatcher.py_func.__module__
+        if owner != module and owner in sys.modules:
+            stamps.update(source_stamps(owner))
+    _STAMPS[module] = tuple(sorted(stamps))
+    return _STAMPS[module]
+
+
 def load_without_refresh(namespace: dict[str, Any]) -> int:
     """Give every numba dispatcher in ``namespace`` (a module's ``globals()``) with
-    numba's disk cache the loader that skips the contexts' refresh (module docstring).
+    numba's disk cache the loader that skips the contexts' refresh (module docstring),
+    and a cache key that includes the sources of the kernels it calls
+    (:func:`source_stamps`).
 
     Returns
     -------
     int
-        How many dispatchers were changed (0 when numba's own loader is kept).
+        How many dispatchers were given the loader (0 when numba's own loader is kept).
     """
-    if _LOAD_ONLY is None:
-        return 0
-    base = _LOAD_ONLY.__mro__[1]
+    base = FunctionCache if _LOAD_ONLY is None else _LOAD_ONLY.__mro__[1]
     changed = 0
     for value in list(namespace.values()):
         cache = getattr(value, "_cache", None)
-        if type(cache) is base:                   # numba's FunctionCache, cache=True
+        if base is None or type(cache) is not base or hasattr(cache, _STAMPED):
+            continue                              # no disk cache, or done already
+        setattr(cache, _STAMPED, True)            # (a kernel imported by another module)
+        cache_file = getattr(cache, "_cache_file", None)
+        if hasattr(cache_file, "_source_stamp"):
+            own = cache_file._source_stamp
+            cache_file._source_stamp = (own, source_stamps(value.py_func.__module__))
+        if _LOAD_ONLY is not None:
             cache.__class__ = _LOAD_ONLY
             changed += 1
     return changed

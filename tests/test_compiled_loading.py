@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from numba.core.caching import FunctionCache
 from numba.core.dispatcher import Dispatcher
 
@@ -45,6 +46,7 @@ print(json.dumps({"loaded": loaded, "contexts": "numba.np.arraymath" in sys.modu
 
 _C_PATH = """
 import numpy as np
+import pytest
 import convexlearn as cl
 from convexlearn.routes.svm import exact_c_path
 rng = np.random.default_rng(3)
@@ -112,6 +114,7 @@ def test_a_cache_miss_still_compiles(tmp_path):
     # compiler builds the contexts itself); a second process then loads it
     code = """
 import numpy as np
+import pytest
 from convexlearn.solvers.kernel_svm.svm_path_kernels import swap_rows_cols
 A = np.arange(25.0).reshape(5, 5)
 B = A.copy()
@@ -130,6 +133,7 @@ assert np.array_equal(A, B)
 
 _RBF = """
 import numpy as np
+import pytest
 import convexlearn as cl
 rng = np.random.default_rng(5)
 X = rng.standard_normal((2000, 4))
@@ -218,3 +222,44 @@ def test_a_load_that_raises_is_retried_by_numbas_loader(monkeypatch):
         return initialize(context)
     monkeypatch.setattr(rtsys, "initialize", broken_once)
     assert cache.load_overload(key[0], target) is not None and len(calls) >= 1
+
+
+_CALLER = """
+import json, sys
+from stale_pkg.b import g
+print(json.dumps({"value": int(g(1)), "hits": sum(g.stats.cache_hits.values())}))
+"""
+
+
+def _write_kernels(package: Path, step: int) -> None:
+    package.mkdir(exist_ok=True)
+    (package / "__init__.py").write_text("")
+    header = ("from numba import njit\n"
+              "from convexlearn.compiled import load_without_refresh\n")
+    (package / "a.py").write_text(header + f"@njit(cache=True)\ndef f(x):\n    return x + {step}\n"
+                                  "load_without_refresh(globals())\n")
+    (package / "b.py").write_text(header + "from .a import f\n\n"
+                                  "@njit(cache=True)\ndef g(x):\n    return f(x) * 10\n"
+                                  "load_without_refresh(globals())\n")
+
+
+@pytest.mark.parametrize("refresh", [False, True], ids=["load-only", "numba's loader"])
+def test_a_kernel_is_recompiled_when_a_kernel_it_calls_changes(tmp_path, refresh):
+    """numba keys its cache by the function's own file only: g (b.py) calling f (a.py)
+    kept f's old machine code after a.py changed. The key now holds a.py's hash too."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT)]))
+    env.pop("CONVEXLEARN_NUMBA_REFRESH", None)
+    if refresh:
+        env["CONVEXLEARN_NUMBA_REFRESH"] = "1"
+
+    def call() -> dict:
+        out = subprocess.run([sys.executable, "-c", _CALLER], capture_output=True, text=True,
+                             check=True, cwd=tmp_path, env=env)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    _write_kernels(tmp_path / "stale_pkg", step=1)
+    assert call() == {"value": 20, "hits": 0}          # compiled and cached
+    assert call() == {"value": 20, "hits": 1}          # loaded from the cache
+    _write_kernels(tmp_path / "stale_pkg", step=2)    # only a.py's source differs
+    assert call() == {"value": 30, "hits": 0}          # g recompiled with the new f
+    assert call() == {"value": 30, "hits": 1}
