@@ -160,6 +160,18 @@ entry (~25x a product), in the certificate's products and SMO's compiled columns
 repeated squaring, as LIBSVM's powi; (3) the first weighted case of the grid (rbf at
 C = 0.01) loaded a second compiled signature (read-only per-sample costs from
 np.broadcast_to; 0.86 s against 0.075 s) - the costs now reach the loops writeable.
+
+The tail at n = 200..1000 and large C (data seed 9: 1.99-2.05x at the 90th percentile)
+was mostly SMO's iterations beyond what the polish needs: the one-call path's SMO ran
+max(10^5, 100 n) iterations before its polish, and when that polish declined (a singular
+free block: every low-rank kernel) the general path ran one more such chunk before its
+own. SMO's first run on the one-call path is now 25 n iterations (at least 5000); after
+it, the plain polish, then (few multipliers free) the numpy polish from SMO's point, then
+SMO on to max(10^5, 100 n) in all and on as before. On data seed 11 (cases n <= 1000,
+CPU best of 3, same machine): 90th percentile 2.49x -> 2.21x, median 0.95x -> 0.86x
+(rbf/moons/C=10000/n=200 25.7 -> 3.7 ms, rbf/10/clf2/C=10000/n=400 41 -> 8 ms);
+low-rank cases at C = 1e4, where SVC is 3-25x slower, took more (the polish from an
+earlier point fails at some, poly3/blobs0.5/C=10000/n=400 0.55 -> 1.33 s).
 """
 
 
