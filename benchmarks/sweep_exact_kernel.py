@@ -160,6 +160,21 @@ entry (~25x a product), in the certificate's products and SMO's compiled columns
 repeated squaring, as LIBSVM's powi; (3) the first weighted case of the grid (rbf at
 C = 0.01) loaded a second compiled signature (read-only per-sample costs from
 np.broadcast_to; 0.86 s against 0.075 s) - the costs now reach the loops writeable.
+
+The tail at n = 200..1000 and large C (data seed 9: 1.99-2.05x at the 90th percentile)
+was mostly SMO's iterations beyond what the polish needs: the one-call path's SMO ran
+max(10^5, 100 n) iterations before its polish, and when that polish declined (a singular
+free block: every low-rank kernel) the general path ran one more such chunk before its
+own. SMO's first run on the one-call path is now 25 n iterations (at least 5000); after
+it, the plain polish, then (few multipliers free) the numpy polish from SMO's point, then
+SMO on to max(10^5, 100 n) in all and on as before. On data seed 11 (cases n <= 1000,
+CPU best of 3, same machine; larger cases from the sweep): 90th percentile 2.49x ->
+2.21x, median 0.95x -> 0.85x (rbf/moons/C=10000/n=200 25.7 -> 3.5 ms,
+rbf/10/clf2/C=10000/n=400 41 -> 8 ms); the CPU of the 122 cases whose SMO ran past 4000
+iterations 17.4 -> 18.8 s in all: where the polish from the earlier point does not
+certify it costs its rounds (poly3/circles0.1/C=100/n=400 56 -> 141 ms), and low-rank
+cases at C = 1e4, where SVC is 3-25x slower, now reach a certifying point later
+(poly3/blobs0.5/C=10000/n=400 0.55 -> 1.32 s; chaotic in SMO's point).
 """
 
 

@@ -35,13 +35,20 @@ cache; once the compiled loop is in use) runs steps 1-3 in one compiled call
 (:mod:`~convexlearn.solvers.kernel_svm.small_certified`: SMO, a plain polish, the
 certificate's product; the report and the test above unchanged); when that does not
 certify, the steps above go on: from SMO's point when SMO spent its iterations, from
-scratch otherwise (the polish then reads K from SMO's warm column cache).
+scratch otherwise (the polish then reads K from SMO's warm column cache). There SMO's
+first run is short (:func:`_small_chunk`: 25 n iterations, at least 5000, instead of
+max(10^5, 100 n)): at large C, and on low-rank kernels where SMO zigzags on an almost
+flat face, the polish from that point costs less than SMO's remaining 10^4..10^5
+iterations; when SMO spent it and the plain polish declined, the numpy polish runs from
+its point if few multipliers are free there (:func:`_early_polish`), and SMO then goes on
+to the general path's first chunk.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import math
 import sys
 import time
 
@@ -259,6 +266,26 @@ class SMOColumns:
 #: Rounds of the active-set polish after an SMO run that converged, and after one that
 #: spent its iteration chunk or budget (the active set then far from identified).
 _ROUNDS, _LAST_ROUNDS = 100, 1000
+#: Rounds of the numpy polish from the point of the one-call path's short first chunk
+#: (:data:`SMALL_CHUNK_PER_N`; ~0.3 ms each at n = 400, C = 100 on a low-rank kernel),
+#: and the largest fraction of n free there for it to be tried (module docstring).
+#: Measured on 17 low-rank C = 100 cases of the sweep (data seeds 9 and 11), CPU in all:
+#: 60 rounds 1.36 s, 100 1.42 s, 150 1.21 s, 250 1.20 s (fewer rounds fail where more
+#: certify, and SMO's 9 * 10^4 further iterations then cost more than the rounds saved).
+_EARLY_ROUNDS, _EARLY_FREE = 250, 0.25
+
+
+def _early_polish(svm: Any, alpha: np.ndarray) -> bool:
+    """Whether the numpy polish runs from the point of the one-call path's short chunk
+    (SMO spent it, the plain polish declined): when at most _EARLY_FREE n multipliers are
+    free there. A low-rank kernel (poly on 2-D data, a linear Gram: few free multipliers
+    at the optimum) is certified there in 1-200 ms where SMO needed 10^5 and more
+    iterations; with a large free set (rbf at C = 1e4, |F| ~ 250 of 400) each of its
+    least-squares rounds costs ~3 ms and SMO's iterations are the cheaper way
+    (measured on the sweep's cases, data seed 11)."""
+    C = np.broadcast_to(np.asarray(svm.C_bounds, dtype=float), alpha.shape)
+    free = int(np.count_nonzero((alpha > 0.0) & (alpha < C)))
+    return free <= _EARLY_FREE * alpha.size
 
 
 def _budgets(svm, max_iter: int | None) -> tuple[int, int]:
@@ -270,6 +297,20 @@ def _budgets(svm, max_iter: int | None) -> tuple[int, int]:
     if max_iter is not None:
         return int(max_iter), int(max_iter)
     return max(100_000, 100 * n), max(10**7, 100 * n)
+
+
+#: SMO's first chunk on the one-call path (n <= small_certified.SMALL_MAX, K held
+#: whole): SMALL_CHUNK_PER_N n iterations, at least SMALL_CHUNK_MIN, instead of
+#: max(10^5, 100 n). Where SMO needs more (large C; a low-rank kernel, where it zigzags on
+#: an almost flat face), the polish from that point is cheaper than SMO's remaining
+#: iterations at this size (poly3 on 2-D blobs, C = 100, n = 400: ~10^4 iterations and
+#: the polish 30-50 ms, against 1.5-2 x 10^5 iterations to SMO's 1e-3, 90-140 ms).
+SMALL_CHUNK_PER_N, SMALL_CHUNK_MIN = 25, 5000
+
+
+def _small_chunk(n: int) -> int:
+    """SMO's first chunk on the one-call path: max(SMALL_CHUNK_MIN, SMALL_CHUNK_PER_N n)."""
+    return max(SMALL_CHUNK_MIN, SMALL_CHUNK_PER_N * n)
 
 
 def _rerun_smo(svm: Any, alpha: np.ndarray) -> bool:
@@ -352,19 +393,30 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
     timer = Timer()
     done = 0
     chunk, budget = _budgets(svm, max_iter)
+    general_chunk, polish_first = chunk, False
     if (warm_start is None and polish and max_iter is None
             and _compiled_use(svm.n_samples, True)):
         if small_certified.small_applies(svm, cache_size):
             # SMO, polish and the certificate's product in one compiled call; when that
             # does not certify, the general path goes on from SMO's point
+            chunk = min(_small_chunk(svm.n_samples), chunk)
             small, start = small_certified.certified_small(
                 svm, tol=tol, kkt_tol=kkt_tol, gap_tol=gap_tol, shrinking=shrinking,
-                cache_size=cache_size, max_iter=chunk, rounds=(_ROUNDS, _LAST_ROUNDS))
+                cache_size=cache_size, max_iter=chunk, rounds=(_ROUNDS, _ROUNDS))
             if small is not None:
                 small.time_s = timer()
                 return small
             warm_start, warm_products, done = start
-            if done < chunk and _rerun_smo(svm, warm_start):
+            if done >= chunk:
+                # SMO spent its short chunk and the plain polish declined (a singular
+                # free block: a low-rank kernel): the numpy polish from SMO's point when
+                # its free set is small (_early_polish), then SMO on to the end of the
+                # general path's first chunk, max(10^5, 100 n) iterations in all, and on
+                # as before (the general path first ran a whole chunk of its own here:
+                # poly3/blobs1/C=100/n=400 2 x 10^5 iterations)
+                polish_first = _early_polish(svm, warm_start)
+                chunk = max(general_chunk - done, 1)
+            elif _rerun_smo(svm, warm_start):
                 # SMO converged and the plain polish declined on a free set above
                 # MAX_FREE_SMALL: the general path from scratch, whose polish then reads K
                 # from SMO's warm column cache (gamma = 10, n = 1000, C = 100: 0.70 s
@@ -395,10 +447,17 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
                 g0 = np.asarray(warm_products, dtype=float)
     iterations, tols, polished_any = done, [], False
     attempt = 0
+    cache_stats = None
     while True:
-        res, cache_stats, loop = smo_small_first(qp, tol=tol, max_iter=chunk, alpha0=alpha0,
-                                                 cache_size=cache_size, shrinking=shrinking,
-                                                 g0=g0)
+        if polish_first and alpha0 is not None and g0 is not None:
+            # (SMO's point of the one-call path, which spent its chunk: polished first)
+            res, loop = SMOResult(alpha0, qp.target - g0, 0, "max_iter", None, math.nan,
+                                  0), "compiled, one call (small_kernels)"
+        else:
+            res, cache_stats, loop = smo_small_first(qp, tol=tol, max_iter=chunk,
+                                                     alpha0=alpha0, cache_size=cache_size,
+                                                     shrinking=shrinking, g0=g0)
+        early, polish_first = polish_first, False
         if loop.startswith("compiled"):
             allow_compiled()          # numba is initialized: the report's compiled pass
         if res.status == "diverged":
@@ -420,7 +479,8 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
         kernel = (SMOColumns(qp.gram, res.columns)
                   if res.columns is not None and qp.gram.from_samples else None)
         refined = (qp.polish(res.alpha, g, kernel=kernel,
-                             max_rounds=_LAST_ROUNDS if spent else _ROUNDS)
+                             max_rounds=(_EARLY_ROUNDS if early
+                                         else _LAST_ROUNDS if spent else _ROUNDS))
                    if polish else None)
         if kernel is not None:
             cache_pool.release(res.columns)    # (read by the polish only: the next run's)
@@ -447,7 +507,8 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
             # polishing in between, within the total budget
             if iterations >= budget:
                 break
-            chunk = min(2 * chunk, budget - iterations)
+            # (after the one-call path's short first chunk: the general path's first)
+            chunk = min(chunk if early else 2 * chunk, budget - iterations)
             continue
         attempt += 1
         if attempt > retries:

@@ -1,6 +1,7 @@
-"""certified_smo after the one-call path declines a converged SMO point: it goes on from
-that point (no second SMO run) unless the free set exceeds the one-call polish's size and
-the kernel is computed from samples (then SMO reruns to warm the general polish's cache)."""
+"""certified_smo after the one-call path declines SMO's point: it goes on from that point
+(no second SMO run; after SMO spent its first chunk, the numpy polish first) unless the
+free set exceeds the one-call polish's size and the kernel is computed from samples (then
+SMO reruns to warm the general polish's cache)."""
 
 import numpy as np
 import pytest
@@ -42,25 +43,30 @@ def _spy_smo_iterations(monkeypatch):
     return seen
 
 
-def test_singular_block_goes_on_from_smos_point(monkeypatch):
-    """A rank-2 Gram at C = 100: the one-call polish refuses K_FF (singular); the route's
-    iterations are SMO's one run, and the answer is the certified optimum the rerun from
-    scratch reaches."""
-    K, y = _linear_gram(4)
+@pytest.mark.parametrize("C", [1.0, 100.0])
+def test_singular_block_goes_on_from_smos_point(monkeypatch, C):
+    """A rank-2 Gram: the one-call polish refuses K_FF (singular); the route's iterations
+    are SMO's one run (converged at C = 1; at C = 100 out of its first chunk, and the
+    numpy polish then certifies from its point before any further SMO run), and the
+    answer is the certified optimum the rerun from scratch reaches."""
+    K, y = _linear_gram(4 if C == 1.0 else 0)
     seen = _spy_smo_iterations(monkeypatch)
-    sol = certified_smo(cl.SVM(K, y, C=100.0, kernel="precomputed"))
+    sol = certified_smo(cl.SVM(K, y, C=C, kernel="precomputed"))
     assert [outcome for outcome, _ in seen] == [small_kernels.POLISH_FAILED]
     assert sol.status == "optimal" and sol.report.relative_gap <= 1e-9
     assert sol.n_iter == seen[0][1]
+    spent = seen[0][1] == certified_module._small_chunk(y.size)
+    assert spent == (C == 100.0)
     monkeypatch.setattr(certified_module, "_rerun_smo", lambda svm, alpha: True)
-    again = certified_smo(cl.SVM(K, y, C=100.0, kernel="precomputed"))
-    assert again.status == "optimal" and again.n_iter > sol.n_iter
+    again = certified_smo(cl.SVM(K, y, C=C, kernel="precomputed"))
+    assert again.status == "optimal"
+    assert again.n_iter > sol.n_iter or spent      # (no rerun after a spent chunk)
     assert abs(sol.objective - again.objective) <= 1e-9 * abs(again.objective)
     # a perturbed answer fails the same certificate
-    svm = cl.SVM(K, y, C=100.0, kernel="precomputed")
+    svm = cl.SVM(K, y, C=C, kernel="precomputed")
     moved = sol.alpha.copy()
-    free = np.flatnonzero((moved > 1e-6) & (moved < 100.0 - 1e-6))
-    moved[free[0]] += 1e-3 * 100.0
+    free = np.flatnonzero((moved > 1e-6 * C) & (moved < C - 1e-6 * C))
+    moved[free[0]] += 1e-3 * C
     bad = cl.Solution(w=None, alpha=moved, b=sol.b, dual_coef=y * moved,
                       xi=np.maximum(0.0, 1.0 - y * (K @ (y * moved) + sol.b)))
     report = svm.kkt(bad, tol=1e-6)
