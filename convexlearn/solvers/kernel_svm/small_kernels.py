@@ -70,7 +70,7 @@ def _column(j, n, code, X, K, gamma, coef0, degree, cache, slot_of, owner, stamp
 # bounded by the same gamma_m sum |a_i b_i| in any order; the order is fixed by the
 # compiled code, so a given build gives the same bits every call. The polish's answer is
 # certified afterwards from the data (the report), whatever the factor's last bits.
-_DOT_FAST = {"reassoc", "contract", "nnan", "ninf", "nsz", "arcp"}
+_DOT_FAST = {"reassoc", "contract"}
 
 
 @njit(fastmath=_DOT_FAST, cache=True)
