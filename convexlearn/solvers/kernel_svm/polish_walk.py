@@ -95,7 +95,8 @@ def _ratio(beta: np.ndarray, d: np.ndarray, lo: np.ndarray, hi: np.ndarray
 def ratio_walk(K0: np.ndarray, factor: np.ndarray, E0: np.ndarray, beta: np.ndarray,
                rest: np.ndarray, target: np.ndarray, totals: np.ndarray, lo: np.ndarray,
                hi: np.ndarray, direction: np.ndarray, limit: int = 1024,
-               compiled: bool | None = None, release_tol: float | None = None
+               compiled: bool | None = None, release_tol: float | None = None,
+               norm: float | None = None
                ) -> tuple[np.ndarray, np.ndarray, int, np.ndarray | None]:
     """Ratio steps on the face F_0 until its steered solution is in the box (module
     docstring).
@@ -133,6 +134,9 @@ def ratio_walk(K0: np.ndarray, factor: np.ndarray, E0: np.ndarray, beta: np.ndar
         = hi_j with gradient > release_tol) and walks on (:func:`_release`), at most
         :data:`RELEASES` times: the walk then ends at the optimum of the box QP on F_0
         with the rest fixed, not only on the last face it met.
+    norm : float or None
+        ||K_0||_inf + 1 when the caller knows it (a carried block's, computed for its
+        condition test), else computed here (one pass over K_0).
 
     Returns
     -------
@@ -152,7 +156,9 @@ def ratio_walk(K0: np.ndarray, factor: np.ndarray, E0: np.ndarray, beta: np.ndar
     limit = min(limit, k)
     W = np.empty((k, m + limit), order="F")
     W[:, :m] = WE.reshape(k, m)
-    L = np.zeros((m + limit, m + limit))        # lower Cholesky factor of S
+    # S's lower Cholesky factor: only its rows 0..m + |G| - 1 (their lower triangle) are
+    # written and read (np.zeros was a memset of (m + limit)^2 doubles, ~1 ms a walk)
+    L = np.empty((m + limit, m + limit))
     if m:
         S0 = E0.T @ WE.reshape(k, m)
         L0, info = lapack.dpotrf(S0, lower=True, clean=True)
@@ -189,7 +195,7 @@ def ratio_walk(K0: np.ndarray, factor: np.ndarray, E0: np.ndarray, beta: np.ndar
     # iterative refinement by the same steering (else the caller solves afresh)
     b = z[:m].copy()
     r_free = (target - rest)[free]
-    norm = _norm(K0) + 1.0
+    norm = _norm(K0) + 1.0 if norm is None else norm
     # K_0 beta over the fixed entries from the rows of those with beta != 0 (K_0 symmetric):
     # the walk fixes mostly at alpha = 0 (rbf gamma = 10, make_blobs(2000), C = 1: all
     # of them in each of the solve's 8 walks), where the whole product read K_0 (~1 ms)
