@@ -342,7 +342,7 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
                 walked, still, steps, b_walk = ratio_walk(
                     face.K0, factor, np.ones((F.size, int(intercept))),
                     beta[F], rest, target[F], np.atleast_1d(total if intercept else []),
-                    lo, lo + C[F], direction, release_tol=margin_tol)
+                    lo, lo + C[F], direction, release_tol=margin_tol, norm=face.norm)
                 cheap += steps
                 delta_F = walked - beta[F]
                 beta[F] = walked

@@ -18,7 +18,7 @@ import scipy.linalg
 from scipy.linalg import blas, lapack
 
 from .polish_carry import (JoinedBlock, carried_solve, carry_factor, face_solve,
-                           factor_solve, positions_in)
+                           factor_solve, positions_in, refactor_block)
 
 __all__ = ["Face", "kkt_solve"]
 
@@ -303,6 +303,8 @@ class Face:
         K0, base = (None, None) if position is None else (self.K0, self.carry_base())
         block = (None if base is None
                  else carry_factor(base, K0, position, F, kernel_block))
+        if block is None and base is not None:
+            block = refactor_block(K0, position, F, kernel_block)
         if block is not None:
             self.adopt(F, block)
             return
@@ -322,6 +324,8 @@ class Face:
     def _join(self) -> None:
         """A block carried in pieces (:class:`JoinedBlock`) becomes whole arrays."""
         if self.joined is not None:
+            if self.joined.known_norm is not None:     # (the carried solve's ||K0||_1)
+                self.norm = self.joined.known_norm + 1.0
             self._K0, factor = self.joined.materialize()
             for name in ("carried", "fresh_factor"):
                 if getattr(self, name) is self.joined:

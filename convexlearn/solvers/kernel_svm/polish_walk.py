@@ -95,7 +95,8 @@ def _ratio(beta: np.ndarray, d: np.ndarray, lo: np.ndarray, hi: np.ndarray
 def ratio_walk(K0: np.ndarray, factor: np.ndarray, E0: np.ndarray, beta: np.ndarray,
                rest: np.ndarray, target: np.ndarray, totals: np.ndarray, lo: np.ndarray,
                hi: np.ndarray, direction: np.ndarray, limit: int = 1024,
-               compiled: bool | None = None, release_tol: float | None = None
+               compiled: bool | None = None, release_tol: float | None = None,
+               norm: float | None = None
                ) -> tuple[np.ndarray, np.ndarray, int, np.ndarray | None]:
     """Ratio steps on the face F_0 until its steered solution is in the box (module
     docstring).
@@ -133,6 +134,9 @@ def ratio_walk(K0: np.ndarray, factor: np.ndarray, E0: np.ndarray, beta: np.ndar
         = hi_j with gradient > release_tol) and walks on (:func:`_release`), at most
         :data:`RELEASES` times: the walk then ends at the optimum of the box QP on F_0
         with the rest fixed, not only on the last face it met.
+    norm : float or None
+        ||K_0||_inf + 1 when the caller knows it (a carried block's, computed for its
+        condition test), else computed here (one pass over K_0).
 
     Returns
     -------
@@ -152,7 +156,9 @@ def ratio_walk(K0: np.ndarray, factor: np.ndarray, E0: np.ndarray, beta: np.ndar
     limit = min(limit, k)
     W = np.empty((k, m + limit), order="F")
     W[:, :m] = WE.reshape(k, m)
-    L = np.zeros((m + limit, m + limit))        # lower Cholesky factor of S
+    # S's lower Cholesky factor: only its rows 0..m + |G| - 1 (their lower triangle) are
+    # written and read (np.zeros was a memset of (m + limit)^2 doubles, ~1 ms a walk)
+    L = np.empty((m + limit, m + limit))
     if m:
         S0 = E0.T @ WE.reshape(k, m)
         L0, info = lapack.dpotrf(S0, lower=True, clean=True)
@@ -189,7 +195,7 @@ def ratio_walk(K0: np.ndarray, factor: np.ndarray, E0: np.ndarray, beta: np.ndar
     # iterative refinement by the same steering (else the caller solves afresh)
     b = z[:m].copy()
     r_free = (target - rest)[free]
-    norm = _norm(K0) + 1.0
+    norm = _norm(K0) + 1.0 if norm is None else norm
     # K_0 beta over the fixed entries from the rows of those with beta != 0 (K_0 symmetric):
     # the walk fixes mostly at alpha = 0 (rbf gamma = 10, make_blobs(2000), C = 1: all
     # of them in each of the solve's 8 walks), where the whole product read K_0 (~1 ms)
@@ -336,7 +342,10 @@ def _release(E0: np.ndarray, beta: np.ndarray, free: np.ndarray, u: np.ndarray,
     free entries; intercepts z[:m]) points into the box by more than ``tol``: g_j =
     (K_0 x)_j + rest_j + E_0[j] b - target_j < -tol at lo_j, > tol at hi_j. Their columns
     leave W (the others move up), S's factor L is formed again from W (S = B^T W, |G|^3
-    / 3 flops), and u, totals and free take them back (the fixing's updates undone).
+    / 3 flops) from the first released position on (its leading rows kept: rbf gamma =
+    10, make_blobs(2000), C = 1: the first walk's six releases, which copied W's ~320
+    columns twice each, ~3 ms less), and u, totals and free take them back (the fixing's
+    updates undone).
     Returns (the remaining G, the larger face's solution x' and its z, the direction x' -
     beta, 0 on the fixed entries), or None when none is released or S is not positive
     definite in floating point (the arrays then unchanged).
@@ -357,15 +366,24 @@ def _release(E0: np.ndarray, beta: np.ndarray, free: np.ndarray, u: np.ndarray,
     if not back.any():
         return None
     keep = np.flatnonzero(~back)
-    cols = np.concatenate([np.arange(m), m + keep])
-    p = cols.size
-    WG = W[:, cols]
-    S = np.vstack([E0.T @ WG, WG[G[keep]]])
-    Lp, info = lapack.dpotrf(S, lower=True, clean=True)
-    if info != 0 or not np.all(np.isfinite(Lp)):
+    # G's positions before the first released one keep their columns of W and their rows
+    # of L (a Cholesky factor's leading block is its leading block's factor): only the
+    # columns after it move up and only S's trailing rows are factorized again
+    h = m + int(np.flatnonzero(back)[0])
+    p = m + keep.size
+    Wt = W[:, m + keep[h - m:]]
+    St = np.vstack([E0.T @ Wt, Wt[G[keep]]])    # S's columns h.., B'^T Wt (B' = [E_0, e_G'])
+    L21 = np.zeros((0, p - h))
+    if h:                                       # L_11 L_21^T = S_12
+        L21, info = lapack.dtrtrs(L[:h, :h], St[:h], lower=1)
+        if info != 0:
+            return None
+    L22, info = lapack.dpotrf(St[h:] - L21.T @ L21, lower=True, clean=True)
+    if info != 0 or not (np.all(np.isfinite(L22)) and np.all(np.isfinite(L21))):
         return None
-    W[:, :p] = WG
-    L[:p, :p] = Lp
+    W[:, h:p] = Wt
+    L[h:p, :h] = L21.T
+    L[h:p, h:p] = L22
     j = G[back]
     free[j] = True
     u[j] += beta[j]
