@@ -53,6 +53,7 @@ from .svm_path_kernels import (EVENT_KINDS, breakpoint_scan, elbow_residual,
 from .svm_path_elbow import bordered_inverse as _bordered_inverse, candidate, checked
 from .svm_path_elbow import direction as _direction, elbow_matrix as _elbow_matrix
 from .svm_path_pass import G_CORRECT, G_FRESH, G_NONE, elbow_pass
+from .svm_path_run import DONE, quiet_tail
 
 __all__ = ["SVMPath", "svm_c_path"]
 
@@ -413,6 +414,17 @@ class _PathState:
                 for j in np.atleast_1d(i):     # an empty elbow is entered by a pair
                     self.join(int(j))
         idx, y = self.idx, self.y
+        if QUIET and not fresh and scan is not None and self.m:
+            # the quiet breakpoint's rest in one compiled call (svm_path_run), which does
+            # what the lines below do when their refinement makes no step and no snap moves
+            x = candidate(self)
+            s = np.empty(y.size)
+            out = quiet_tail(y, a, a0, lam, self.g, idx, self._cols, self.qL, self.qmax,
+                             _NO_X if x is None else x, x is not None, s, self.E, self.L,
+                             self.bound.total(a), self.bound.qabs, scan[1], scan[0],
+                             lam * (1 - _EVENT_RTOL), _SNAP)
+            if out[0] == DONE:
+                return _scanned(self, x, s, out[1:])
         a_start, a0_start = a[idx], a0
         # the elbow's margins: summed afresh from Q_EE (O(|E|^2)) or read off the predicted
         # g; the refinement's steps move them only, the pass below moves all of g once
@@ -457,20 +469,13 @@ class _PathState:
             if moved:
                 self.bound.refined(self.m, c, c0, a, a0)
         if scan is not None:
-            found, ok, bounds, to_r, to_l, from_r, from_l, best, kind, who = breakpoint_scan(
+            return _scanned(self, x, s, breakpoint_scan(
                 y, a, self.a0, lam, self.g, self.bound.total(a), self.bound.qabs, scan[1],
                 _NO_X if x is None else x, x is not None, s, idx, self.E, self.L, self.qmax,
-                scan[0], lam * (1 - _EVENT_RTOL))
-            if found:
-                self.s_x, self.found = s, (d0, dE, s)
-            # (the event only where the direction passed and no sample sits on a boundary)
-            clear = found and max(to_r, to_l, from_r, from_l) < 0
-            self.scan = (bounds, (best, kind, who) if clear else None)
-            return bool(ok)
+                scan[0], lam * (1 - _EVENT_RTOL)))
         if x is not None and checked(self, x, s):
             self.s_x, self.found = s, (d0, dE, s)
         return _consistent(y, a, self.a0, lam, self.E, self.L, self.g)
-
 
 
 #: Rank-one changes of the elbow between two refactorizations of its inverse.
@@ -479,6 +484,8 @@ _REFRESH = 200
 _REFINE_STEPS = 4
 #: Breakpoints between two fresh sums of the margins g (predicted on the segment between).
 _FRESH = 8
+#: Quiet breakpoints by :func:`.svm_path_run.quiet_tail` (False: all the general way; tests).
+QUIET = True
 #: breakpoint_scan's x where there is no direction.
 _NO_X = np.zeros(1)
 
@@ -567,3 +574,15 @@ def _segment(state, lam, lam_end):
     a_new = a.copy()
     a_new[idx] = a[idx] + (best - lam) * dE
     return best, a_new, a0 + (best - lam) * d0, event
+
+
+def _scanned(state, x, s, scanned) -> bool:
+    """Keep a breakpoint_scan's verdict: the direction x (None without one) with its s
+    where it passed, the bounds and the next event; the KKT conditions' verdict."""
+    found, ok, bounds, to_r, to_l, from_r, from_l, best, kind, who = scanned
+    if found:
+        state.s_x, state.found = s, (float(x[0]), x[1:], s)
+    # (the event only where the direction passed and no sample sits on a boundary)
+    clear = found and max(to_r, to_l, from_r, from_l) < 0
+    state.scan = (bounds, (best, kind, who) if clear else None)
+    return bool(ok)

@@ -203,3 +203,26 @@ def test_breakpoints_record_their_own_problem_lazily():
         with pytest.raises(Exception, match="fingerprint|problem"):
             svm.with_C(2.0 * C).kkt(sol, tol=1e-9)
     assert svm.C == 1.0
+
+
+@pytest.mark.parametrize("kernel, params", [("rbf", {"gamma": 0.5}), ("linear", {})])
+def test_compiled_quiet_breakpoints_give_the_general_path_bit_for_bit(kernel, params,
+                                                                      monkeypatch):
+    """svm_path_run's compiled breakpoints (QUIET) against the Python loop alone: the same
+    Cs, multipliers, intercepts, bounds and events, exactly."""
+    from convexlearn.solvers.kernel_svm import svm_path
+    X, y = _random(3, n=120, d=3)
+    svm = cl.SVM(X, y, C=1.0, kernel=kernel, **params)
+
+    def solve_at(C):
+        sol = svm.with_C(C).solve(cert_tol=1e-9)
+        return sol.alpha.copy(), sol.b
+
+    paths = []
+    for quiet in (True, False):
+        monkeypatch.setattr(svm_path, "QUIET", quiet)
+        paths.append(svm_c_path(svm.gram, svm.y, 0.01, 100.0, solve_at))
+    fast, general = paths
+    assert len(fast.Cs) > 50 and fast.events == general.events
+    for name in ("Cs", "alphas", "intercepts", "bounds"):
+        assert np.array_equal(getattr(fast, name), getattr(general, name)), name
