@@ -53,7 +53,7 @@ from .svm_path_kernels import (EVENT_KINDS, breakpoint_scan, elbow_residual,
 from .svm_path_elbow import bordered_inverse as _bordered_inverse, candidate, checked
 from .svm_path_elbow import direction as _direction, elbow_matrix as _elbow_matrix
 from .svm_path_pass import G_CORRECT, G_FRESH, G_NONE, elbow_pass
-from .svm_path_run import DONE, quiet_tail
+from .svm_path_run import DONE, quiet_segment, quiet_tail
 
 __all__ = ["SVMPath", "svm_c_path"]
 
@@ -146,10 +146,12 @@ def svm_c_path(K: np.ndarray, y: np.ndarray, C_min: float, C_max: float,
     record.add(lam, state.a, state.a0, "anchor", _bounded(state, lam, kkt_tol))
     reanchored = 0
     while lam > lam_end and record.k < max_breakpoints:
-        step = _segment(state, lam, lam_end)
+        quiet = quiet_segment(state, lam, _FRESH) if QUIET else None    # (svm_path_run)
+        step = quiet if quiet is not None else _segment(state, lam, lam_end)
         if step is not None:
             lam_next, a_next, a0_next, event = step
-            if not state.advance(event, a_next, a0_next, lam_next, (lam_end, kkt_tol)):
+            if not state.advance(event, a_next, a0_next, lam_next, (lam_end, kkt_tol),
+                                 quiet is not None):
                 step = None       # a degenerate tie the event logic got wrong
         if step is None:          # re-anchor on a certified solve where the path stands
             lam_next = _next_lambda_after_failure(lam, lam_end)
@@ -381,7 +383,7 @@ class _PathState:
         if self.has_inv:
             self._inv.set(inv)
 
-    def advance(self, event, a, a0, lam, scan=None) -> bool:
+    def advance(self, event, a, a0, lam, scan=None, predicted=False) -> bool:
         """Move to the breakpoint (a, a0, lam) and apply its event; refine (a_E, a_0) on
         the new elbow system so that round-off does not accumulate over breakpoints; form
         the margins g and the next segment's direction in one pass over the elbow's
@@ -389,7 +391,8 @@ class _PathState:
         re-anchor) when the KKT conditions do not hold there (:func:`_consistent`). With
         ``scan = (lam_end, kkt_tol)`` the checks, the bounded KKT figures and the next
         segment's event come from one :func:`.svm_path_kernels.breakpoint_scan` (kept in
-        ``self.scan`` for the path's record and :func:`_segment`)."""
+        ``self.scan`` for the path's record and :func:`_segment`). ``predicted``: g and
+        its bound are already at lam (:func:`.svm_path_run.quiet_segment`)."""
         # g on the segment is g + (l - lam) s, exactly in exact arithmetic: predicted, and
         # summed afresh every _FRESH breakpoints and once lambda has halved since the last
         # sum (the prediction's round-off is eps |g| at the sum, while the margins g /
@@ -398,7 +401,7 @@ class _PathState:
         self.since_fresh += 1
         fresh = not (self.s is not None and self.since_fresh < _FRESH
                      and lam >= 0.5 * self.lam_fresh)
-        if not fresh:
+        if not fresh and not predicted:
             t = lam - self.lam
             self.g += t * self.s
             self.bound.predicted(self.a, a, self.a0, a0, t, self.E, self.idx, self.dE, self.d0)

@@ -13,10 +13,19 @@ dispatch, not five, and no numpy temporaries between them):
     s = y d_0 + Q_E d_E                         (:func:`.svm_path_pass.elbow_pass`),
     (found, consistent, bounds, event)          (:func:`.svm_path_kernels.breakpoint_scan`).
 
-"Stop" returns before anything is written (code :data:`REFINE`): the Python loop then
-runs the breakpoint its general way, which begins with the same residual and snap, so
-that both give the same path bit for bit (tests run the path with and without the
-compiled call and compare).
+Before the event, such a breakpoint's segment comes from the last one's scan (its direction
+passed its check and no sample sat on a boundary) and the margins are predicted, not summed
+afresh: :func:`quiet_head` forms the step and the prediction in one call (see
+:func:`quiet_segment`)::
+
+    S, e_s = MarginBound's direction bound of (d_E, d_0),
+    a' = a + t d (on E),   a_0' = a_0 + t d_0,   g' = g + t s,   t = lambda' - lambda,
+    (err, N) = MarginBound's prediction bound of the step.
+
+In :func:`quiet_tail`, "stop" returns before anything is written (code :data:`REFINE`):
+the Python loop then runs the breakpoint its general way, which begins with the same
+residual and snap, so that both give the same path bit for bit (tests run the path with
+and without the compiled calls and compare).
 """
 
 from __future__ import annotations
@@ -27,10 +36,11 @@ import numpy as np
 from numba import njit
 
 from ...compiled import load_without_refresh
-from .svm_path_kernels import breakpoint_scan, elbow_residual
+from .svm_path_bound import direction_bound, predicted_bound
+from .svm_path_kernels import EVENT_KINDS, breakpoint_scan, elbow_residual
 from .svm_path_pass import G_NONE, elbow_pass
 
-__all__ = ["DONE", "REFINE", "quiet_tail"]
+__all__ = ["DONE", "REFINE", "quiet_head", "quiet_segment", "quiet_tail"]
 
 #: Codes of :func:`quiet_tail`: the breakpoint is done; the general way must run it.
 DONE, REFINE = 0, 1
@@ -72,6 +82,45 @@ def quiet_tail(y: Any, a: Any, a0: float, lam: float, g: Any, idx: Any, cols: An
         y, a, a0, lam, g, err, qabs, kkt_tol, x, with_x, s, idx, E, L, qmax, lam_end,
         ceiling)
     return DONE, found, ok, bounds, to_r, to_l, from_r, from_l, best, kind, who
+
+
+@njit(cache=True)
+def quiet_head(a: Any, a0: float, lam: float, idx: Any, dE: Any, d0: float, best: float,
+               g: Any, s: Any, E: Any, qabs: float, err: float, N: float) -> Any:
+    """The step to the next breakpoint at ``best`` and the margins' prediction (module
+    docstring), g in place: returns (a', a_0', S, e_s, err, N) with the bound's figures of
+    :func:`.svm_path_bound.direction_bound` and :func:`.svm_path_bound.predicted_bound`."""
+    s_scale, s_err = direction_bound(qabs, idx.size, dE, d0)
+    t = best - lam
+    a_new = a.copy()
+    for k in range(idx.size):
+        a_new[idx[k]] = a[idx[k]] + t * dE[k]
+    a0_new = a0 + t * d0
+    for i in range(g.size):
+        g[i] += t * s[i]
+    err, N = predicted_bound(err, N, s_scale, s_err, qabs, a, a_new, a0, a0_new, t, E, idx,
+                             dE, d0)
+    return a_new, a0_new, s_scale, s_err, err, N
+
+
+def quiet_segment(state: Any, lam: float, fresh_every: int) -> Any:
+    """The next breakpoint (lam', a', a_0', event) of a quiet segment by :func:`quiet_head`,
+    the state's margins and bound moved there (its ``advance`` then told so), or None
+    (nothing changed) where the general way must run: no scanned event, or the margins
+    are due a fresh sum at lam' (every ``fresh_every`` breakpoints, and once lambda has
+    halved since the last)."""
+    if state.m == 0 or state.scan is None or state.found is None or state.scan[1] is None:
+        return None
+    best, kind, who = state.scan[1]
+    if not (state.since_fresh + 1 < fresh_every and best >= 0.5 * state.lam_fresh):
+        return None
+    d0, dE, s = state.found
+    bound = state.bound
+    a_new, a0_new, bound.s_scale, bound.s_err, bound.err, bound.N = quiet_head(
+        state.a, state.a0, lam, state.idx, dE, d0, best, state.g, s, state.E, bound.qabs,
+        bound.err, bound.N)
+    state.s, state.dE, state.d0 = s, dE, d0
+    return best, a_new, a0_new, None if kind < 0 else (EVENT_KINDS[kind], int(who))
 
 
 load_without_refresh(globals())   # cached kernels load without numba's compiler contexts
