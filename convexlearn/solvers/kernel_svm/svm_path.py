@@ -49,11 +49,11 @@ from .svm_path_inverse import LazyInverse
 from .svm_path_record import Breakpoints
 from .svm_path_kernels import (EVENT_KINDS, breakpoint_scan, elbow_residual,
                                first_crossings, leaving_at_bound, next_event,
-                               path_consistent, snap_elbow, swap_rows_cols)
+                               path_consistent, snap_elbow)
 from .svm_path_elbow import bordered_inverse as _bordered_inverse, candidate, checked
 from .svm_path_elbow import direction as _direction, elbow_matrix as _elbow_matrix
 from .svm_path_pass import G_CORRECT, G_FRESH, G_NONE, elbow_pass
-from .svm_path_run import DONE, quiet_segment, quiet_tail
+from .svm_path_run import DONE, join_elbow, leave_elbow, quiet_segment, quiet_tail
 
 __all__ = ["SVMPath", "svm_c_path"]
 
@@ -292,62 +292,38 @@ class _PathState:
         self.E[i] = True
         if self.m == self._idx.size:
             self._grow()
-        m = self.m
-        row = self.Q[i]              # = Q[:, i]: Q is symmetric, its rows are contiguous
-        c = np.empty(m + 1)
-        c[0] = self.y[i]
-        c[1:] = row[self.idx]
-        if self.has_inv:
-            schur, u = self._inv.join(m + 1, c, self.Q[i, i], 1e-12)
+        inv = self._inv
+        want_x = self.has_inv and self.s_x is not None and self.x is not None
+        schur, inv.p, x = join_elbow(i, self.m, self.Q, self.y, self._idx, self._pos,
+                                     self._cols, self._abuf, inv.N0, inv.V, inv.w, inv.p,
+                                     self.has_inv, self.x if want_x else _NO_X,
+                                     self.s_x if want_x else _NO_X, want_x)
+        if self.has_inv:                    # (x: svm_path_elbow's update of d)
             if schur == 0.0:
                 self.has_inv = False        # nearly singular: factorize afresh below
-            elif self.s_x is not None and self.x is not None:      # svm_path_elbow
-                beta = (1.0 - self.s_x[i]) / schur
-                x = np.empty(m + 2)            # [x - beta u, beta], no temporaries
-                np.multiply(u, -beta, out=x[:m + 1])
-                x[:m + 1] += self.x
-                x[m + 1] = beta
-                self.x = x
-            else:
-                self.x = None
-        self._idx[m] = i
-        self._pos[i] = m
-        self._cols[m] = row
-        self._abuf[m + 1, :m + 1] = c
-        self._abuf[:m + 1, m + 1] = c
-        self._abuf[m + 1, m + 1] = self.Q[i, i]
-        self.m = m + 1
+            self.x = x if want_x and schur != 0.0 else None
+        self.m += 1
         self._changed()
 
     def leave(self, i: int, to_L: bool) -> None:
         """Sample i leaves E for L (a_i = 1) or R (a_i = 0): it swaps places with the last
         elbow sample, whose row and column the inverse then loses (A_KK^-1 = N_KK -
         N_Kr N_rK / N_rr for the inverse N)."""
-        p = int(self._pos[i])
         self.E[i] = False
         self.L[i] = to_L
         if to_L:
             self.n_L += 1
             self._update_qL(i, 1.0)
-        last = self.m - 1
-        if p != last:
-            # (the leaver's row is dropped below: the last one's moved into its place)
-            self._idx[p] = self._idx[last]
-            self._pos[self._idx[p]] = p
-            self._cols[p] = self._cols[last]
-            swap_rows_cols(self._abuf, p + 1, last + 1, last + 2)
-            if self.has_inv:
-                self._inv.swap(p + 1, last + 1, last + 2)
-        if self.has_inv:
-            dropped = self._inv.drop_last(last + 2)
-            if dropped is not None:
-                if self.x is not None:                           # svm_path_elbow
-                    e, f = dropped
-                    self.x[[p + 1, last + 1]] = self.x[[last + 1, p + 1]]
-                    self.x = self.x[:last + 1] - e * (self.x[last + 1] / f)
-            else:
-                self.has_inv = False
-        self.m = last
+        inv = self._inv
+        want_x = self.has_inv and self.x is not None
+        dropped, inv.p, x = leave_elbow(i, self.m, self._idx, self._pos, self._cols,
+                                        self._abuf, inv.N0, inv.V, inv.w, inv.p,
+                                        self.has_inv, self.x if want_x else _NO_X, want_x)
+        if not dropped:
+            self.has_inv = False
+        elif want_x:
+            self.x = x                      # (svm_path_elbow's update of d)
+        self.m -= 1
         self._changed()
 
     def _update_qL(self, i: int, sign: float) -> None:

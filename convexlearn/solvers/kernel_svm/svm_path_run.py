@@ -37,10 +37,12 @@ from numba import njit
 
 from ...compiled import load_without_refresh
 from .svm_path_bound import direction_bound, predicted_bound
-from .svm_path_kernels import EVENT_KINDS, breakpoint_scan, elbow_residual
+from .svm_path_inverse import lazy_border, lazy_drop, lazy_swap
+from .svm_path_kernels import EVENT_KINDS, breakpoint_scan, elbow_residual, swap_rows_cols
 from .svm_path_pass import G_NONE, elbow_pass
 
-__all__ = ["DONE", "REFINE", "quiet_head", "quiet_segment", "quiet_tail"]
+__all__ = ["DONE", "REFINE", "join_elbow", "leave_elbow", "quiet_head", "quiet_segment",
+           "quiet_tail"]
 
 #: Codes of :func:`quiet_tail`: the breakpoint is done; the general way must run it.
 DONE, REFINE = 0, 1
@@ -121,6 +123,78 @@ def quiet_segment(state: Any, lam: float, fresh_every: int) -> Any:
         bound.err, bound.N)
     state.s, state.dE, state.d0 = s, dE, d0
     return best, a_new, a0_new, None if kind < 0 else (EVENT_KINDS[kind], int(who))
+
+
+
+@njit(cache=True)
+def join_elbow(i: int, m: int, Q: Any, y: Any, idx: Any, pos: Any, cols: Any, abuf: Any,
+               N0: Any, V: Any, w: Any, p: int, has_inv: bool, x: Any, s_x: Any,
+               want_x: bool) -> Any:
+    """Sample i becomes the elbow's (m + 1)-th, in one call: idx, pos, the column buffer
+    (row m = Q[i], Q symmetric) and the bordered matrix A (its row and column m + 1 =
+    c = [y_i, Q_Ei], corner Q_ii); with an inverse, N bordered by the Schur complement
+    sigma = Q_ii - c^T N c (:func:`.svm_path_inverse.lazy_border`, u = N c) and, with
+    ``want_x``, the maintained direction d' = [d - beta u, beta], beta = (1 - s_i) /
+    sigma. Returns (sigma (0 when singular to round-off, N untouched; 1 without an
+    inverse), the pending count, d' or x itself)."""
+    c = np.empty(m + 1)
+    c[0] = y[i]
+    for k in range(m):
+        c[k + 1] = Q[i, idx[k]]
+    schur = 1.0
+    if has_inv:
+        u = np.empty(m + 1)
+        schur, p = lazy_border(N0, V, w, p, m + 1, c, Q[i, i], 1e-12, u)
+        if schur != 0.0 and want_x:
+            beta = (1.0 - s_x[i]) / schur
+            x_new = np.empty(m + 2)
+            for k in range(m + 1):
+                x_new[k] = u[k] * -beta + x[k]
+            x_new[m + 1] = beta
+            x = x_new
+    idx[m] = i
+    pos[i] = m
+    cols[m, :] = Q[i]
+    for k in range(m + 1):
+        abuf[m + 1, k] = c[k]
+        abuf[k, m + 1] = c[k]
+    abuf[m + 1, m + 1] = Q[i, i]
+    return schur, p, x
+
+
+@njit(cache=True)
+def leave_elbow(i: int, m: int, idx: Any, pos: Any, cols: Any, abuf: Any, N0: Any, V: Any,
+                w: Any, p: int, has_inv: bool, x: Any, want_x: bool) -> Any:
+    """Sample i leaves the elbow of m, in one call: it swaps places with the last (idx,
+    pos, the column buffer, A's rows and columns, N's), whose row and column N then loses
+    (:func:`.svm_path_inverse.lazy_drop`: N_KK - N_Kr N_rK / N_rr); with ``want_x`` the
+    maintained direction follows, d'_K = d_K - e_K d_r / f (e = N's last column, f =
+    N_rr). Returns (whether N dropped them (False when |f| <= 1e-300, N untouched; True
+    without an inverse), the pending count, d' or x itself)."""
+    q = pos[i]
+    last = m - 1
+    if q != last:
+        # (the leaver's row is dropped below: the last one's moved into its place)
+        idx[q] = idx[last]
+        pos[idx[q]] = q
+        cols[q, :] = cols[last]
+        swap_rows_cols(abuf, q + 1, last + 1, last + 2)
+        if has_inv:
+            lazy_swap(N0, V, p, q + 1, last + 1, last + 2)
+    if not has_inv:
+        return True, p, x
+    col = np.empty(last + 2)
+    f, p = lazy_drop(N0, V, w, p, last + 2, col)
+    if not abs(f) > 1e-300:
+        return False, p, x
+    if want_x:
+        x[q + 1], x[last + 1] = x[last + 1], x[q + 1]
+        r = x[last + 1] / f
+        x_new = np.empty(last + 1)
+        for k in range(last + 1):
+            x_new[k] = x[k] - col[k] * r
+        x = x_new
+    return True, p, x
 
 
 load_without_refresh(globals())   # cached kernels load without numba's compiler contexts
