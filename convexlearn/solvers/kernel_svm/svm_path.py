@@ -54,6 +54,7 @@ from .svm_path_elbow import bordered_inverse as _bordered_inverse, candidate, ch
 from .svm_path_elbow import direction as _direction, elbow_matrix as _elbow_matrix
 from .svm_path_pass import G_CORRECT, G_FRESH, G_NONE, elbow_pass
 from .svm_path_run import DONE, join_elbow, leave_elbow, quiet_segment, quiet_tail
+from .svm_path_loop import run_quiet
 
 __all__ = ["SVMPath", "svm_c_path"]
 
@@ -146,14 +147,26 @@ def svm_c_path(K: np.ndarray, y: np.ndarray, C_min: float, C_max: float,
     record.add(lam, state.a, state.a0, "anchor", _bounded(state, lam, kkt_tol))
     reanchored = 0
     while lam > lam_end and record.k < max_breakpoints:
-        quiet = quiet_segment(state, lam, _FRESH) if QUIET else None    # (svm_path_run)
-        step = quiet if quiet is not None else _segment(state, lam, lam_end)
-        if step is not None:
-            lam_next, a_next, a0_next, event = step
-            if not state.advance(event, a_next, a0_next, lam_next, (lam_end, kkt_tol),
-                                 quiet is not None):
-                step = None       # a degenerate tie the event logic got wrong
-        if step is None:          # re-anchor on a certified solve where the path stands
+        # ordinary breakpoints by the compiled loop (svm_path_loop), recorded there; one it
+        # stops in comes back finished: (consistent, event, lambda before it)
+        done = (run_quiet(state, record, lam_end, kkt_tol, max_breakpoints, _SETTINGS)
+                if QUIET else None)
+        if done is not None:
+            ok, event, lam = done
+            lam_next = state.lam
+        else:
+            lam = state.lam
+            if not (lam > lam_end and record.k < max_breakpoints):
+                break
+            quiet = quiet_segment(state, lam, _FRESH) if QUIET else None    # (svm_path_run)
+            step = quiet if quiet is not None else _segment(state, lam, lam_end)
+            ok = step is not None
+            if ok:
+                lam_next, a_next, a0_next, event = step
+                # (False: a degenerate tie the event logic got wrong)
+                ok = state.advance(event, a_next, a0_next, lam_next, (lam_end, kkt_tol),
+                                   quiet is not None)
+        if not ok:                # re-anchor on a certified solve where the path stands
             lam_next = _next_lambda_after_failure(lam, lam_end)
             state = _anchored(Q, y, solve_at, lam_next)
             event = ("re-anchor", -1)
@@ -392,7 +405,12 @@ class _PathState:
             else:
                 for j in np.atleast_1d(i):     # an empty elbow is entered by a pair
                     self.join(int(j))
-        idx, y = self.idx, self.y
+        return self.settle(fresh, scan)
+
+    def settle(self, fresh: bool, scan=None) -> bool:
+        """:meth:`advance`'s rest once the state stands at the breakpoint with its event
+        applied (also :func:`.svm_path_loop.run_quiet`'s, for one it stopped in)."""
+        a, a0, lam, idx, y = self.a, self.a0, self.lam, self.idx, self.y
         if QUIET and not fresh and scan is not None and self.m:
             # the quiet breakpoint's rest in one compiled call (svm_path_run), which does
             # what the lines below do when their refinement makes no step and no snap moves
@@ -465,6 +483,8 @@ _REFINE_STEPS = 4
 _FRESH = 8
 #: Quiet breakpoints by :func:`.svm_path_run.quiet_tail` (False: all the general way; tests).
 QUIET = True
+#: What svm_path_loop's compiled breakpoints take from here.
+_SETTINGS = (_FRESH, _REFRESH, _EVENT_RTOL, _SNAP)
 #: breakpoint_scan's x where there is no direction.
 _NO_X = np.zeros(1)
 

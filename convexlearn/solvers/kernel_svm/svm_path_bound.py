@@ -44,7 +44,7 @@ from numba import njit
 from ...compiled import load_without_refresh
 
 __all__ = ["BLOCK", "MarginBound", "abs_max_and_asymmetry", "blocked_sum", "direction_bound",
-           "predicted_bound", "step_deviation"]
+           "moved_bound", "predicted_bound", "qL_update_bound", "step_deviation"]
 
 _U = 2.0 ** -53
 _SAFE = 1.0 + 8 * _U
@@ -216,6 +216,19 @@ def predicted_bound(err: float, N: float, s_scale: float, s_err: float, qabs: fl
     return err, (qabs * norm + abs(a0_new)) * _SAFE
 
 
+@njit(cache=True)
+def moved_bound(err: float, N: float, qabs: float, delta: float) -> tuple[float, float]:
+    """(err, N) once a multiplier is put on its bound, |a_i - bound| = delta, g not
+    following: err + q delta, N + q delta."""
+    return (err + qabs * delta) * _SAFE, N + qabs * delta * _SAFE
+
+
+@njit(cache=True)
+def qL_update_bound(e_qL: float, qabs: float, size: int) -> float:
+    """e_qL after a rank-one update of qL = Q_L 1 (|L| = size): + u (q |L| + e_qL)."""
+    return (e_qL + _U * (qabs * size + e_qL)) * _SAFE
+
+
 class MarginBound:
     """``err`` >= max_i |g_i - (Q a + y a_0)_i| along the path (module docstring)."""
 
@@ -232,7 +245,7 @@ class MarginBound:
         self.e_qL = _blocked_gamma(size) * self.qabs * size * _SAFE
 
     def update_qL(self, size: int) -> None:
-        self.e_qL = (self.e_qL + _U * (self.qabs * size + self.e_qL)) * _SAFE
+        self.e_qL = qL_update_bound(self.e_qL, self.qabs, size)
 
     def fresh(self, m: int, a: np.ndarray, a0: float, E: np.ndarray, L: np.ndarray) -> None:
         N = self._scale(a, a0)
@@ -251,8 +264,7 @@ class MarginBound:
                                            idx, dE, d0)
 
     def moved(self, delta: float) -> None:
-        self.err = (self.err + self.qabs * delta) * _SAFE
-        self.N += self.qabs * delta * _SAFE
+        self.err, self.N = moved_bound(self.err, self.N, self.qabs, delta)
 
     def corrected(self, k: int, c: np.ndarray, c0: float, a: np.ndarray, a0: float) -> None:
         size = (self.qabs * _l1(c) + abs(c0)) * _SAFE

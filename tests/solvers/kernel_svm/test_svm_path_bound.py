@@ -31,8 +31,14 @@ def test_margin_bound_holds_at_every_breakpoint(monkeypatch):
         return real(state, lam, tol)
 
     monkeypatch.setattr(svm_path, "_bounded", checked)
+    # the Python loop alone, so that _bounded sees every breakpoint; the compiled one
+    # (svm_path_loop) records the same path bit for bit
+    monkeypatch.setattr(svm_path, "QUIET", False)
     path, solutions = exact_c_path(svm, 0.01, 100.0)
     assert len(seen) == len(path.Cs) > 20
+    monkeypatch.setattr(svm_path, "QUIET", True)
+    fast, _ = exact_c_path(svm, 0.01, 100.0)
+    assert np.array_equal(fast.bounds, path.bounds) and np.array_equal(fast.alphas, path.alphas)
     assert all(actual <= bound for actual, bound in seen)
     assert all(s.status == "optimal" for s in solutions)
     bounded = [s for s in solutions if s.report.source.startswith("bounds")]
