@@ -44,7 +44,7 @@ from numba import njit
 from ...compiled import load_without_refresh
 
 __all__ = ["BLOCK", "MarginBound", "abs_max_and_asymmetry", "blocked_sum", "direction_bound",
-           "moved_bound", "predicted_bound", "qL_update_bound", "step_deviation"]
+           "fresh_bound", "moved_bound", "predicted_bound", "qL_update_bound", "step_deviation"]
 
 _U = 2.0 ** -53
 _SAFE = 1.0 + 8 * _U
@@ -128,6 +128,7 @@ def _l1(x: Any) -> float:
     return _pairwise_abs(x) / (1.0 - _gamma(x.size))
 
 
+@njit(cache=True)
 def _blocked_gamma(m: int) -> float:
     """The rounding factor of :func:`blocked_sum` over m rows (module docstring)."""
     return _gamma(BLOCK + -(-m // BLOCK) + 2)
@@ -217,6 +218,34 @@ def predicted_bound(err: float, N: float, s_scale: float, s_err: float, qabs: fl
 
 
 @njit(cache=True)
+def fresh_bound(qabs: float, e_qL: float, m: int, a: Any, a0: float, E: Any, L: Any
+                ) -> tuple[float, float]:
+    """(err, N) of a fresh sum over the m elbow columns (module docstring): N = q ||a||_1 +
+    |a_0| and gamma_K (N + q off + e_qL) + e_qL + q off, off = sum_R |a_i| + sum_L |a_i - 1|
+    (each 1-norm over the gathered terms in numpy's order, :func:`_l1`; a_L - 1 is
+    rounded once, a relative u)."""
+    N = (qabs * _l1(a) + abs(a0)) * _SAFE
+    n_l = n_r = 0
+    for i in range(a.size):
+        if L[i]:
+            n_l += 1
+        elif not E[i]:
+            n_r += 1
+    on_r = np.empty(n_r)
+    on_l = np.empty(n_l)
+    j = k = 0
+    for i in range(a.size):
+        if L[i]:
+            on_l[k] = a[i] - 1.0
+            k += 1
+        elif not E[i]:
+            on_r[j] = a[i]
+            j += 1
+    off = qabs * (_l1(on_r) + _l1(on_l) / (1 - _U)) * _SAFE
+    return (_blocked_gamma(m) * (N + off + e_qL) + e_qL + off) * _SAFE, N
+
+
+@njit(cache=True)
 def moved_bound(err: float, N: float, qabs: float, delta: float) -> tuple[float, float]:
     """(err, N) once a multiplier is put on its bound, |a_i - bound| = delta, g not
     following: err + q delta, N + q delta."""
@@ -237,10 +266,6 @@ class MarginBound:
         self.err = self.e_qL = self.N = 0.0
         self.s_scale = self.s_err = 0.0
 
-    def _scale(self, a: np.ndarray, a0: float) -> float:
-        self.N = (self.qabs * _l1(a) + abs(a0)) * _SAFE
-        return self.N
-
     def fresh_qL(self, size: int) -> None:
         self.e_qL = _blocked_gamma(size) * self.qabs * size * _SAFE
 
@@ -248,10 +273,7 @@ class MarginBound:
         self.e_qL = qL_update_bound(self.e_qL, self.qabs, size)
 
     def fresh(self, m: int, a: np.ndarray, a0: float, E: np.ndarray, L: np.ndarray) -> None:
-        N = self._scale(a, a0)
-        # a_L - 1 is rounded once (a relative u)
-        off = self.qabs * (_l1(a[~E & ~L]) + _l1(a[L] - 1.0) / (1 - _U)) * _SAFE
-        self.err = (_blocked_gamma(m) * (N + off + self.e_qL) + self.e_qL + off) * _SAFE
+        self.err, self.N = fresh_bound(self.qabs, self.e_qL, m, a, a0, E, L)
 
     def direction(self, m: int, dE: np.ndarray, d0: float) -> None:
         self.s_scale, self.s_err = direction_bound(self.qabs, m, dE, d0)
