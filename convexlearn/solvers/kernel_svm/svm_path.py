@@ -30,6 +30,11 @@ Every breakpoint is checked against the KKT conditions (:func:`_consistent`) bef
 path moves on; a degenerate tie the event logic gets wrong (several multipliers reaching a
 bound at once among duplicated samples) is caught there and re-anchored a small step on.
 
+Most breakpoints are ordinary (a single join or leave along a direction that passed its
+check, margins predicted, no refinement step): :mod:`.svm_path_loop` runs many of them in
+one compiled call, by the same steps in the same order (the same path bit for bit), and
+hands any other back to the Python loop below.
+
 Between two breakpoints the solution at any C is the linear interpolation, in lambda,
 of the fractions a at its ends (:meth:`SVMPath.at`), exactly - except on a segment that
 ends in a re-anchor, which :meth:`SVMPath.at` refuses.

@@ -38,7 +38,8 @@ from numba import njit
 from ...compiled import load_without_refresh
 from .svm_path_bound import direction_bound, predicted_bound
 from .svm_path_inverse import lazy_border, lazy_drop, lazy_swap
-from .svm_path_kernels import EVENT_KINDS, breakpoint_scan, elbow_residual, swap_rows_cols
+from .svm_path_kernels import (EVENT_KINDS, breakpoint_scan, elbow_residual, snapped,
+                               swap_rows_cols)
 from .svm_path_pass import G_NONE, elbow_pass
 
 __all__ = ["DONE", "REFINE", "join_elbow", "leave_elbow", "quiet_head", "quiet_segment",
@@ -46,16 +47,6 @@ __all__ = ["DONE", "REFINE", "join_elbow", "leave_elbow", "quiet_head", "quiet_s
 
 #: Codes of :func:`quiet_tail`: the breakpoint is done; the general way must run it.
 DONE, REFINE = 0, 1
-
-
-@njit(cache=True)
-def _snapped(v: float, snap: float) -> float:
-    """:func:`.svm_path_kernels.snap_elbow`'s rule for one fraction."""
-    if abs(v) <= snap:
-        v = 0.0
-    elif abs(v - 1.0) <= snap:
-        v = 1.0
-    return min(max(v, 0.0), 1.0)
 
 
 @njit(cache=True, error_model="numpy")
@@ -72,12 +63,12 @@ def quiet_tail(y: Any, a: Any, a0: float, lam: float, g: Any, idx: Any, cols: An
     r, worst, scale = elbow_residual(y, a, a0, lam, gE, qmax)
     quiet = worst <= 1e-15 * scale
     for k in range(m):
-        if _snapped(a[idx[k]], snap) != a[idx[k]]:
+        if snapped(a[idx[k]], snap) != a[idx[k]]:
             quiet = False
     if not quiet:
         return DONE + REFINE, False, False, np.empty(8), -1, -1, -1, -1, lam_end, -1, -1
     for k in range(m):          # (a no-op but for the sign of a zero, as snap_elbow)
-        a[idx[k]] = _snapped(a[idx[k]], snap)
+        a[idx[k]] = snapped(a[idx[k]], snap)
     if with_x:
         elbow_pass(cols, m, x[1:], qL, 0.0, y, x[1:], x[0], g, s, G_NONE, True)
     found, ok, bounds, to_r, to_l, from_r, from_l, best, kind, who = breakpoint_scan(
