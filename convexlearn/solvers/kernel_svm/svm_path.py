@@ -30,6 +30,11 @@ Every breakpoint is checked against the KKT conditions (:func:`_consistent`) bef
 path moves on; a degenerate tie the event logic gets wrong (several multipliers reaching a
 bound at once among duplicated samples) is caught there and re-anchored a small step on.
 
+Most breakpoints are ordinary (a single join or leave along a direction that passed its
+check, margins predicted, no refinement step): :mod:`.svm_path_loop` runs many of them in
+one compiled call, by the same steps in the same order (the same path bit for bit), and
+hands any other back to the Python loop below.
+
 Between two breakpoints the solution at any C is the linear interpolation, in lambda,
 of the fractions a at its ends (:meth:`SVMPath.at`), exactly - except on a segment that
 ends in a re-anchor, which :meth:`SVMPath.at` refuses.
@@ -49,10 +54,12 @@ from .svm_path_inverse import LazyInverse
 from .svm_path_record import Breakpoints
 from .svm_path_kernels import (EVENT_KINDS, breakpoint_scan, elbow_residual,
                                first_crossings, leaving_at_bound, next_event,
-                               path_consistent, snap_elbow, swap_rows_cols)
+                               path_consistent, snap_elbow)
 from .svm_path_elbow import bordered_inverse as _bordered_inverse, candidate, checked
 from .svm_path_elbow import direction as _direction, elbow_matrix as _elbow_matrix
 from .svm_path_pass import G_CORRECT, G_FRESH, G_NONE, elbow_pass
+from .svm_path_run import DONE, join_elbow, leave_elbow, quiet_segment, quiet_tail
+from .svm_path_loop import run_quiet
 
 __all__ = ["SVMPath", "svm_c_path"]
 
@@ -145,12 +152,26 @@ def svm_c_path(K: np.ndarray, y: np.ndarray, C_min: float, C_max: float,
     record.add(lam, state.a, state.a0, "anchor", _bounded(state, lam, kkt_tol))
     reanchored = 0
     while lam > lam_end and record.k < max_breakpoints:
-        step = _segment(state, lam, lam_end)
-        if step is not None:
-            lam_next, a_next, a0_next, event = step
-            if not state.advance(event, a_next, a0_next, lam_next, (lam_end, kkt_tol)):
-                step = None       # a degenerate tie the event logic got wrong
-        if step is None:          # re-anchor on a certified solve where the path stands
+        # ordinary breakpoints by the compiled loop (svm_path_loop), recorded there; one it
+        # stops in comes back finished: (consistent, event, lambda before it)
+        done = (run_quiet(state, record, lam_end, kkt_tol, max_breakpoints, _SETTINGS)
+                if QUIET else None)
+        if done is not None:
+            ok, event, lam = done
+            lam_next = state.lam
+        else:
+            lam = state.lam
+            if not (lam > lam_end and record.k < max_breakpoints):
+                break
+            quiet = quiet_segment(state, lam, _FRESH) if QUIET else None    # (svm_path_run)
+            step = quiet if quiet is not None else _segment(state, lam, lam_end)
+            ok = step is not None
+            if ok:
+                lam_next, a_next, a0_next, event = step
+                # (False: a degenerate tie the event logic got wrong)
+                ok = state.advance(event, a_next, a0_next, lam_next, (lam_end, kkt_tol),
+                                   quiet is not None)
+        if not ok:                # re-anchor on a certified solve where the path stands
             lam_next = _next_lambda_after_failure(lam, lam_end)
             state = _anchored(Q, y, solve_at, lam_next)
             event = ("re-anchor", -1)
@@ -289,62 +310,38 @@ class _PathState:
         self.E[i] = True
         if self.m == self._idx.size:
             self._grow()
-        m = self.m
-        row = self.Q[i]              # = Q[:, i]: Q is symmetric, its rows are contiguous
-        c = np.empty(m + 1)
-        c[0] = self.y[i]
-        c[1:] = row[self.idx]
-        if self.has_inv:
-            schur, u = self._inv.join(m + 1, c, self.Q[i, i], 1e-12)
+        inv = self._inv
+        want_x = self.has_inv and self.s_x is not None and self.x is not None
+        schur, inv.p, x = join_elbow(i, self.m, self.Q, self.y, self._idx, self._pos,
+                                     self._cols, self._abuf, inv.N0, inv.V, inv.w, inv.p,
+                                     self.has_inv, self.x if want_x else _NO_X,
+                                     self.s_x if want_x else _NO_X, want_x)
+        if self.has_inv:                    # (x: svm_path_elbow's update of d)
             if schur == 0.0:
                 self.has_inv = False        # nearly singular: factorize afresh below
-            elif self.s_x is not None and self.x is not None:      # svm_path_elbow
-                beta = (1.0 - self.s_x[i]) / schur
-                x = np.empty(m + 2)            # [x - beta u, beta], no temporaries
-                np.multiply(u, -beta, out=x[:m + 1])
-                x[:m + 1] += self.x
-                x[m + 1] = beta
-                self.x = x
-            else:
-                self.x = None
-        self._idx[m] = i
-        self._pos[i] = m
-        self._cols[m] = row
-        self._abuf[m + 1, :m + 1] = c
-        self._abuf[:m + 1, m + 1] = c
-        self._abuf[m + 1, m + 1] = self.Q[i, i]
-        self.m = m + 1
+            self.x = x if want_x and schur != 0.0 else None
+        self.m += 1
         self._changed()
 
     def leave(self, i: int, to_L: bool) -> None:
         """Sample i leaves E for L (a_i = 1) or R (a_i = 0): it swaps places with the last
         elbow sample, whose row and column the inverse then loses (A_KK^-1 = N_KK -
         N_Kr N_rK / N_rr for the inverse N)."""
-        p = int(self._pos[i])
         self.E[i] = False
         self.L[i] = to_L
         if to_L:
             self.n_L += 1
             self._update_qL(i, 1.0)
-        last = self.m - 1
-        if p != last:
-            # (the leaver's row is dropped below: the last one's moved into its place)
-            self._idx[p] = self._idx[last]
-            self._pos[self._idx[p]] = p
-            self._cols[p] = self._cols[last]
-            swap_rows_cols(self._abuf, p + 1, last + 1, last + 2)
-            if self.has_inv:
-                self._inv.swap(p + 1, last + 1, last + 2)
-        if self.has_inv:
-            dropped = self._inv.drop_last(last + 2)
-            if dropped is not None:
-                if self.x is not None:                           # svm_path_elbow
-                    e, f = dropped
-                    self.x[[p + 1, last + 1]] = self.x[[last + 1, p + 1]]
-                    self.x = self.x[:last + 1] - e * (self.x[last + 1] / f)
-            else:
-                self.has_inv = False
-        self.m = last
+        inv = self._inv
+        want_x = self.has_inv and self.x is not None
+        dropped, inv.p, x = leave_elbow(i, self.m, self._idx, self._pos, self._cols,
+                                        self._abuf, inv.N0, inv.V, inv.w, inv.p,
+                                        self.has_inv, self.x if want_x else _NO_X, want_x)
+        if not dropped:
+            self.has_inv = False
+        elif want_x:
+            self.x = x                      # (svm_path_elbow's update of d)
+        self.m -= 1
         self._changed()
 
     def _update_qL(self, i: int, sign: float) -> None:
@@ -380,7 +377,7 @@ class _PathState:
         if self.has_inv:
             self._inv.set(inv)
 
-    def advance(self, event, a, a0, lam, scan=None) -> bool:
+    def advance(self, event, a, a0, lam, scan=None, predicted=False) -> bool:
         """Move to the breakpoint (a, a0, lam) and apply its event; refine (a_E, a_0) on
         the new elbow system so that round-off does not accumulate over breakpoints; form
         the margins g and the next segment's direction in one pass over the elbow's
@@ -388,7 +385,8 @@ class _PathState:
         re-anchor) when the KKT conditions do not hold there (:func:`_consistent`). With
         ``scan = (lam_end, kkt_tol)`` the checks, the bounded KKT figures and the next
         segment's event come from one :func:`.svm_path_kernels.breakpoint_scan` (kept in
-        ``self.scan`` for the path's record and :func:`_segment`)."""
+        ``self.scan`` for the path's record and :func:`_segment`). ``predicted``: g and
+        its bound are already at lam (:func:`.svm_path_run.quiet_segment`)."""
         # g on the segment is g + (l - lam) s, exactly in exact arithmetic: predicted, and
         # summed afresh every _FRESH breakpoints and once lambda has halved since the last
         # sum (the prediction's round-off is eps |g| at the sum, while the margins g /
@@ -397,7 +395,7 @@ class _PathState:
         self.since_fresh += 1
         fresh = not (self.s is not None and self.since_fresh < _FRESH
                      and lam >= 0.5 * self.lam_fresh)
-        if not fresh:
+        if not fresh and not predicted:
             t = lam - self.lam
             self.g += t * self.s
             self.bound.predicted(self.a, a, self.a0, a0, t, self.E, self.idx, self.dE, self.d0)
@@ -412,7 +410,23 @@ class _PathState:
             else:
                 for j in np.atleast_1d(i):     # an empty elbow is entered by a pair
                     self.join(int(j))
-        idx, y = self.idx, self.y
+        return self.settle(fresh, scan)
+
+    def settle(self, fresh: bool, scan=None) -> bool:
+        """:meth:`advance`'s rest once the state stands at the breakpoint with its event
+        applied (also :func:`.svm_path_loop.run_quiet`'s, for one it stopped in)."""
+        a, a0, lam, idx, y = self.a, self.a0, self.lam, self.idx, self.y
+        if QUIET and not fresh and scan is not None and self.m:
+            # the quiet breakpoint's rest in one compiled call (svm_path_run), which does
+            # what the lines below do when their refinement makes no step and no snap moves
+            x = candidate(self)
+            s = np.empty(y.size)
+            out = quiet_tail(y, a, a0, lam, self.g, idx, self._cols, self.qL, self.qmax,
+                             _NO_X if x is None else x, x is not None, s, self.E, self.L,
+                             self.bound.total(a), self.bound.qabs, scan[1], scan[0],
+                             lam * (1 - _EVENT_RTOL), _SNAP)
+            if out[0] == DONE:
+                return _scanned(self, x, s, out[1:])
         a_start, a0_start = a[idx], a0
         # the elbow's margins: summed afresh from Q_EE (O(|E|^2)) or read off the predicted
         # g; the refinement's steps move them only, the pass below moves all of g once
@@ -457,20 +471,13 @@ class _PathState:
             if moved:
                 self.bound.refined(self.m, c, c0, a, a0)
         if scan is not None:
-            found, ok, bounds, to_r, to_l, from_r, from_l, best, kind, who = breakpoint_scan(
+            return _scanned(self, x, s, breakpoint_scan(
                 y, a, self.a0, lam, self.g, self.bound.total(a), self.bound.qabs, scan[1],
                 _NO_X if x is None else x, x is not None, s, idx, self.E, self.L, self.qmax,
-                scan[0], lam * (1 - _EVENT_RTOL))
-            if found:
-                self.s_x, self.found = s, (d0, dE, s)
-            # (the event only where the direction passed and no sample sits on a boundary)
-            clear = found and max(to_r, to_l, from_r, from_l) < 0
-            self.scan = (bounds, (best, kind, who) if clear else None)
-            return bool(ok)
+                scan[0], lam * (1 - _EVENT_RTOL)))
         if x is not None and checked(self, x, s):
             self.s_x, self.found = s, (d0, dE, s)
         return _consistent(y, a, self.a0, lam, self.E, self.L, self.g)
-
 
 
 #: Rank-one changes of the elbow between two refactorizations of its inverse.
@@ -479,6 +486,10 @@ _REFRESH = 200
 _REFINE_STEPS = 4
 #: Breakpoints between two fresh sums of the margins g (predicted on the segment between).
 _FRESH = 8
+#: Quiet breakpoints by :func:`.svm_path_run.quiet_tail` (False: all the general way; tests).
+QUIET = True
+#: What svm_path_loop's compiled breakpoints take from here.
+_SETTINGS = (_FRESH, _REFRESH, _EVENT_RTOL, _SNAP)
 #: breakpoint_scan's x where there is no direction.
 _NO_X = np.zeros(1)
 
@@ -567,3 +578,15 @@ def _segment(state, lam, lam_end):
     a_new = a.copy()
     a_new[idx] = a[idx] + (best - lam) * dE
     return best, a_new, a0 + (best - lam) * d0, event
+
+
+def _scanned(state, x, s, scanned) -> bool:
+    """Keep a breakpoint_scan's verdict: the direction x (None without one) with its s
+    where it passed, the bounds and the next event; the KKT conditions' verdict."""
+    found, ok, bounds, to_r, to_l, from_r, from_l, best, kind, who = scanned
+    if found:
+        state.s_x, state.found = s, (float(x[0]), x[1:], s)
+    # (the event only where the direction passed and no sample sits on a boundary)
+    clear = found and max(to_r, to_l, from_r, from_l) < 0
+    state.scan = (bounds, (best, kind, who) if clear else None)
+    return bool(ok)

@@ -43,7 +43,8 @@ from numba import njit
 
 from ...compiled import load_without_refresh
 
-__all__ = ["BLOCK", "MarginBound", "abs_max_and_asymmetry", "blocked_sum", "step_deviation"]
+__all__ = ["BLOCK", "MarginBound", "abs_max_and_asymmetry", "blocked_sum", "direction_bound",
+           "fresh_bound", "moved_bound", "predicted_bound", "qL_update_bound", "step_deviation"]
 
 _U = 2.0 ** -53
 _SAFE = 1.0 + 8 * _U
@@ -51,17 +52,83 @@ _SAFE = 1.0 + 8 * _U
 BLOCK = 32
 
 
+@njit(cache=True)
 def _gamma(k: float) -> float:
     return k * _U / (1.0 - k * _U)
 
 
-def _l1(x: np.ndarray) -> float:
-    """An upper bound of ||x||_1 from numpy's sum, whatever its order: a sum of k terms is
-    off by at most gamma_{k-1} of the sum of their magnitudes (Higham), which ``_SAFE``'s
-    8 u does not cover for pairwise sums over more than a few terms."""
-    return float(np.abs(x).sum()) / (1.0 - _gamma(x.size))
+@njit(cache=True)
+def _block_abs(x: Any, lo: int, n: int) -> float:
+    """sum_i |x_i| over x[lo:lo + n], n <= 128, in numpy's order: eight chains when n >= 8,
+    their totals paired, the rest added in turn."""
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res += abs(x[lo + i])
+        return res
+    r0, r1, r2, r3 = abs(x[lo]), abs(x[lo + 1]), abs(x[lo + 2]), abs(x[lo + 3])
+    r4, r5, r6, r7 = abs(x[lo + 4]), abs(x[lo + 5]), abs(x[lo + 6]), abs(x[lo + 7])
+    i = 8
+    while i < n - (n % 8):
+        j = lo + i
+        r0, r1 = r0 + abs(x[j]), r1 + abs(x[j + 1])
+        r2, r3 = r2 + abs(x[j + 2]), r3 + abs(x[j + 3])
+        r4, r5 = r4 + abs(x[j + 4]), r5 + abs(x[j + 5])
+        r6, r7 = r6 + abs(x[j + 6]), r7 + abs(x[j + 7])
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += abs(x[lo + i])
+        i += 1
+    return res
 
 
+@njit(cache=True)
+def _pairwise_abs(x: Any) -> float:
+    """sum_i |x_i| in numpy's pairwise order (``np.abs(x).sum()`` bit for bit): blocks of
+    at most 128 (:func:`_block_abs`), a longer range halved at a multiple of 8 and the
+    halves' sums added. The recursion by an explicit stack (a recursive kernel does not
+    load from numba's cache reliably)."""
+    lo_of = np.empty(64, np.int64)
+    n_of = np.empty(64, np.int64)
+    stage = np.empty(64, np.int64)     # 0: not begun, 1: left half pending, 2: right half
+    left = np.empty(64)
+    top = 0
+    lo_of[0], n_of[0], stage[0] = 0, x.size, 0
+    while True:
+        n = n_of[top]
+        if n > 128 and stage[top] == 0:
+            half = n // 2
+            half -= half % 8
+            stage[top] = 1
+            lo_of[top + 1], n_of[top + 1], stage[top + 1] = lo_of[top], half, 0
+            top += 1
+            continue
+        v = _block_abs(x, lo_of[top], n)
+        top -= 1
+        # hand v up: a left half starts its right half, a right half completes its range
+        while top >= 0 and stage[top] == 2:
+            v = left[top] + v
+            top -= 1
+        if top < 0:
+            return v
+        half = n_of[top] // 2
+        half -= half % 8
+        left[top] = v
+        stage[top] = 2
+        lo_of[top + 1], n_of[top + 1], stage[top + 1] = lo_of[top] + half, n_of[top] - half, 0
+        top += 1
+
+
+@njit(cache=True)
+def _l1(x: Any) -> float:
+    """An upper bound of ||x||_1 from the pairwise sum: a sum of k terms is off by at most
+    gamma_{k-1} of the sum of their magnitudes (Higham), which ``_SAFE``'s 8 u does not
+    cover for pairwise sums over more than a few terms."""
+    return _pairwise_abs(x) / (1.0 - _gamma(x.size))
+
+
+@njit(cache=True)
 def _blocked_gamma(m: int) -> float:
     """The rounding factor of :func:`blocked_sum` over m rows (module docstring)."""
     return _gamma(BLOCK + -(-m // BLOCK) + 2)
@@ -124,6 +191,73 @@ def step_deviation(a_old: Any, a_new: Any, E: Any, idx: Any, dE: Any, t: float
     return dev * (1 + n * _U / (1 - n * _U)), norm * (1 + n * _U / (1 - n * _U))
 
 
+@njit(cache=True)
+def direction_bound(qabs: float, m: int, dE: Any, d0: float) -> tuple[float, float]:
+    """(S, e_s) of a segment's direction: S = q ||d_E||_1 + |d_0| >= |s_i| and e_s =
+    gamma_{m+1} S, the error of s (module docstring)."""
+    s_scale = (qabs * _l1(dE) + abs(d0)) * _SAFE
+    return s_scale, _gamma(m + 1) * s_scale
+
+
+@njit(cache=True)
+def predicted_bound(err: float, N: float, s_scale: float, s_err: float, qabs: float,
+                    a_old: Any, a_new: Any, a0_old: float, a0_new: float, t: float, E: Any,
+                    idx: Any, dE: Any, d0: float) -> tuple[float, float]:
+    """(err, N) after the prediction g + t s to (a_new, a0_new) (module docstring):
+    err + |t| e_s + q Dev + dev_0 + u |t| (S + e_s) + u (1 + u) (N + err + |t| (S + e_s))
+    and N = q ||a_new||_1 + |a0_new|, Dev measured by :func:`step_deviation`."""
+    dev, norm = step_deviation(a_old, a_new, E, idx, dE, t)
+    td0 = t * d0
+    dev0 = (abs((a0_new - a0_old) - td0)
+            + _gamma(3) * (abs(a0_new) + abs(a0_old) + abs(td0))) * _SAFE
+    t = abs(t)
+    s_hi = s_scale + s_err
+    err = (err + t * s_err + qabs * dev + dev0 + _U * t * s_hi
+           + _U * (1 + _U) * (N + err + t * s_hi)) * _SAFE
+    return err, (qabs * norm + abs(a0_new)) * _SAFE
+
+
+@njit(cache=True)
+def fresh_bound(qabs: float, e_qL: float, m: int, a: Any, a0: float, E: Any, L: Any
+                ) -> tuple[float, float]:
+    """(err, N) of a fresh sum over the m elbow columns (module docstring): N = q ||a||_1 +
+    |a_0| and gamma_K (N + q off + e_qL) + e_qL + q off, off = sum_R |a_i| + sum_L |a_i - 1|
+    (each 1-norm over the gathered terms in numpy's order, :func:`_l1`; a_L - 1 is
+    rounded once, a relative u)."""
+    N = (qabs * _l1(a) + abs(a0)) * _SAFE
+    n_l = n_r = 0
+    for i in range(a.size):
+        if L[i]:
+            n_l += 1
+        elif not E[i]:
+            n_r += 1
+    on_r = np.empty(n_r)
+    on_l = np.empty(n_l)
+    j = k = 0
+    for i in range(a.size):
+        if L[i]:
+            on_l[k] = a[i] - 1.0
+            k += 1
+        elif not E[i]:
+            on_r[j] = a[i]
+            j += 1
+    off = qabs * (_l1(on_r) + _l1(on_l) / (1 - _U)) * _SAFE
+    return (_blocked_gamma(m) * (N + off + e_qL) + e_qL + off) * _SAFE, N
+
+
+@njit(cache=True)
+def moved_bound(err: float, N: float, qabs: float, delta: float) -> tuple[float, float]:
+    """(err, N) once a multiplier is put on its bound, |a_i - bound| = delta, g not
+    following: err + q delta, N + q delta."""
+    return (err + qabs * delta) * _SAFE, N + qabs * delta * _SAFE
+
+
+@njit(cache=True)
+def qL_update_bound(e_qL: float, qabs: float, size: int) -> float:
+    """e_qL after a rank-one update of qL = Q_L 1 (|L| = size): + u (q |L| + e_qL)."""
+    return (e_qL + _U * (qabs * size + e_qL)) * _SAFE
+
+
 class MarginBound:
     """``err`` >= max_i |g_i - (Q a + y a_0)_i| along the path (module docstring)."""
 
@@ -132,42 +266,27 @@ class MarginBound:
         self.err = self.e_qL = self.N = 0.0
         self.s_scale = self.s_err = 0.0
 
-    def _scale(self, a: np.ndarray, a0: float) -> float:
-        self.N = (self.qabs * _l1(a) + abs(a0)) * _SAFE
-        return self.N
-
     def fresh_qL(self, size: int) -> None:
         self.e_qL = _blocked_gamma(size) * self.qabs * size * _SAFE
 
     def update_qL(self, size: int) -> None:
-        self.e_qL = (self.e_qL + _U * (self.qabs * size + self.e_qL)) * _SAFE
+        self.e_qL = qL_update_bound(self.e_qL, self.qabs, size)
 
     def fresh(self, m: int, a: np.ndarray, a0: float, E: np.ndarray, L: np.ndarray) -> None:
-        N = self._scale(a, a0)
-        # a_L - 1 is rounded once (a relative u)
-        off = self.qabs * (_l1(a[~E & ~L]) + _l1(a[L] - 1.0) / (1 - _U)) * _SAFE
-        self.err = (_blocked_gamma(m) * (N + off + self.e_qL) + self.e_qL + off) * _SAFE
+        self.err, self.N = fresh_bound(self.qabs, self.e_qL, m, a, a0, E, L)
 
     def direction(self, m: int, dE: np.ndarray, d0: float) -> None:
-        self.s_scale = (self.qabs * _l1(dE) + abs(d0)) * _SAFE
-        self.s_err = _gamma(m + 1) * self.s_scale
+        self.s_scale, self.s_err = direction_bound(self.qabs, m, dE, d0)
 
     def predicted(self, a_old: np.ndarray, a_new: np.ndarray, a0_old: float, a0_new: float,
                   t: float, E: np.ndarray, idx: np.ndarray, dE: np.ndarray, d0: float
                   ) -> None:
-        dev, norm = step_deviation(a_old, a_new, E, idx, dE, t)
-        td0 = t * d0
-        dev0 = (abs((a0_new - a0_old) - td0)
-                + _gamma(3) * (abs(a0_new) + abs(a0_old) + abs(td0))) * _SAFE
-        t = abs(t)
-        s_hi = self.s_scale + self.s_err
-        self.err = (self.err + t * self.s_err + self.qabs * dev + dev0 + _U * t * s_hi
-                    + _U * (1 + _U) * (self.N + self.err + t * s_hi)) * _SAFE
-        self.N = (self.qabs * norm + abs(a0_new)) * _SAFE
+        self.err, self.N = predicted_bound(self.err, self.N, self.s_scale, self.s_err,
+                                           self.qabs, a_old, a_new, a0_old, a0_new, t, E,
+                                           idx, dE, d0)
 
     def moved(self, delta: float) -> None:
-        self.err = (self.err + self.qabs * delta) * _SAFE
-        self.N += self.qabs * delta * _SAFE
+        self.err, self.N = moved_bound(self.err, self.N, self.qabs, delta)
 
     def corrected(self, k: int, c: np.ndarray, c0: float, a: np.ndarray, a0: float) -> None:
         size = (self.qabs * _l1(c) + abs(c0)) * _SAFE

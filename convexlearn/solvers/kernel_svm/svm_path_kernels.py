@@ -19,7 +19,7 @@ from numba import njit
 from ...certify.path_kkt_bound import bounded_kkt
 from ...compiled import load_without_refresh
 
-__all__ = ["swap_rows_cols", "snap_elbow", "elbow_residual", "direction_miss",
+__all__ = ["swap_rows_cols", "snap_elbow", "snapped", "elbow_residual", "direction_miss",
            "leaving_at_bound", "path_consistent", "first_crossings", "next_event",
            "breakpoint_scan"]
 
@@ -46,12 +46,18 @@ def snap_elbow(a: Any, idx: Any, snap: float) -> None:
         a[idx] = clip(where(|aE| <= snap, 0, where(|aE - 1| <= snap, 1, aE)), 0, 1)
     """
     for k in range(idx.size):
-        v = a[idx[k]]
-        if abs(v) <= snap:
-            v = 0.0
-        elif abs(v - 1.0) <= snap:
-            v = 1.0
-        a[idx[k]] = min(max(v, 0.0), 1.0)
+        a[idx[k]] = snapped(a[idx[k]], snap)
+
+
+@njit(cache=True)
+def snapped(v: float, snap: float) -> float:
+    """:func:`snap_elbow`'s rule for one fraction: 0 within ``snap`` of 0, 1 within
+    ``snap`` of 1, clipped into [0, 1]."""
+    if abs(v) <= snap:
+        v = 0.0
+    elif abs(v - 1.0) <= snap:
+        v = 1.0
+    return min(max(v, 0.0), 1.0)
 
 
 @njit(cache=True)

@@ -41,6 +41,22 @@ class Breakpoints:
         self.events.append(event)
         self.bounds.append(bounds)
 
+    def free_rows(self) -> np.ndarray:
+        """The buffer's rows after the last breakpoint (at least one; a view, for
+        :meth:`written`), the buffer grown first when it is full."""
+        if self.k == self._alphas.shape[0]:
+            self._alphas.resize((2 * self.k, self._alphas.shape[1]), refcheck=False)
+        return self._alphas[self.k:]
+
+    def written(self, rows: int, Cs: list, intercepts: list, events: list, bounds: list
+                ) -> None:
+        """``rows`` breakpoints whose alpha rows were written into :meth:`free_rows`."""
+        self.k += rows
+        self.Cs.extend(Cs)
+        self.intercepts.extend(intercepts)
+        self.events.extend(events)
+        self.bounds.extend(bounds)
+
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str], np.ndarray]:
         """(Cs, alphas, intercepts, events, bounds); the buffer trimmed in place (the
         recorder is spent)."""

@@ -203,3 +203,36 @@ def test_breakpoints_record_their_own_problem_lazily():
         with pytest.raises(Exception, match="fingerprint|problem"):
             svm.with_C(2.0 * C).kkt(sol, tol=1e-9)
     assert svm.C == 1.0
+
+
+@pytest.mark.parametrize("case", ["rbf", "linear", "iris duplicates"])
+def test_compiled_quiet_breakpoints_give_the_general_path_bit_for_bit(case, monkeypatch):
+    """svm_path_run's and svm_path_loop's compiled breakpoints (QUIET) against the Python
+    loop alone: the same Cs, multipliers, intercepts, bounds and events, exactly (the
+    anchors cached: the exact chain's solves need not repeat to the bit); with iris's
+    duplicated samples, through re-anchors too."""
+    from convexlearn.solvers.kernel_svm import svm_path
+    if case == "iris duplicates":
+        X, y = load_iris(return_X_y=True)
+        svm = cl.SVM(X[y > 0][:, [2, 3]], y[y > 0], C=1.0, kernel="rbf")
+    else:
+        X, y = _random(3, n=120, d=3)
+        svm = cl.SVM(X, y, C=1.0, kernel=case, **({"gamma": 0.5} if case == "rbf" else {}))
+    anchors = {}
+
+    def solve_at(C):
+        if C not in anchors:
+            sol = svm.with_C(C).solve(cert_tol=1e-9)
+            anchors[C] = (sol.alpha.copy(), sol.b)
+        return anchors[C][0].copy(), anchors[C][1]
+
+    paths = []
+    for quiet in (True, False):
+        monkeypatch.setattr(svm_path, "QUIET", quiet)
+        paths.append(svm_c_path(svm.gram, svm.y, 0.01, 1000.0, solve_at))
+    fast, general = paths
+    assert len(fast.Cs) > 50 and fast.events == general.events
+    assert fast.reanchored == general.reanchored
+    assert fast.reanchored > 0 or case != "iris duplicates"
+    for name in ("Cs", "alphas", "intercepts", "bounds"):
+        assert np.array_equal(getattr(fast, name), getattr(general, name)), name

@@ -31,8 +31,14 @@ def test_margin_bound_holds_at_every_breakpoint(monkeypatch):
         return real(state, lam, tol)
 
     monkeypatch.setattr(svm_path, "_bounded", checked)
+    # the Python loop alone, so that _bounded sees every breakpoint; the compiled one
+    # (svm_path_loop) records the same path bit for bit
+    monkeypatch.setattr(svm_path, "QUIET", False)
     path, solutions = exact_c_path(svm, 0.01, 100.0)
     assert len(seen) == len(path.Cs) > 20
+    monkeypatch.setattr(svm_path, "QUIET", True)
+    fast, _ = exact_c_path(svm, 0.01, 100.0)
+    assert np.array_equal(fast.bounds, path.bounds) and np.array_equal(fast.alphas, path.alphas)
     assert all(actual <= bound for actual, bound in seen)
     assert all(s.status == "optimal" for s in solutions)
     bounded = [s for s in solutions if s.report.source.startswith("bounds")]
@@ -100,6 +106,7 @@ def test_a_perturbed_step_shows_in_the_bound_and_is_not_certified(monkeypatch):
         return step
 
     monkeypatch.setattr(svm_path, "_segment", perturbed)
+    monkeypatch.setattr(svm_path, "QUIET", False)      # every segment by _segment
     path, solutions = exact_c_path(svm, 0.01, 100.0)
     k = count["at"]
     assert k is not None and path.bounds[k, 0] > 1e-9
@@ -135,6 +142,7 @@ def test_the_bound_holds_where_the_refinement_corrects_the_margins(monkeypatch):
 
     real_bounded = svm_path._bounded
     monkeypatch.setattr(svm_path, "_segment", perturbed)
+    monkeypatch.setattr(svm_path, "QUIET", False)      # every segment by _segment
     monkeypatch.setattr(svm_path_bound.MarginBound, "refined", counted)
     monkeypatch.setattr(svm_path, "_bounded", checked)
     exact_c_path(svm, 0.05, 20.0)
@@ -153,3 +161,14 @@ def test_abs_max_and_asymmetry_equal_their_numpy_formulas(n):
     Q[i, j] += 1e-3 if i != j else 0.0
     Q[n - 1, 0] = -50.0                    # the largest magnitude, below the diagonal
     assert abs_max_and_asymmetry(Q) == (50.0, float(np.abs(Q - Q.T).max()))
+
+
+def test_compiled_l1_sums_in_numpys_pairwise_order_bit_for_bit():
+    """MarginBound's ||x||_1 (compiled, for svm_path_run) is numpy's abs(x).sum() exactly,
+    so the compiled breakpoints carry the same bounds as the Python ones."""
+    from convexlearn.solvers.kernel_svm.svm_path_bound import _pairwise_abs
+    rng = np.random.default_rng(5)
+    for n in list(range(0, 260)) + [511, 1000, 1031, 2000, 4097, 10007]:
+        x = rng.normal(size=n) * np.exp(5 * rng.normal(size=n))
+        assert _pairwise_abs(x) == np.abs(x).sum()
+        assert _pairwise_abs(x[::3]) == np.abs(x[::3]).sum()
