@@ -58,74 +58,28 @@ def _gamma(k: float) -> float:
 
 
 @njit(cache=True)
-def _block_abs(x: Any, lo: int, n: int) -> float:
-    """sum_i |x_i| over x[lo:lo + n], n <= 128, in numpy's order: eight chains when n >= 8,
-    their totals paired, the rest added in turn."""
-    if n < 8:
-        res = 0.0
-        for i in range(n):
-            res += abs(x[lo + i])
-        return res
-    r0, r1, r2, r3 = abs(x[lo]), abs(x[lo + 1]), abs(x[lo + 2]), abs(x[lo + 3])
-    r4, r5, r6, r7 = abs(x[lo + 4]), abs(x[lo + 5]), abs(x[lo + 6]), abs(x[lo + 7])
-    i = 8
-    while i < n - (n % 8):
-        j = lo + i
-        r0, r1 = r0 + abs(x[j]), r1 + abs(x[j + 1])
-        r2, r3 = r2 + abs(x[j + 2]), r3 + abs(x[j + 3])
-        r4, r5 = r4 + abs(x[j + 4]), r5 + abs(x[j + 5])
-        r6, r7 = r6 + abs(x[j + 6]), r7 + abs(x[j + 7])
-        i += 8
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+def _abs_sum(x: Any) -> float:
+    """sum_i |x_i| in four chains (vectorized); any order is as good for the bound."""
+    n = x.size
+    r0 = r1 = r2 = r3 = 0.0
+    i = 0
+    while i + 3 < n:
+        r0, r1 = r0 + abs(x[i]), r1 + abs(x[i + 1])
+        r2, r3 = r2 + abs(x[i + 2]), r3 + abs(x[i + 3])
+        i += 4
+    res = (r0 + r1) + (r2 + r3)
     while i < n:
-        res += abs(x[lo + i])
+        res += abs(x[i])
         i += 1
     return res
 
 
 @njit(cache=True)
-def _pairwise_abs(x: Any) -> float:
-    """sum_i |x_i| in numpy's pairwise order (``np.abs(x).sum()`` bit for bit): blocks of
-    at most 128 (:func:`_block_abs`), a longer range halved at a multiple of 8 and the
-    halves' sums added. The recursion by an explicit stack (a recursive kernel does not
-    load from numba's cache reliably)."""
-    lo_of = np.empty(64, np.int64)
-    n_of = np.empty(64, np.int64)
-    stage = np.empty(64, np.int64)     # 0: not begun, 1: left half pending, 2: right half
-    left = np.empty(64)
-    top = 0
-    lo_of[0], n_of[0], stage[0] = 0, x.size, 0
-    while True:
-        n = n_of[top]
-        if n > 128 and stage[top] == 0:
-            half = n // 2
-            half -= half % 8
-            stage[top] = 1
-            lo_of[top + 1], n_of[top + 1], stage[top + 1] = lo_of[top], half, 0
-            top += 1
-            continue
-        v = _block_abs(x, lo_of[top], n)
-        top -= 1
-        # hand v up: a left half starts its right half, a right half completes its range
-        while top >= 0 and stage[top] == 2:
-            v = left[top] + v
-            top -= 1
-        if top < 0:
-            return v
-        half = n_of[top] // 2
-        half -= half % 8
-        left[top] = v
-        stage[top] = 2
-        lo_of[top + 1], n_of[top + 1], stage[top + 1] = lo_of[top] + half, n_of[top] - half, 0
-        top += 1
-
-
-@njit(cache=True)
 def _l1(x: Any) -> float:
-    """An upper bound of ||x||_1 from the pairwise sum: a sum of k terms is off by at most
-    gamma_{k-1} of the sum of their magnitudes (Higham), which ``_SAFE``'s 8 u does not
-    cover for pairwise sums over more than a few terms."""
-    return _pairwise_abs(x) / (1.0 - _gamma(x.size))
+    """An upper bound of ||x||_1 from a floating-point sum: a sum of k terms in any order
+    is off by at most gamma_{k-1} of the sum of their magnitudes (Higham), which
+    ``_SAFE``'s 8 u does not cover beyond a few terms."""
+    return _abs_sum(x) / (1.0 - _gamma(x.size))
 
 
 @njit(cache=True)
@@ -222,7 +176,7 @@ def fresh_bound(qabs: float, e_qL: float, m: int, a: Any, a0: float, E: Any, L: 
                 ) -> tuple[float, float]:
     """(err, N) of a fresh sum over the m elbow columns (module docstring): N = q ||a||_1 +
     |a_0| and gamma_K (N + q off + e_qL) + e_qL + q off, off = sum_R |a_i| + sum_L |a_i - 1|
-    (each 1-norm over the gathered terms in numpy's order, :func:`_l1`; a_L - 1 is
+    (each 1-norm over the gathered terms bounded by :func:`_l1`; a_L - 1 is
     rounded once, a relative u)."""
     N = (qabs * _l1(a) + abs(a0)) * _SAFE
     n_l = n_r = 0
