@@ -205,7 +205,8 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
                      products: Callable[[np.ndarray], np.ndarray],
                      threshold: float = 1e-10, max_rounds: int = 100,
                      margin_tol: float = 1e-9, target: np.ndarray | None = None,
-                     delta: Any = 0.0, by_sign: bool = False
+                     delta: Any = 0.0, by_sign: bool = False,
+                     progress: Callable[[np.ndarray, np.ndarray], bool] | None = None
                      ) -> tuple[np.ndarray, Any, np.ndarray] | None:
     """:func:`polish_alpha` without the Gram matrix, for a large kernel problem.
 
@@ -253,6 +254,11 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
     = target_i on the free set): the bordered system has one column per sign of F, and a
     sign without free variables takes the midpoint of the interval its bounded variables
     allow (:func:`intercept_from_alpha`); the returned b is the pair (b_+, b_-), never None.
+
+    ``progress(join, wrong)``, when given, is called at each round that computes the
+    margins and finds violators (``join`` their indices, ``wrong`` the margin errors
+    max(0, 1 - m_i) at 0, max(0, m_i - 1) at C_i, 0 on F); False ends the polish with
+    None (the caller's judgement, from the rounds so far, that this run will not certify).
     """
     C = np.broadcast_to(np.asarray(C, dtype=float), alpha.shape)
     kernel_block = flushed(kernel_block)
@@ -386,6 +392,8 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
         join = np.flatnonzero(wrong > margin_tol)
         if join.size == 0:
             return y * beta, b, g
+        if progress is not None and not progress(join, wrong):
+            return None
         # the worst violators first, at most MAX_JOIN of them, no two near-duplicates
         join = pick_joiners(join, wrong, kernel_block)
         free[join] = True

@@ -99,3 +99,31 @@ def test_rerun_only_for_a_large_free_set_from_samples():
     assert certified_module._rerun_smo(from_samples, all_free)
     assert not certified_module._rerun_smo(from_samples, few_free)
     assert not certified_module._rerun_smo(given, all_free)
+
+
+def test_early_polish_gives_up_without_progress(monkeypatch):
+    """The sweep's pre-lin/blobs1/C=10000/n=400 (data seed 11): the numpy polish from the
+    point of SMO's short first chunk pulls in more than n / 5 violators each round (the
+    face far from the optimum's): it gives up after _PROGRESS_ROUNDS such rounds instead
+    of spending its _EARLY_ROUNDS, and SMO's further runs still reach a certified
+    optimum."""
+    X, y = blobs(400, 11, d=2, separation=1.0)[:2]
+    tests = []
+
+    class Spy(certified_module._EarlyProgress):
+        def __init__(self, n):
+            super().__init__(n)
+            self.answers = []
+            tests.append(self)
+
+        def __call__(self, join, wrong):
+            self.answers.append(super().__call__(join, wrong))
+            return self.answers[-1]
+
+    monkeypatch.setattr(certified_module, "_EarlyProgress", Spy)
+    sol = certified_smo(cl.SVM(X @ X.T, y, C=1e4, kernel="precomputed"))
+    assert sol.status == "optimal" and sol.report.relative_gap <= 1e-9
+    assert len(tests) == 1
+    rounds = certified_module._PROGRESS_ROUNDS
+    assert tests[0].answers == [True] * (rounds - 1) + [False]
+    assert tests[0].fewest > certified_module._PROGRESS_JOIN * y.size
