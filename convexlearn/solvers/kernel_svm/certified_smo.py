@@ -453,12 +453,16 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
                 # poly3/blobs1/C=100/n=400 2 x 10^5 iterations)
                 polish_first = _early_polish(svm, warm_start)
                 chunk = max(general_chunk - done, 1)
-            elif _rerun_smo(svm, warm_start):
-                # SMO converged and the plain polish declined on a free set above
-                # MAX_FREE_SMALL: the general path from scratch, whose polish then reads K
-                # from SMO's warm column cache (gamma = 10, n = 1000, C = 100: 0.70 s
-                # against 0.81 s from SMO's point with a cold cache)
-                warm_start, warm_products = None, None
+            else:
+                # SMO converged: the general path's chunks as they were (the short one was
+                # the one call's only)
+                chunk = general_chunk
+                if _rerun_smo(svm, warm_start):
+                    # the plain polish declined on a free set above MAX_FREE_SMALL: the
+                    # general path from scratch, whose polish then reads K from SMO's warm
+                    # column cache (gamma = 10, n = 1000, C = 100: 0.70 s against 0.81 s
+                    # from SMO's point with a cold cache)
+                    warm_start, warm_products = None, None
     elif (warm_start is None and polish and max_iter is None
           and not _compiled_use(svm.n_samples, True) and tiny_applies(svm)):
         # a tiny C-SVC while the compiled loop is not loaded: dense SMO to a loose
@@ -486,7 +490,9 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
     attempt = 0
     cache_stats = None
     while True:
-        if polish_first and alpha0 is not None and g0 is not None:
+        early = polish_first and alpha0 is not None and g0 is not None
+        polish_first = False
+        if early:
             # (SMO's point of the one-call path, which spent its chunk: polished first)
             res, loop = SMOResult(alpha0, qp.target - g0, 0, "max_iter", None, math.nan,
                                   0), "compiled, one call (small_kernels)"
@@ -494,14 +500,13 @@ def certified_smo(svm: Any, *, tol: float = 1e-3, kkt_tol: float = 1e-6, gap_tol
             res, cache_stats, loop = smo_small_first(qp, tol=tol, max_iter=chunk,
                                                      alpha0=alpha0, cache_size=cache_size,
                                                      shrinking=shrinking, g0=g0)
-        early, polish_first = polish_first, False
         if loop.startswith("compiled"):
             allow_compiled()          # numba is initialized: the report's compiled pass
         if res.status == "diverged":
             raise_diverged(svm, res)
         iterations += res.n_iter
         tols.append(tol)
-        g = qp.target - res.v
+        g = g0 if early else qp.target - res.v     # (the early point's own products)
         # SMO out of its chunk (a low-rank kernel at large C: SMO zigzags on an almost
         # flat face with steps ~1e-7 of alpha for 10^5+ iterations) or of its budget: the
         # polish, an active-set method that converges from any feasible point given
