@@ -28,7 +28,8 @@ A cache miss is unchanged: the dispatcher compiles, and its compiler refreshes t
 contexts. Index lookup (source stamp, ~0.2 ms a function) and the load itself (~5 ms a
 function: unpickling, LLVM object loading and linking) are numba's own. The loaded machine
 code is the same bytes either way, so results are bit-for-bit those of numba's loader.
-If numba's internals this relies on are missing (another numba), nothing is changed.
+If numba's internals this relies on are missing (another numba), numba's own loader is
+kept (the cache keys below still get their callees' hashes where numba's cache allows).
 A load that raises is retried by numba's own loader (refresh, then load).
 
 numba keys a cached function by its own file's hash only: a kernel that calls another

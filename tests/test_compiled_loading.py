@@ -46,7 +46,6 @@ print(json.dumps({"loaded": loaded, "contexts": "numba.np.arraymath" in sys.modu
 
 _C_PATH = """
 import numpy as np
-import pytest
 import convexlearn as cl
 from convexlearn.routes.svm import exact_c_path
 rng = np.random.default_rng(3)
@@ -114,7 +113,6 @@ def test_a_cache_miss_still_compiles(tmp_path):
     # compiler builds the contexts itself); a second process then loads it
     code = """
 import numpy as np
-import pytest
 from convexlearn.solvers.kernel_svm.svm_path_kernels import swap_rows_cols
 A = np.arange(25.0).reshape(5, 5)
 B = A.copy()
@@ -133,7 +131,6 @@ assert np.array_equal(A, B)
 
 _RBF = """
 import numpy as np
-import pytest
 import convexlearn as cl
 rng = np.random.default_rng(5)
 X = rng.standard_normal((2000, 4))
@@ -225,7 +222,7 @@ def test_a_load_that_raises_is_retried_by_numbas_loader(monkeypatch):
 
 
 _CALLER = """
-import json, sys
+import json
 from stale_pkg.b import g
 print(json.dumps({"value": int(g(1)), "hits": sum(g.stats.cache_hits.values())}))
 """

@@ -401,7 +401,7 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
 
 
 def pick_joiners(join: np.ndarray, wrong: np.ndarray,
-             kernel_block: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+                 kernel_block: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
     """The samples that join the free set this round.
 
     When at most MAX_JOIN samples violate their margin, all of them. Otherwise, among the

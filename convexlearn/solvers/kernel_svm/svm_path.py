@@ -26,7 +26,8 @@ that is consistent moves along its minimum-norm direction. An inconsistent one i
 re-anchored: ``solve_at(C)`` is asked for a certified solution at the current C and the
 path continues from it; ``reanchored`` counts them.
 
-Every breakpoint is checked against the KKT conditions (:func:`_consistent`) before the
+Every breakpoint is checked against the KKT conditions (``path_consistent`` in
+:func:`.svm_path_kernels.breakpoint_scan`, or :func:`_consistent`) before the
 path moves on; a degenerate tie the event logic gets wrong (several multipliers reaching a
 bound at once among duplicated samples) is caught there and re-anchored a small step on.
 

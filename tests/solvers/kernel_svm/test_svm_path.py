@@ -226,12 +226,24 @@ def test_compiled_quiet_breakpoints_give_the_general_path_bit_for_bit(case, monk
             anchors[C] = (sol.alpha.copy(), sol.b)
         return anchors[C][0].copy(), anchors[C][1]
 
+    from convexlearn.solvers.kernel_svm.svm_path_record import Breakpoints
+    compiled_rows = []
+    written = Breakpoints.written
+
+    def counting(self, rows, *args):
+        compiled_rows.append(rows)
+        return written(self, rows, *args)
+
+    monkeypatch.setattr(Breakpoints, "written", counting)
     paths = []
     for quiet in (True, False):
         monkeypatch.setattr(svm_path, "QUIET", quiet)
         paths.append(svm_c_path(svm.gram, svm.y, 0.01, 1000.0, solve_at))
     fast, general = paths
     assert len(fast.Cs) > 50 and fast.events == general.events
+    # the compiled loop did run: most breakpoints of the fast path came from it (with
+    # iris's duplicates, where half the breakpoints are re-anchors, some)
+    assert sum(compiled_rows) >= (len(fast.Cs) // 2 if case != "iris duplicates" else 10)
     assert fast.reanchored == general.reanchored
     assert fast.reanchored > 0 or case != "iris duplicates"
     for name in ("Cs", "alphas", "intercepts", "bounds"):
