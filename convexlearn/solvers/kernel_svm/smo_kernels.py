@@ -213,12 +213,10 @@ def column_slot(i: Any, act: Any, m: Any, full: Any, code: Any, X: Any, K: Any, 
                 partial: Any, counters: Any, XT: Any, bits: Any, scratch: Any) -> Any:
     """Slot of column i in ``cache`` (computed on a miss: all entries when ``full``, else
     the active ones act[:m]). ``counters``: clock, hits, misses."""
-    counters[0] += 1
-    s = slot_of[i]
+    s = hit_slot(i, slot_of, stamp, counters)
     if s >= 0:
-        stamp[s] = counters[0]
-        counters[1] += 1
         return s
+    counters[0] += 1                     # (the clock ticks for a miss too)
     s = lru_slot(i, slot_of, owner, stamp, counters)
     # A gathered entry costs more than a contiguous one: all n entries unless the
     # active set is under three quarters of them.
