@@ -326,15 +326,20 @@ def test_cholesky_steering_solves_the_smaller_bordered_system(border):
 
 
 def test_steering_falls_back_to_the_inverse_on_a_singular_block():
-    """A block that is not positive definite (rank 4 of 8) has no Cholesky factor: the
-    face steers by the bordered matrix's inverse (LU), downdated in place."""
+    """A block that is not positive definite (rank 7 of 8) has no Cholesky factor: the
+    face steers by the bordered matrix's inverse (LU), downdated in place, while the
+    border makes that matrix nonsingular. Rank 4 of 8 (or 7 without the border) leaves
+    it singular (reciprocal condition <= k eps): its computed inverse is round-off, no
+    steering then (each ratio step is solved afresh)."""
     from convexlearn.solvers.kernel_svm.polish_face import Face
 
-    K, _, r = _face_case(8, rank=4)
-    face = Face(True)
-    face.focus(np.arange(8), lambda a, b: K[np.ix_(a, b)])
-    face.prepare_downdates()
-    assert face.factor is None and face.inverse is not None
+    for rank, intercept, steers in ((7, True, True), (7, False, False), (4, True, False)):
+        K, _, r = _face_case(8, rank=rank)
+        face = Face(intercept)
+        face.focus(np.arange(8), lambda a, b: K[np.ix_(a, b)])
+        face.prepare_downdates()
+        assert face.factor is None and (face.inverse is not None) == steers
+        assert face.steering == steers
 
 
 def test_ratio_steps_of_a_large_ill_conditioned_face_do_not_spend_the_rounds():
