@@ -175,6 +175,16 @@ iterations 17.4 -> 18.8 s in all: where the polish from the earlier point does n
 certify it costs its rounds (poly3/circles0.1/C=100/n=400 56 -> 141 ms), and low-rank
 cases at C = 1e4, where SVC is 3-25x slower, now reach a certifying point later
 (poly3/blobs0.5/C=10000/n=400 0.55 -> 1.32 s; chaotic in SMO's point).
+
+The dup outlier on data seed 10 (rbf/blobs1/C=100/n=400/dup, 0.145 s against SVC's 0.009
+s; 0.04 s before the short chunk) was the polish's steering, not the chunk: with both
+copies of a sample free the face's bordered matrix is singular, and its LU inverse (the
+steering when K_FF has no Cholesky factor) is round-off there; its ratio steps fixed the
+free set down to one multiplier, margins then off by up to ~200, and the polish either
+failed or took ~0.11 s of rounds from SMO's point. A singular matrix (reciprocal
+condition <= k eps) now gets no steering: CPU 148 -> 11 ms (seed 10), 79 -> 13 ms (seed
+11), rbf/blobs1/C=10000/n=400/dup 0.47-0.89 s -> 0.14-0.19 s (seeds 10-12); the rule
+fires on no other case of the n <= 1000 grid on those seeds.
 """
 
 
