@@ -32,9 +32,9 @@ path moves on; a degenerate tie the event logic gets wrong (several multipliers 
 bound at once among duplicated samples) is caught there and re-anchored a small step on.
 
 Most breakpoints are ordinary (a single join or leave along a direction that passed its
-check, margins predicted, no refinement step): :mod:`.svm_path_loop` runs many of them in
-one compiled call, by the same steps in the same order (the same path bit for bit), and
-hands any other back to the Python loop below.
+check, no refinement step): :mod:`.svm_path_loop` runs many of them in one compiled
+call, by the same steps in the same order (the same path bit for bit), and hands any
+other back to the Python loop below.
 
 Between two breakpoints the solution at any C is the linear interpolation, in lambda,
 of the fractions a at its ends (:meth:`SVMPath.at`), exactly - except on a segment that
@@ -417,22 +417,32 @@ class _PathState:
         """:meth:`advance`'s rest once the state stands at the breakpoint with its event
         applied (also :func:`.svm_path_loop.run_quiet`'s, for one it stopped in)."""
         a, a0, lam, idx, y = self.a, self.a0, self.lam, self.idx, self.y
-        if QUIET and not fresh and scan is not None and self.m:
+        bound = self.bound
+        if QUIET and scan is not None and self.m and (not fresh or bound.asym == 0.0):
             # the quiet breakpoint's rest in one compiled call (svm_path_run), which does
             # what the lines below do when their refinement makes no step and no snap moves
             x = candidate(self)
             s = np.empty(y.size)
             out = quiet_tail(y, a, a0, lam, self.g, idx, self._cols, self.qL, self.qmax,
                              _NO_X if x is None else x, x is not None, s, self.E, self.L,
-                             self.bound.total(a), self.bound.qabs, scan[1], scan[0],
-                             lam * (1 - _EVENT_RTOL), _SNAP)
+                             bound.total(a), bound.N, bound.qabs, scan[1], scan[0],
+                             lam * (1 - _EVENT_RTOL), _SNAP, fresh, bound.e_qL)
+            if fresh:               # (g summed afresh there; Q symmetric: err is total)
+                bound.err, bound.N = out[11], out[12]
+                self.since_fresh, self.lam_fresh, fresh = 0, lam, False
             if out[0] == DONE:
-                return _scanned(self, x, s, out[1:])
+                return _scanned(self, x, s, out[1:11])
+        if fresh:
+            # the margins summed afresh (the pass quiet_tail makes, without s): what
+            # follows is a predicted breakpoint's
+            elbow_pass(self._cols, self.m, a[idx], self.qL, a0, y, _NO_X, 0.0, self.g, _NO_X,
+                       G_FRESH, False)
+            bound.fresh(self.m, a, a0, self.E, self.L)
+            self.since_fresh, self.lam_fresh = 0, lam
         a_start, a0_start = a[idx], a0
-        # the elbow's margins: summed afresh from Q_EE (O(|E|^2)) or read off the predicted
-        # g; the refinement's steps move them only, the pass below moves all of g once
-        gE = (self.A[1:, 1:] @ a_start + self.qL[idx] + y[idx] * a0 if fresh
-              else self.g[idx])
+        # the elbow's margins read off g (predicted, or summed afresh above); the
+        # refinement's steps move them only, the pass below moves all of g once
+        gE = self.g[idx]
         # iterative refinement on [[0, y_E^T], [y_E, Q_EE]] (the residual from g: the
         # balance -y^T a and the elbow's lam - g_E) until it is at round-off of the
         # margins' terms, so that round-off does not accumulate over breakpoints (a long
@@ -457,20 +467,14 @@ class _PathState:
         x = candidate(self)
         d0, dE = (float(x[0]), x[1:]) if x is not None else (0.0, a_start)
         s = np.empty(y.size)
-        if fresh:
-            elbow_pass(self._cols, self.m, a[idx], self.qL, a0, y, dE, d0, self.g, s,
-                       G_FRESH, x is not None)
-            self.bound.fresh(self.m, a, a0, self.E, self.L)
-            self.since_fresh, self.lam_fresh = 0, lam
-        else:
-            # the measured total change of the refinement and the snaps (bounded with
-            # its rounding by MarginBound.refined)
-            c, c0 = a[idx] - a_start, a0 - a0_start
-            moved = bool(c0 != 0.0 or c.any())
-            elbow_pass(self._cols, self.m, c, self.qL, c0, y, dE, d0, self.g, s,
-                       G_CORRECT if moved else G_NONE, x is not None)
-            if moved:
-                self.bound.refined(self.m, c, c0, a, a0)
+        # the measured total change of the refinement and the snaps (bounded with its
+        # rounding by MarginBound.refined)
+        c, c0 = a[idx] - a_start, a0 - a0_start
+        moved = bool(c0 != 0.0 or c.any())
+        elbow_pass(self._cols, self.m, c, self.qL, c0, y, dE, d0, self.g, s,
+                   G_CORRECT if moved else G_NONE, x is not None)
+        if moved:
+            self.bound.refined(self.m, c, c0, a, a0)
         if scan is not None:
             return _scanned(self, x, s, breakpoint_scan(
                 y, a, self.a0, lam, self.g, self.bound.total(a), self.bound.qabs, scan[1],

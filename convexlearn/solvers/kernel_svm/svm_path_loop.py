@@ -2,11 +2,13 @@
 
 An *ordinary* breakpoint is one the Python loop would run as: its segment comes from the
 last breakpoint's scan (the maintained direction d passed its check and no sample sat on
-a boundary), its margins are predicted (no fresh sum due), its event is one join or one
-leave that needs neither larger buffers, nor a fresh sum of qL = Q_L 1, nor a fresh
-inverse, and what follows is quiet (:func:`.svm_path_run.quiet_tail`: no refinement step,
-no snap). :func:`quiet_run` runs such breakpoints one after the other, each exactly as
-the Python loop does (the same compiled steps in the same order:
+a boundary), its event is one join or one leave that needs neither larger buffers, nor a
+fresh sum of qL = Q_L 1, nor a fresh inverse, and what follows is quiet
+(:func:`.svm_path_run.quiet_tail`: no refinement step, no snap); its margins are
+predicted, or summed afresh where that is due (every ``fresh_every`` breakpoints and once
+lambda has halved since the last sum, as :meth:`.svm_path._PathState.advance` decides).
+:func:`quiet_run` runs such breakpoints one after the other, each exactly as the Python
+loop does (the same compiled steps in the same order:
 :func:`.svm_path_run.quiet_head`, the bound's ``moved`` and ``update_qL``,
 :func:`.svm_path_run.join_elbow` / :func:`.svm_path_run.leave_elbow`, the inverse's
 change count, :func:`.svm_path_run.quiet_tail`), writes each one's record row
@@ -16,8 +18,8 @@ and returns a code when the next one is not ordinary:
 * :data:`BOUNDARY`: before a breakpoint, nothing of it done (the Python loop runs it);
 * :data:`AFTER_EVENT`: its step and event applied, the change of the elbow not yet
   counted (a fresh inverse is due, or none, or the elbow is empty);
-* :data:`AFTER_CHANGE`: the change counted, the rest not done (a refinement step or a
-  snap is due);
+* :data:`AFTER_CHANGE`: the change counted, the rest not done but a due fresh sum of g
+  (a refinement step or a snap is due);
 * :data:`INCONSISTENT`: done, and its KKT check failed (the Python loop re-anchors).
 
 The Python side (:func:`run_quiet`) moves the state in and out; tests run the path with
@@ -41,8 +43,11 @@ __all__ = ["AFTER_CHANGE", "AFTER_EVENT", "BOUNDARY", "INCONSISTENT", "quiet_run
            "run_quiet"]
 
 BOUNDARY, AFTER_EVENT, AFTER_CHANGE, INCONSISTENT = 0, 1, 2, 3
+#: Record rows a call of quiet_run writes at most (its figures' buffers; run_quiet calls
+#: again after a full batch).
+_BATCH = 64
 # ist: integer state;  fst: float state (the indices below)
-_M, _P, _INV, _CHANGES, _LCH, _NL, _SINCE, _KIND, _WHO, _XOK = range(10)
+_M, _P, _INV, _CHANGES, _LCH, _NL, _SINCE, _KIND, _WHO, _XOK, _FR = range(11)
 _A0, _LAM, _LAMF, _ERR, _N, _SSC, _SERR, _EQL, _BEST, _LAMP = range(10)
 
 
@@ -66,17 +71,18 @@ def quiet_run(Q: Any, y: Any, E: Any, L: Any, qL: Any, idx: Any, pos: Any, cols:
         m, kind, i = ist[_M], ist[_KIND], ist[_WHO]
         best = fst[_BEST]
         # the checks before anything is done (BOUNDARY: the Python loop runs it)
-        if not (ist[_SINCE] + 1 < fresh_every and best >= 0.5 * fst[_LAMF]):
-            return BOUNDARY, k, a, s, x
         if kind >= 2 and (m == cap or (L[i] and ist[_LCH] + 1 > ist[_NL] - 1)):
             return BOUNDARY, k, a, s, x
         if kind == 1 and ist[_LCH] + 1 > ist[_NL] + 1:
             return BOUNDARY, k, a, s, x
         lam = fst[_LAM]
         fst[_LAMP] = lam
+        # a fresh sum of the margins is due (as _PathState.advance decides): no prediction
+        fresh = not (ist[_SINCE] + 1 < fresh_every and best >= 0.5 * fst[_LAMF])
+        ist[_FR] = 1 if fresh else 0
         a_new, a0, fst[_SSC], fst[_SERR], fst[_ERR], fst[_N] = quiet_head(
             a, fst[_A0], lam, idx[:m], x[1:m + 1], x[0], best, g, s, E, qabs, fst[_ERR],
-            fst[_N])
+            fst[_N], not fresh)
         a = a_new
         lam = best
         fst[_A0], fst[_LAM] = a0, lam
@@ -134,7 +140,12 @@ def quiet_run(Q: Any, y: Any, E: Any, L: Any, qL: Any, idx: Any, pos: Any, cols:
             ist[_XOK] = 1
         s_new = np.empty(y.size)
         out = quiet_tail(y, a, a0, lam, g, idx[:m], cols, qL, qmax, x, True, s_new, E, L,
-                         fst[_ERR], qabs, kkt_tol, lam_end, lam * (1 - rtol), snap)
+                         fst[_ERR], fst[_N], qabs, kkt_tol, lam_end, lam * (1 - rtol), snap,
+                         fresh, fst[_EQL])
+        if fresh:                   # (g summed afresh whatever the code)
+            fst[_ERR], fst[_N] = out[11], out[12]
+            ist[_SINCE], ist[_FR] = 0, 0
+            fst[_LAMF] = lam
         if out[0] != DONE:
             return AFTER_CHANGE, k, a, s, x
         s = s_new
@@ -164,45 +175,57 @@ def run_quiet(state: Any, record: Any, lam_end: float, kkt_tol: float, max_break
     None when the state stands at a breakpoint (the Python loop runs the next), or
     (consistent, event, lambda of the breakpoint before) for a breakpoint it has finished
     the general way (``state.settle``) or whose KKT check failed (code
-    :data:`INCONSISTENT`), which the Python loop then records or re-anchors."""
+    :data:`INCONSISTENT`), which the Python loop then records or re-anchors. A call that
+    fills its batch of rows (:data:`_BATCH`, or the record buffer's end) is followed by the
+    next at once, not by a breakpoint of the Python loop's."""
     found, scan, inv, bound = state.found, state.scan, state._inv, state.bound
     if (state.m == 0 or found is None or scan is None or scan[1] is None
             or bound.asym != 0.0 or state.x is None or found[1].base is not state.x
             or state.s_x is not found[2] or not state.has_inv):
         return None
-    rows = record.free_rows()[:min(16, max_breakpoints - record.k)]
     best, kind, who = scan[1]
     ist = np.array([state.m, inv.p, 1, state.changes, state.l_changes, state.n_L,
-                    state.since_fresh, kind, who, 1], dtype=np.int64)
+                    state.since_fresh, kind, who, 1, 0], dtype=np.int64)
     fst = np.array([state.a0, state.lam, state.lam_fresh, bound.err, bound.N, bound.s_scale,
                     bound.s_err, bound.e_qL, best, state.lam])
     fresh_every, refresh, rtol, snap = settings
     consts = np.array([bound.qabs, state.qmax, lam_end, kkt_tol, rtol, snap, fresh_every,
                        refresh, state._idx.size], dtype=float)
-    rec_f, rec_b = np.empty((rows.shape[0], 2)), np.empty((rows.shape[0], 8))
-    rec_e = np.empty((rows.shape[0], 2), dtype=np.int64)
-    code, k, a, s, x = quiet_run(state.Q, state.y, state.E, state.L, state.qL, state._idx,
-                                 state._pos, state._cols, state._abuf, inv.N0, inv.V, inv.w,
-                                 state.g, state.a, found[2], state.x, ist, fst, consts, rows,
-                                 rec_f, rec_b, rec_e, rows.shape[0])
-    if code == BOUNDARY and k == 0:
+    a, s, x = state.a, found[2], state.x
+    done = 0
+    while True:     # batches of rows; a full one stops where the next may go on at once
+        rows = record.free_rows()[:min(_BATCH, max_breakpoints - record.k)]
+        rec_f, rec_b = np.empty((rows.shape[0], 2)), np.empty((rows.shape[0], 8))
+        rec_e = np.empty((rows.shape[0], 2), dtype=np.int64)
+        code, k, a, s, x = quiet_run(state.Q, state.y, state.E, state.L, state.qL,
+                                     state._idx, state._pos, state._cols, state._abuf,
+                                     inv.N0, inv.V, inv.w, state.g, a, s, x, ist, fst,
+                                     consts, rows, rec_f, rec_b, rec_e, rows.shape[0])
+        record.written(k, rec_f[:k, 0].tolist(), rec_f[:k, 1].tolist(),
+                       [f"{EVENT_KINDS[e]} {i}" if e >= 0 else "end"
+                        for e, i in rec_e[:k].tolist()],
+                       list(rec_b[:k]))
+        if k:
+            last_bounds = rec_b[k - 1]
+        done += k
+        # (a full batch goes on where the last breakpoint's scan left a usable event)
+        if (code != BOUNDARY or k < rows.shape[0] or record.k >= max_breakpoints
+                or ist[_KIND] < -1):
+            break
+    if code == BOUNDARY and done == 0:
         return None                     # (nothing done)
-    record.written(k, rec_f[:k, 0].tolist(), rec_f[:k, 1].tolist(),
-                   [f"{EVENT_KINDS[e]} {i}" if e >= 0 else "end"
-                    for e, i in rec_e[:k].tolist()],
-                   list(rec_b[:k]))
     state.a = a
     (state.a0, state.lam, state.lam_fresh, bound.err, bound.N, bound.s_scale, bound.s_err,
      bound.e_qL) = fst[:8].tolist()
     (state.m, inv.p, has_inv, state.changes, state.l_changes, state.n_L, state.since_fresh,
-     kind, who, x_ok) = ist.tolist()
+     kind, who, x_ok, fresh) = ist.tolist()
     state.has_inv = bool(has_inv)
     state.x = x if x_ok else None
     state.s = None
     if code == BOUNDARY:                # the last breakpoint's scan, as _scanned keeps it
         state.found = (float(x[0]), x[1:], s) if kind != -2 else None
         state.s_x = s if kind != -2 else None
-        state.scan = (rec_b[k - 1], (float(fst[8]), kind, who) if kind >= -1 else None)
+        state.scan = (last_bounds, (float(fst[8]), kind, who) if kind >= -1 else None)
         return None
     state.found = state.scan = None
     event = None if kind < 0 else (EVENT_KINDS[kind], who)
@@ -212,7 +235,7 @@ def run_quiet(state: Any, record: Any, lam_end: float, kkt_tol: float, max_break
         state._changed()
     else:
         state.s_x = None                # (what _changed clears)
-    return state.settle(False, (lam_end, kkt_tol)), event, fst[9]
+    return state.settle(bool(fresh), (lam_end, kkt_tol)), event, fst[9]
 
 
 load_without_refresh(globals())   # cached kernels load without numba's compiler contexts

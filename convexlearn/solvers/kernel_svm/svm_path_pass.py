@@ -44,12 +44,16 @@ def elbow_pass(cols: Any, m: int, w: Any, base: Any, w0: float, y: Any, d: Any, 
 
     each sum blocked (module docstring); g untouched for G_NONE, s unless ``want_s``."""
     n = y.size
-    acc_w = np.empty(n)
-    acc_d = np.empty(n)
-    tot = np.empty(n)
     use_w = g_mode != 0
-    for i in range(n):
-        tot[i] = base[i] + y[i] * w0 if g_mode == 1 else y[i] * w0
+    if not (use_w or want_s):
+        return
+    # (the buffers of a sum not asked for stay empty: G_NONE's pass writes s alone)
+    acc_w = np.empty(n if use_w else 0)
+    acc_d = np.empty(n if want_s else 0)
+    tot = np.empty(n if use_w else 0)
+    if use_w:
+        for i in range(n):
+            tot[i] = base[i] + y[i] * w0 if g_mode == 1 else y[i] * w0
     if want_s:
         for i in range(n):
             s[i] = y[i] * d0
@@ -73,17 +77,21 @@ def elbow_pass(cols: Any, m: int, w: Any, base: Any, w0: float, y: Any, d: Any, 
                 wa, wb, wc, wd = w[k], w[k + 1], w[k + 2], w[k + 3]
                 for i in range(n):
                     acc_w[i] += (wa * r0[i] + wb * r1[i]) + (wc * r2[i] + wd * r3[i])
-            else:
+            elif want_s:
                 da, db, dc, dd = d[k], d[k + 1], d[k + 2], d[k + 3]
                 for i in range(n):
                     acc_d[i] += (da * r0[i] + db * r1[i]) + (dc * r2[i] + dd * r3[i])
             k += 4
         while k < stop:
             r0 = cols[k]
-            wa, da = (w[k] if use_w else 0.0), (d[k] if want_s else 0.0)
-            for i in range(n):
-                acc_w[i] += wa * r0[i]
-                acc_d[i] += da * r0[i]
+            if use_w:
+                wa = w[k]
+                for i in range(n):
+                    acc_w[i] += wa * r0[i]
+            if want_s:
+                da = d[k]
+                for i in range(n):
+                    acc_d[i] += da * r0[i]
             k += 1
         if use_w:
             for i in range(n):

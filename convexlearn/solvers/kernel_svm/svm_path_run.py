@@ -1,31 +1,32 @@
 """The exact C-path's ordinary breakpoint in one compiled call (:mod:`.svm_path`).
 
-Most breakpoints of the path are quiet: the margins g are predicted along the segment
-(not summed afresh), the elbow system's residual at the new breakpoint is already at
-round-off, so that the refinement makes no step, and no elbow fraction sits within the
-snap of 0 or 1. What :meth:`.svm_path._PathState.advance` then does after the event is a
-fixed sequence of compiled loops; :func:`quiet_tail` runs that sequence in one call (one
-dispatch, not five, and no numpy temporaries between them):
+Most breakpoints of the path are quiet: the elbow system's residual at the new
+breakpoint is already at round-off, so that the refinement makes no step, and no elbow
+fraction sits within the snap of 0 or 1. What :meth:`.svm_path._PathState.advance` then
+does after the event is a fixed sequence of compiled loops; :func:`quiet_tail` runs that
+sequence in one call (one dispatch, not five, and no numpy temporaries between them)::
 
+    (fresh: g = qL + y a_0 + Q_E a_E and s in one pass, (err, N) = MarginBound's fresh
+     bound; the general way sums g afresh first too, then goes on as below),
     r = [-(y . a), lam - g_E],   stop unless max|r| <= 1e-15 (qmax ||a||_1 + |a_0| + lam),
     stop if the snap would move any a_E (a_E within ``snap`` of 0 or 1 but not on it,
     or outside [0, 1]),
-    s = y d_0 + Q_E d_E                         (:func:`.svm_path_pass.elbow_pass`),
+    s = y d_0 + Q_E d_E   (not fresh)           (:func:`.svm_path_pass.elbow_pass`),
     (found, consistent, bounds, event)          (:func:`.svm_path_kernels.breakpoint_scan`).
 
 Before the event, such a breakpoint's segment comes from the last one's scan (its direction
-passed its check and no sample sat on a boundary) and the margins are predicted, not summed
-afresh: :func:`quiet_head` forms the step and the prediction in one call (see
+passed its check and no sample sat on a boundary) and the margins are predicted where no
+fresh sum is due: :func:`quiet_head` forms the step and the prediction in one call (see
 :func:`quiet_segment`)::
 
     S, e_s = MarginBound's direction bound of (d_E, d_0),
     a' = a + t d (on E),   a_0' = a_0 + t d_0,   g' = g + t s,   t = lambda' - lambda,
     (err, N) = MarginBound's prediction bound of the step.
 
-In :func:`quiet_tail`, "stop" returns before anything is written (code :data:`REFINE`):
-the Python loop then runs the breakpoint its general way, which begins with the same
-residual and snap, so that both give the same path bit for bit (tests run the path with
-and without the compiled calls and compare).
+In :func:`quiet_tail`, "stop" returns before anything but a fresh sum is written (code
+:data:`REFINE`): the Python loop then runs the breakpoint its general way from the same
+margins, which begins with the same residual and snap, so that both give the same path bit
+for bit (tests run the path with and without the compiled calls and compare).
 """
 
 from __future__ import annotations
@@ -36,11 +37,11 @@ import numpy as np
 from numba import njit
 
 from ...compiled import load_without_refresh
-from .svm_path_bound import direction_bound, predicted_bound
+from .svm_path_bound import direction_bound, fresh_bound, predicted_bound
 from .svm_path_inverse import lazy_border, lazy_drop, lazy_swap
 from .svm_path_kernels import (EVENT_KINDS, breakpoint_scan, elbow_residual, snapped,
                                swap_rows_cols)
-from .svm_path_pass import G_NONE, elbow_pass
+from .svm_path_pass import G_FRESH, G_NONE, elbow_pass
 
 __all__ = ["DONE", "REFINE", "join_elbow", "leave_elbow", "quiet_head", "quiet_segment",
            "quiet_tail"]
@@ -52,43 +53,56 @@ DONE, REFINE = 0, 1
 @njit(cache=True, error_model="numpy")
 def quiet_tail(y: Any, a: Any, a0: float, lam: float, g: Any, idx: Any, cols: Any,
                qL: Any, qmax: float, x: Any, with_x: bool, s: Any, E: Any, L: Any,
-               err: float, qabs: float, kkt_tol: float, lam_end: float, ceiling: float,
-               snap: float) -> Any:
+               err: float, N: float, qabs: float, kkt_tol: float, lam_end: float,
+               ceiling: float, snap: float, fresh: bool, e_qL: float) -> Any:
     """The rest of a quiet breakpoint (module docstring), s formed in place: returns
-    ``(code, found, consistent, bounds, to_r, to_l, from_r, from_l, best, kind, who)``
-    (:func:`.svm_path_kernels.breakpoint_scan`'s figures; only ``code`` when it is
-    :data:`REFINE`, the others then placeholders computed on nothing)."""
+    ``(code, found, consistent, bounds, to_r, to_l, from_r, from_l, best, kind, who, err,
+    N)`` (:func:`.svm_path_kernels.breakpoint_scan`'s figures, only ``code`` meaningful
+    when it is :data:`REFINE`; and the margins' bound (err, N), as given but with
+    ``fresh``). With ``fresh`` the margins are first summed afresh, g in place, with s in
+    the same pass, and (err, N) are :func:`.svm_path_bound.fresh_bound`'s, whatever the
+    code: the general way then goes on from the fresh g."""
     m = idx.size
-    gE = g[idx]
-    r, worst, scale = elbow_residual(y, a, a0, lam, gE, qmax)
+    if fresh:
+        w = np.empty(m)
+        for k in range(m):
+            w[k] = a[idx[k]]
+        elbow_pass(cols, m, w, qL, a0, y, x[1:], x[0], g, s, G_FRESH, with_x)
+        err, N = fresh_bound(qabs, e_qL, m, a, a0, E, L)
+    r, worst, scale = elbow_residual(y, a, a0, lam, g[idx], qmax)
     quiet = worst <= 1e-15 * scale
     for k in range(m):
         if snapped(a[idx[k]], snap) != a[idx[k]]:
             quiet = False
     if not quiet:
-        return DONE + REFINE, False, False, np.empty(8), -1, -1, -1, -1, lam_end, -1, -1
+        return (DONE + REFINE, False, False, np.empty(8), -1, -1, -1, -1, lam_end, -1, -1,
+                err, N)
     for k in range(m):          # (a no-op but for the sign of a zero, as snap_elbow)
         a[idx[k]] = snapped(a[idx[k]], snap)
-    if with_x:
+    if with_x and not fresh:
         elbow_pass(cols, m, x[1:], qL, 0.0, y, x[1:], x[0], g, s, G_NONE, True)
     found, ok, bounds, to_r, to_l, from_r, from_l, best, kind, who = breakpoint_scan(
         y, a, a0, lam, g, err, qabs, kkt_tol, x, with_x, s, idx, E, L, qmax, lam_end,
         ceiling)
-    return DONE, found, ok, bounds, to_r, to_l, from_r, from_l, best, kind, who
+    return DONE, found, ok, bounds, to_r, to_l, from_r, from_l, best, kind, who, err, N
 
 
 @njit(cache=True)
 def quiet_head(a: Any, a0: float, lam: float, idx: Any, dE: Any, d0: float, best: float,
-               g: Any, s: Any, E: Any, qabs: float, err: float, N: float) -> Any:
+               g: Any, s: Any, E: Any, qabs: float, err: float, N: float,
+               predict: bool = True) -> Any:
     """The step to the next breakpoint at ``best`` and the margins' prediction (module
     docstring), g in place: returns (a', a_0', S, e_s, err, N) with the bound's figures of
-    :func:`.svm_path_bound.direction_bound` and :func:`.svm_path_bound.predicted_bound`."""
+    :func:`.svm_path_bound.direction_bound` and :func:`.svm_path_bound.predicted_bound`.
+    Without ``predict`` (a fresh sum is due there) g, err and N are left as they are."""
     s_scale, s_err = direction_bound(qabs, idx.size, dE, d0)
     t = best - lam
     a_new = a.copy()
     for k in range(idx.size):
         a_new[idx[k]] = a[idx[k]] + t * dE[k]
     a0_new = a0 + t * d0
+    if not predict:
+        return a_new, a0_new, s_scale, s_err, err, N
     for i in range(g.size):
         g[i] += t * s[i]
     err, N = predicted_bound(err, N, s_scale, s_err, qabs, a, a_new, a0, a0_new, t, E, idx,

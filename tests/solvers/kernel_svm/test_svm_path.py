@@ -235,15 +235,27 @@ def test_compiled_quiet_breakpoints_give_the_general_path_bit_for_bit(case, monk
         return written(self, rows, *args)
 
     monkeypatch.setattr(Breakpoints, "written", counting)
+    fresh_in_python = []          # breakpoints whose fresh sum of g the Python loop made
+    settle = svm_path._PathState.settle
+
+    def settling(self, fresh, scan=None):
+        fresh_in_python[-1] += bool(fresh)
+        return settle(self, fresh, scan)
+
+    monkeypatch.setattr(svm_path._PathState, "settle", settling)
     paths = []
     for quiet in (True, False):
         monkeypatch.setattr(svm_path, "QUIET", quiet)
+        fresh_in_python.append(0)
         paths.append(svm_c_path(svm.gram, svm.y, 0.01, 1000.0, solve_at))
     fast, general = paths
     assert len(fast.Cs) > 50 and fast.events == general.events
     # the compiled loop did run: most breakpoints of the fast path came from it (with
-    # iris's duplicates, where half the breakpoints are re-anchors, some)
+    # iris's duplicates, where half the breakpoints are re-anchors, some), the fresh
+    # sums of the margins (every svm_path._FRESH breakpoints) among them
     assert sum(compiled_rows) >= (len(fast.Cs) // 2 if case != "iris duplicates" else 10)
+    assert fresh_in_python[1] >= len(general.Cs) // (2 * svm_path._FRESH)
+    assert fresh_in_python[0] <= fresh_in_python[1] // (4 if case != "iris duplicates" else 1)
     assert fast.reanchored == general.reanchored
     assert fast.reanchored > 0 or case != "iris duplicates"
     for name in ("Cs", "alphas", "intercepts", "bounds"):
