@@ -46,6 +46,10 @@ FULL_EVERY = 64
 #: Memory of one block of the full reports' products K (y alpha_k) (n x block doubles).
 _CERTIFY_BYTES = 2**25
 
+# (the breakpoints' figures are read in this order: _Points.__call__)
+assert BOUND_FIELDS == ("max_violation", "relative_gap", "duality_gap", "primal_objective",
+                        "dual_objective", "support", "free", "bounded")
+
 
 @dataclass(repr=False)
 class PathPointReport:
@@ -119,49 +123,69 @@ def _certify(svm: Any, path: Any, tol: float) -> list[Solution]:
     full[::FULL_EVERY] = True
     full[-1] = True
     solutions: list[Solution | None] = [None] * k
+    point = _Points(svm, path, tol)
     picked = np.flatnonzero(full)
     block = max(1, _CERTIFY_BYTES // (8 * svm.n_samples))
     for start in range(0, picked.size, block):
         ks = picked[start:start + block]
         alphas = np.clip(path.alphas[ks], 0.0, path.Cs[ks, None])
         products = svm.gram_products((svm.y * alphas).T)
-        for j, i in enumerate(ks):
+        for j, i in enumerate(ks.tolist()):
             problem = svm.with_C(path.Cs[i])
             Kb = products[:, j]
             sol = c_svc_solution(problem, alphas[j], Kb, path.intercepts[i])
             report = kkt_report(problem, sol, tol, products=np.column_stack([Kb, Kb]))
-            solutions[i] = _point(svm, path, int(i), tol, dict(
-                passed=report.passed, max_violation=report.max_violation,
-                relative_gap=report.relative_gap, duality_gap=report.duality_gap,
-                primal_objective=report.primal_objective,
-                dual_objective=report.dual_objective, support=report.support.size,
-                free=report.free.size, bounded=report.bounded.size),
-                "full KKT report from the data")
-    for i in np.flatnonzero(~full):
-        figures = dict(zip(BOUND_FIELDS, path.bounds[i].tolist()))
-        figures["passed"] = figures["max_violation"] <= tol
-        solutions[i] = _point(svm, path, int(i), tol, figures, "bounds from the path's margins")
+            solutions[i] = point(i, report.passed, (
+                report.max_violation, report.relative_gap, report.duality_gap,
+                report.primal_objective, report.dual_objective, report.support.size,
+                report.free.size, report.bounded.size), "full KKT report from the data")
+    if bounds is not None:
+        # (the rows as Python floats at once: ~4000 breakpoints, one small object each)
+        rows = bounds.tolist()
+        for i in np.flatnonzero(~full).tolist():
+            figures = rows[i]
+            solutions[i] = point(i, figures[0] <= tol, figures,
+                                 "bounds from the path's margins")
     return solutions
 
 
-def _point(svm: Any, path: Any, i: int, tol: float, figures: dict, source: str) -> Solution:
-    """The breakpoint's Solution with its compact report (alpha a view of the path's row,
-    within [0, C] where the certificate passed). The problem at C (a copy of ``svm``) is
-    made only when its full report or its fingerprint is read: the verdict above does not
-    need it."""
-    C = float(path.Cs[i])
-    alpha = path.alphas[i] if figures["passed"] else np.clip(path.alphas[i], 0.0, C)
-    w = svm.X.T @ (svm.y * alpha) if svm.kernel.is_linear and svm.X is not None else None
-    sol = Solution(w=w, b=float(path.intercepts[i]), alpha=alpha)
+class _Points:
+    """The breakpoints' Solutions with their compact reports (:meth:`__call__`); what is the
+    same for every breakpoint of the path read once (the path's C, b and events as Python
+    objects, whether w is formed)."""
 
-    def recompute():
-        return kkt_report(svm.with_C(C), sol, tol)
+    def __init__(self, svm: Any, path: Any, tol: float):
+        self.svm, self.path, self.tol = svm, path, tol
+        self.linear = bool(svm.kernel.is_linear and svm.X is not None)
+        self.Cs, self.intercepts = path.Cs.tolist(), path.intercepts.tolist()
 
-    sol.report = PathPointReport(
-        passed=bool(figures["passed"]), tol=tol,
-        max_violation=figures["max_violation"], relative_gap=figures["relative_gap"],
-        duality_gap=figures["duality_gap"], primal_objective=figures["primal_objective"],
-        dual_objective=figures["dual_objective"], n_support=int(figures["support"]),
-        n_free=int(figures["free"]), n_bounded=int(figures["bounded"]), recompute=recompute,
-        source=source)
-    return path_point(sol, Deferred(lambda: svm.with_C(C).fingerprint()), C, path.events[i])
+    def __call__(self, i: int, passed: bool, figures: Any, source: str) -> Solution:
+        """Breakpoint i's Solution, ``figures`` its KKT figures in the order of
+        ``BOUND_FIELDS`` (alpha a view of the path's row, within [0, C] where the
+        certificate passed). The problem at C (a copy of ``svm``) is made only when its full
+        report or its fingerprint is read: the verdict above does not need it."""
+        svm, tol = self.svm, self.tol
+        C, b = self.Cs[i], self.intercepts[i]
+        alpha = self.path.alphas[i]
+        if not passed:
+            alpha = np.clip(alpha, 0.0, C)
+        w = svm.X.T @ (svm.y * alpha) if self.linear else None
+        sol = Solution(w=w, b=b, alpha=alpha)
+
+        def recompute():
+            # (from the breakpoint's values, not ``sol``: a closure over sol would be a
+            # reference cycle, sol -> report -> recompute -> sol, and each path's
+            # thousands of Solutions, with the n x k multipliers they view and the
+            # problem's Gram matrix, would outlive their last reference until a full pass
+            # of the cyclic collector: each later path then faults in ~100 MB of fresh
+            # pages at n = 2000, ~0.05-0.1 s of system time)
+            return kkt_report(svm.with_C(C), Solution(w=w, b=b, alpha=alpha), tol)
+
+        violation, gap, duality_gap, primal, dual, support, free, bounded = figures
+        sol.report = PathPointReport(
+            passed=bool(passed), tol=tol, max_violation=violation, relative_gap=gap,
+            duality_gap=duality_gap, primal_objective=primal, dual_objective=dual,
+            n_support=int(support), n_free=int(free), n_bounded=int(bounded),
+            recompute=recompute, source=source)
+        return path_point(sol, Deferred(lambda: svm.with_C(C).fingerprint()), C,
+                          self.path.events[i])
