@@ -59,7 +59,8 @@ from .svm_path_kernels import (EVENT_KINDS, breakpoint_scan, elbow_residual,
 from .svm_path_elbow import bordered_inverse as _bordered_inverse, candidate, checked
 from .svm_path_elbow import direction as _direction, elbow_matrix as _elbow_matrix
 from .svm_path_pass import G_CORRECT, G_FRESH, G_NONE, elbow_pass
-from .svm_path_run import DONE, join_elbow, leave_elbow, quiet_segment, quiet_tail
+from .svm_path_run import (DONE, fresh_due, join_elbow, leave_elbow, quiet_segment,
+                            quiet_tail)
 from .svm_path_loop import run_quiet
 
 __all__ = ["SVMPath", "svm_c_path"]
@@ -388,14 +389,11 @@ class _PathState:
         segment's event come from one :func:`.svm_path_kernels.breakpoint_scan` (kept in
         ``self.scan`` for the path's record and :func:`_segment`). ``predicted``: g and
         its bound are already at lam (:func:`.svm_path_run.quiet_segment`)."""
-        # g on the segment is g + (l - lam) s, exactly in exact arithmetic: predicted, and
-        # summed afresh every _FRESH breakpoints and once lambda has halved since the last
-        # sum (the prediction's round-off is eps |g| at the sum, while the margins g /
-        # lambda it decides on grow as 1 / lambda; the direction's own error is in s, so
-        # the refinement below sees it)
+        # g on the segment is g + (l - lam) s, exactly in exact arithmetic: predicted, or
+        # summed afresh when svm_path_run.fresh_due says so (the direction's own error is
+        # in s, so the refinement below sees it)
         self.since_fresh += 1
-        fresh = not (self.s is not None and self.since_fresh < _FRESH
-                     and lam >= 0.5 * self.lam_fresh)
+        fresh = self.s is None or fresh_due(self.since_fresh, _FRESH, lam, self.lam_fresh)
         if not fresh and not predicted:
             t = lam - self.lam
             self.g += t * self.s

@@ -37,7 +37,7 @@ from ...compiled import load_without_refresh
 from .svm_path_bound import moved_bound, qL_update_bound
 from .svm_path_inverse import lazy_apply
 from .svm_path_kernels import EVENT_KINDS
-from .svm_path_run import DONE, join_elbow, leave_elbow, quiet_head, quiet_tail
+from .svm_path_run import DONE, fresh_due, join_elbow, leave_elbow, quiet_head, quiet_tail
 
 __all__ = ["AFTER_CHANGE", "AFTER_EVENT", "BOUNDARY", "INCONSISTENT", "quiet_run",
            "run_quiet"]
@@ -78,7 +78,7 @@ def quiet_run(Q: Any, y: Any, E: Any, L: Any, qL: Any, idx: Any, pos: Any, cols:
         lam = fst[_LAM]
         fst[_LAMP] = lam
         # a fresh sum of the margins is due (as _PathState.advance decides): no prediction
-        fresh = not (ist[_SINCE] + 1 < fresh_every and best >= 0.5 * fst[_LAMF])
+        fresh = fresh_due(ist[_SINCE] + 1, fresh_every, best, fst[_LAMF])
         ist[_FR] = 1 if fresh else 0
         a_new, a0, fst[_SSC], fst[_SERR], fst[_ERR], fst[_N] = quiet_head(
             a, fst[_A0], lam, idx[:m], x[1:m + 1], x[0], best, g, s, E, qabs, fst[_ERR],

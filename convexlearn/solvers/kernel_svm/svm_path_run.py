@@ -43,7 +43,7 @@ from .svm_path_kernels import (EVENT_KINDS, breakpoint_scan, elbow_residual, sna
                                swap_rows_cols)
 from .svm_path_pass import G_FRESH, G_NONE, elbow_pass
 
-__all__ = ["DONE", "REFINE", "join_elbow", "leave_elbow", "quiet_head", "quiet_segment",
+__all__ = ["DONE", "REFINE", "fresh_due", "join_elbow", "leave_elbow", "quiet_head", "quiet_segment",
            "quiet_tail"]
 
 #: Codes of :func:`quiet_tail`: the breakpoint is done; the general way must run it.
@@ -110,6 +110,17 @@ def quiet_head(a: Any, a0: float, lam: float, idx: Any, dE: Any, d0: float, best
     return a_new, a0_new, s_scale, s_err, err, N
 
 
+@njit(cache=True)
+def fresh_due(since: int, fresh_every: int, lam: float, lam_fresh: float) -> bool:
+    """Whether the margins g are summed afresh at the breakpoint at ``lam``, the
+    ``since``-th since the last sum (at ``lam_fresh``): every ``fresh_every`` breakpoints,
+    and once lambda has halved since that sum (the prediction's round-off is eps |g| at
+    the sum, while the margins g / lambda it decides on grow as 1 / lambda). The one rule
+    of :meth:`.svm_path._PathState.advance`, :func:`quiet_segment` and
+    :func:`.svm_path_loop.quiet_run`."""
+    return not (since < fresh_every and lam >= 0.5 * lam_fresh)
+
+
 def quiet_segment(state: Any, lam: float, fresh_every: int) -> Any:
     """The next breakpoint (lam', a', a_0', event) of a quiet segment by :func:`quiet_head`,
     the state's margins and bound moved there (its ``advance`` then told so), or None
@@ -119,7 +130,7 @@ def quiet_segment(state: Any, lam: float, fresh_every: int) -> Any:
     if state.m == 0 or state.scan is None or state.found is None or state.scan[1] is None:
         return None
     best, kind, who = state.scan[1]
-    if not (state.since_fresh + 1 < fresh_every and best >= 0.5 * state.lam_fresh):
+    if fresh_due(state.since_fresh + 1, fresh_every, best, state.lam_fresh):
         return None
     d0, dE, s = state.found
     bound = state.bound
