@@ -146,7 +146,8 @@ def svm_c_path(K: np.ndarray, y: np.ndarray, C_min: float, C_max: float,
     SVMPath
     """
     y = np.asarray(y, dtype=float)
-    Q = (y[:, None] * y[None, :]) * K
+    Q = K * y[:, None]              # Q_ij = y_i y_j K_ij (exact: y = +-1), one n x n array
+    Q *= y[None, :]
     lam_end = 1.0 / C_max
     lam = 1.0 / C_min
     state = _anchored(Q, y, solve_at, lam)
