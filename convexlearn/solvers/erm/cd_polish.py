@@ -1,7 +1,8 @@
 """The polish of coordinate descent (:mod:`convexlearn.solvers.erm.cd`): on the active set A
 with the signs s of w_A fixed, F is smooth, L(w_A, b) + lam1 s^T w_A + lam2/2 ||w_A||^2;
-its minimizer (one linear solve for the squared loss, Newton for the logistic) is kept
-when the signs hold and every zero coordinate satisfies |grad_j| <= lam1.
+its minimizer (one linear solve for the squared loss, here; the logistic's active-set
+Newton in :mod:`convexlearn.solvers.erm.face_newton`) is kept when the signs hold and
+every zero coordinate satisfies |grad_j| <= lam1.
 
 Duplicated or collinear active columns make the face's Hessian singular: its minimizers
 are an affine set, and a min-norm least-squares correction from the current point (not
@@ -19,8 +20,8 @@ from numba import njit
 from ...compiled import load_without_refresh
 
 __all__ = ["duplicate_groups", "even_split", "column_hashes_reference", "polish_face",
-           "active_cycles", "readmit", "polish_with_copies", "zeros_stay_zero", "polish_smooth",
-           "loss_grad_w", "weighted"]
+           "active_cycles", "readmit", "polish_with_copies", "zeros_stay_zero", "loss_grad_w",
+           "weighted"]
 
 
 def duplicate_groups(X: Any) -> list[np.ndarray]:
@@ -111,69 +112,6 @@ def loss_grad_w(X: Any, loss: Any, y: np.ndarray, f: np.ndarray, n: float,
                 v: np.ndarray | None = None) -> np.ndarray:
     """The loss part of the gradient in w: X^T (v * dloss/df) / n."""
     return np.asarray(X.T @ weighted(v, loss.derivative(y, f))).ravel() / n
-
-
-def polish_smooth(X: Any, y: np.ndarray, loss: Any, w: np.ndarray, b: float, lam1: float,
-                  lam2: float, intercept: bool, v: np.ndarray | None = None
-                  ) -> tuple[np.ndarray, float] | None:
-    """Newton on (w_A, b) with the signs of w_A fixed; None when a sign changes or a zero
-    coordinate violates |grad_j| <= lam1 at the result. Failing with LU steps, it retries
-    with min-norm least-squares steps (duplicated active columns: a singular Hessian)."""
-    out = _polish_newton(X, y, loss, w, b, lam1, lam2, intercept, v, pinv=False)
-    return out if out is not None else _polish_newton(X, y, loss, w, b, lam1, lam2,
-                                                      intercept, v, pinv=True)
-
-
-def _polish_newton(X, y, loss, w, b, lam1, lam2, intercept, v, pinv, max_iter: int = 30):
-    A = np.flatnonzero(w)
-    n = X.shape[0]
-    XA = X[:, A]
-    XA = XA.toarray() if sp.issparse(XA) else np.asarray(XA)
-    if intercept:
-        XA = np.column_stack([XA, np.ones(n)])
-    s = np.sign(w[A])
-    k = A.size
-    x = np.append(w[A], b) if intercept else w[A].copy()
-    lin = np.append(lam1 * s, 0.0) if intercept else lam1 * s
-    ridge = np.append(np.full(k, lam2), 0.0) if intercept else np.full(k, lam2)
-
-    def value_grad(x_):
-        f_ = XA @ x_
-        val = float(np.mean(weighted(v, loss.value(y, f_)))) + float(lin @ x_) \
-            + 0.5 * float(ridge @ (x_ * x_))
-        return val, XA.T @ weighted(v, loss.derivative(y, f_)) / n + lin + ridge * x_, f_
-
-    val, grad, f = value_grad(x)
-    for _ in range(max_iter):
-        gnorm = np.linalg.norm(grad)
-        h = weighted(v, loss.hessian(y, f))
-        H = (XA * h[:, None]).T @ XA / n + np.diag(ridge)
-        try:
-            p = -(np.linalg.lstsq(H, grad, rcond=None)[0] if pinv else np.linalg.solve(H, grad))
-        except np.linalg.LinAlgError:
-            return None
-        t = 1.0
-        for _ in range(40):
-            xn = x + t * p
-            vn, gn, fn = value_grad(xn)
-            if vn <= val + 1e-4 * t * float(grad @ p) or np.linalg.norm(gn) < 0.5 * gnorm:
-                break
-            t *= 0.5
-        else:
-            break
-        x, val, grad, f = xn, vn, gn, fn
-        if np.linalg.norm(grad) >= 0.9 * gnorm or np.linalg.norm(grad) == 0.0:
-            break
-    wA = x[:k]
-    if np.any(np.sign(wA) != s):
-        return None
-    out = np.zeros_like(w)
-    out[A] = wA
-    bb = float(x[k]) if intercept else 0.0
-    gfull = loss_grad_w(X, loss, y, X @ out + bb, n, v)
-    if np.any(np.abs(gfull[out == 0]) > lam1 * (1 + 1e-12)):
-        return None
-    return out, bb
 
 
 def polish_face(GA: np.ndarray, rhs: np.ndarray, wA: np.ndarray, lam1: float,
