@@ -46,9 +46,11 @@ FULL_EVERY = 64
 #: Memory of one block of the full reports' products K (y alpha_k) (n x block doubles).
 _CERTIFY_BYTES = 2**25
 
-# (the breakpoints' figures are read in this order: _Points.__call__)
-assert BOUND_FIELDS == ("max_violation", "relative_gap", "duality_gap", "primal_objective",
-                        "dual_objective", "support", "free", "bounded")
+# the breakpoints' figures are unpacked in this order (_Points.__call__): a check at import
+# that holds under ``python -O`` too
+if BOUND_FIELDS != ("max_violation", "relative_gap", "duality_gap", "primal_objective",
+                    "dual_objective", "support", "free", "bounded"):
+    raise ImportError(f"path_kkt_bound.BOUND_FIELDS changed order: {BOUND_FIELDS!r}")
 
 
 @dataclass(repr=False)

@@ -8,9 +8,9 @@ at p = 31).
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg.lapack import dpotrf, dpotrs, dtrtrs
+from scipy.linalg.lapack import dgecon, dgetrf, dlange, dpotrf, dpotrs, dtrtrs
 
-__all__ = ["solve_triangular", "cho_factor", "cho_solve"]
+__all__ = ["solve_triangular", "cho_factor", "cho_solve", "regular_lu"]
 
 
 def _checked(info: int, routine: str, singular: str) -> None:
@@ -50,3 +50,19 @@ def cho_solve(factor: np.ndarray, g: np.ndarray) -> np.ndarray:
     x, info = dpotrs(factor, g, lower=0)
     _checked(info, "potrs", "{}")
     return x
+
+
+def regular_lu(A: np.ndarray, rcond_min: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """The LU factors (lu, piv) of the square A (getrf, A not overwritten), or None when A
+    is singular to the caller's precision: a zero pivot, or LAPACK's estimate of the
+    reciprocal condition number 1 / (||A||_1 ||A^-1||_1) (gecon) at most ``rcond_min``
+    (O(n^2) beyond the factorization, where an SVD would cost more than the solve)."""
+    lu, piv, info = dgetrf(A)
+    if info != 0:
+        return None
+    # ||A||_1 is the inf-norm of A^T: read in place when A is C-ordered (no copy)
+    anorm = dlange("I", A.T) if A.flags.c_contiguous else dlange("1", A)
+    rcond, info = dgecon(lu, anorm, norm="1")
+    if info != 0 or not rcond > rcond_min:
+        return None
+    return lu, piv

@@ -17,6 +17,7 @@ import numpy as np
 import scipy.linalg
 from scipy.linalg import blas, lapack
 
+from ..lapack import regular_lu
 from .polish_carry import (JoinedBlock, carried_solve, carry_factor, face_solve,
                            factor_solve, positions_in, refactor_block)
 
@@ -89,12 +90,9 @@ def kkt_solve(KFF: np.ndarray, rhs: np.ndarray, total: Any, start: np.ndarray,
     if sol is None:
         if A is None:
             A = _bordered(KFF, border)
-        lu, piv, info = lapack.dgetrf(A)
-        if info == 0:
-            # (A is symmetric: its 1-norm is the inf-norm of A^T, read in place by LAPACK)
-            rcond, _ = lapack.dgecon(lu, lapack.dlange("I", A.T), norm="1")
-            if rcond > cut:
-                sol, _ = lapack.dgetrs(lu, piv, r)
+        lu_piv = regular_lu(A, cut)
+        if lu_piv is not None:
+            sol, _ = lapack.dgetrs(*lu_piv, r)
     if sol is None or not np.all(np.isfinite(sol)):
         sol = scipy.linalg.lstsq(A, r, cond=cut, lapack_driver="gelsy")[0]
         residual = r - A @ sol
@@ -538,13 +536,10 @@ def _bordered_inverse(KFF: np.ndarray, intercept: Any) -> np.ndarray | None:
         A = _bordered(KFF, intercept)
     elif intercept:
         A = _bordered(KFF, np.ones((k, 1)))
-    lu, piv, info = lapack.dgetrf(A)
-    if info != 0:
+    lu_piv = regular_lu(A, A.shape[0] * _EPS)
+    if lu_piv is None:
         return None
-    rcond, _ = lapack.dgecon(lu, lapack.dlange("I", A.T), norm="1")
-    if not rcond > A.shape[0] * _EPS:
-        return None
-    inverse, info = lapack.dgetri(lu, piv)
+    inverse, info = lapack.dgetri(*lu_piv)
     if info != 0 or not np.all(np.isfinite(inverse)):
         return None
     return np.asfortranarray(inverse)

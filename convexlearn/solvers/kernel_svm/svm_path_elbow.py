@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 from scipy.linalg import lapack
 
+from ..lapack import regular_lu
 from .svm_path_kernels import direction_miss
 from .svm_path_pass import G_NONE, elbow_pass
 
@@ -52,13 +53,10 @@ def bordered_inverse(A: np.ndarray) -> np.ndarray | None:
     more than the path)."""
     if A.shape[0] <= 1:
         return None
-    lu, piv, info = lapack.dgetrf(A)
-    if info != 0:
+    lu_piv = regular_lu(A, 1e-12)
+    if lu_piv is None:
         return None
-    rcond, info = lapack.dgecon(lu, np.abs(A).sum(axis=0).max(), norm="1")
-    if info != 0 or not rcond >= 1e-12:
-        return None
-    inv, info = lapack.dgetri(lu, piv)
+    inv, info = lapack.dgetri(*lu_piv)
     return inv if info == 0 else None
 
 

@@ -166,8 +166,6 @@ def quiet_run(Q: Any, y: Any, E: Any, L: Any, qL: Any, idx: Any, pos: Any, cols:
     return BOUNDARY, k, a, s, x
 
 
-
-
 def run_quiet(state: Any, record: Any, lam_end: float, kkt_tol: float, max_breakpoints: int,
               settings: tuple) -> Any:
     """Ordinary breakpoints from ``state`` by :func:`quiet_run`, recorded in ``record``;

@@ -43,8 +43,8 @@ from .svm_path_kernels import (EVENT_KINDS, breakpoint_scan, elbow_residual, sna
                                swap_rows_cols)
 from .svm_path_pass import G_FRESH, G_NONE, elbow_pass
 
-__all__ = ["DONE", "REFINE", "fresh_due", "join_elbow", "leave_elbow", "quiet_head", "quiet_segment",
-           "quiet_tail"]
+__all__ = ["DONE", "REFINE", "fresh_due", "join_elbow", "leave_elbow", "quiet_head",
+           "quiet_segment", "quiet_tail"]
 
 #: Codes of :func:`quiet_tail`: the breakpoint is done; the general way must run it.
 DONE, REFINE = 0, 1

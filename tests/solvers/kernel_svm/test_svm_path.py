@@ -255,7 +255,12 @@ def test_compiled_quiet_breakpoints_give_the_general_path_bit_for_bit(case, monk
     # sums of the margins (every svm_path._FRESH breakpoints) among them
     assert sum(compiled_rows) >= (len(fast.Cs) // 2 if case != "iris duplicates" else 10)
     assert fresh_in_python[1] >= len(general.Cs) // (2 * svm_path._FRESH)
-    assert fresh_in_python[0] <= fresh_in_python[1] // (4 if case != "iris duplicates" else 1)
+    # (iris re-anchors often: a fresh sum after a re-anchor runs in Python; there 14 of
+    # 18, rbf 2 of 32, linear 2 of 22)
+    if case == "iris duplicates":
+        assert fresh_in_python[0] < fresh_in_python[1]
+    else:
+        assert fresh_in_python[0] <= fresh_in_python[1] // 4
     assert fast.reanchored == general.reanchored
     assert fast.reanchored > 0 or case != "iris duplicates"
     for name in ("Cs", "alphas", "intercepts", "bounds"):

@@ -61,6 +61,23 @@ def test_bounds_are_upper_bounds_of_the_full_report_and_full_recomputes():
     assert checked > 0
 
 
+def test_a_discarded_path_is_freed_without_the_cyclic_collector():
+    # the breakpoints' Solutions hold no reference cycle (a report's recompute closes
+    # over the breakpoint's values, not its Solution): dropping the path and its
+    # solutions frees the multipliers at once, not at the next full collection
+    import gc
+    import weakref
+    path, solutions = exact_c_path(_svm(2), 0.05, 50.0)
+    alphas = weakref.ref(path.alphas)
+    assert solutions[len(solutions) // 2].report.full().passed    # (a closure in use)
+    gc.disable()
+    try:
+        del path, solutions
+        assert alphas() is None
+    finally:
+        gc.enable()
+
+
 def test_the_bounded_certificate_fails_on_perturbed_margins_and_multipliers():
     svm = _svm(2)
     y = svm.y
