@@ -139,6 +139,7 @@ class _Problem:
         self.intercept = intercept
         self.n, self.d = X.shape
         self.squared = loss.has("least_squares")
+        self.tried = set()  # sign patterns the squared loss's active-set Newton started from
 
 
 def coordinate_descent(X: ArrayLike, y: ArrayLike, loss: Any, penalty: Any, lam: float,

@@ -18,10 +18,11 @@ import scipy.sparse as sp
 from numba import njit
 
 from ...compiled import load_without_refresh
+from .face_newton import active_set_newton
 
 __all__ = ["duplicate_groups", "even_split", "column_hashes_reference", "polish_face",
            "active_cycles", "readmit", "polish_with_copies", "zeros_stay_zero", "loss_grad_w",
-           "weighted"]
+           "weighted", "squared_newton_finish", "polish_or_newton"]
 
 
 def duplicate_groups(X: Any) -> list[np.ndarray]:
@@ -188,6 +189,42 @@ def polish_with_copies(cache: dict, X: Any, w: np.ndarray, polish: Any,
         groups = [g[np.isin(g, within)] for g in groups]
     groups = [g for g in groups if g.size > 1 and np.any(w[g] != 0)]
     return polish(even_split(w, groups)) if groups else None
+
+
+def squared_newton_finish(prob: Any, w: np.ndarray,
+                          within: np.ndarray | None = None) -> np.ndarray | None:
+    """The squared loss's finish when the sign-fixed solve fails (:func:`polish_face`
+    None): :func:`~convexlearn.solvers.erm.face_newton.active_set_newton` on the raw
+    problem ``prob`` (a cd._Problem) from w and its best b = mean_v(y - X w). Its null
+    moves drop the active columns beyond the rank of [X_A, 1] (with lam2 = 0 such a face
+    has no minimizer when s is not orthogonal to its null space: make_classification's
+    redundant features, clf 1000 x 50 of rank 40, where CD creeps along that null space and
+    lam = 1e-4 lam_max fell back to the homotopy); its projected Newton settles a tiny
+    lam2's ill-conditioned face (1e-5 lam_max fell back to cvxpy). Once per sign pattern
+    of w (``prob.tried``: one solve's); the minimizer's w when its support lies in ``within``
+    (the working set; None: any), else None (coordinate descent goes on)."""
+    support = np.sign(w).tobytes()
+    if support in prob.tried:
+        return None
+    prob.tried.add(support)
+    b = float(np.average(prob.y - prob.X @ w, weights=prob.v)) if prob.intercept else 0.0
+    out = active_set_newton(prob.X, prob.y, prob.loss, w, b, prob.lam1, prob.lam2,
+                            prob.intercept, prob.v)
+    if out is None or (within is not None and np.any(np.delete(out[0], within))):
+        return None
+    return out[0]
+
+
+def polish_or_newton(prob: Any, polish: Any, within: np.ndarray) -> Any:
+    """The polish of a working set ``within`` as a function of the full w: ``polish(w[within])``,
+    else :func:`squared_newton_finish`'s w[within] (None when both fail)."""
+    def finish(w):
+        out = polish(w[within])
+        if out is None:
+            new = squared_newton_finish(prob, w, within)
+            out = None if new is None else new[within]
+        return out
+    return finish
 
 
 def zeros_stay_zero(Xc: Any, yc: np.ndarray, w: np.ndarray, lam1: float, G: Any,

