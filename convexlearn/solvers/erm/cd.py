@@ -76,9 +76,9 @@ PENALTY_NEEDS = ("split",)
 #: POLISH_FROM |F| (clf 1000 x 50 of rank 40, lam = 1e-4 lam_max: tried after 23 sweeps
 #: it certifies; CD's own stop took 56 000, and 2 800 to reach a step of 1e-6 |F|)
 POLISH_FROM = 1e-4
-#: ... and while the tries' work (n k^2 each) is at most POLISH_WORK times the sweeps'
-#: (nnz(X) each): BLAS-3 products against CD's scalar loops (sparse 2000 x 500, 445
-#: active: a try after 47 sweeps took 1 s, CD's whole solve 0.09 s)
+#: ... and while the tries' work so far (n k^2 a Hessian formed) is at most POLISH_WORK
+#: times the sweeps' (nnz(X) each): BLAS-3 products against CD's scalar loops (sparse
+#: 2000 x 500, 445 active: a try after 47 sweeps took 1 s, CD's whole solve 0.09 s)
 POLISH_WORK = 10.0
 
 
@@ -232,11 +232,11 @@ def _logistic(prob, w, b, keep, tol, max_sweeps, polish, use_numba):
 
     def finish(w_, b_):
         return polish_with_copies(prob.cache, prob.X, w_, lambda u: active_set_newton(
-            X, y, loss, u, b_, lam1, lam2, prob.intercept, prob.v))
+            X, y, loss, u, b_, lam1, lam2, prob.intercept, prob.v, used=hessians))
 
     f = X @ w + b
     Fv = F_of(w, b)
-    tried, spent = set(), 0.0
+    tried, spent, hessians = set(), 0.0, []
     sweep_work = float(X.nnz if prob.sparse else n * prob.d)
     sweeps, outer, readmitted, polished = 0, 0, 0, False
     stop_tol = max(tol, 1e-13)
@@ -271,7 +271,7 @@ def _logistic(prob, w, b, keep, tol, max_sweeps, polish, use_numba):
 
         # inexact inner solves while far (glmnet's practice): the model's own accuracy is
         # worth little before the outer steps settle; exact (the final tolerance) near the end
-        inner_tol = 1e-14 if prob.squared else max(min(1e-4, 1e-2 * last_rel), 1e-14)
+        inner_tol = max(min(1e-4, 1e-2 * last_rel), 1e-14)
         sweeps += active_cycles(sweep, wn, keep, lambda: inner_tol * abs(Fv), max_sweeps)
         # line search on F along the model's minimizer
         dw, db = wn - w, bn - b
@@ -303,16 +303,19 @@ def _logistic(prob, w, b, keep, tol, max_sweeps, polish, use_numba):
         if final and not polish:
             break
         # the active-set Newton also repairs the support (drops, joins): tried once the
-        # outer steps are small, once per support, long before CD's own stop, while the
-        # tries' work (~n k^2 each, k active: the face's Hessian) stays within
-        # POLISH_WORK times the sweeps' (nnz(X) each)
-        support = np.sign(w).tobytes()
+        # outer steps are small, once per support (signs: -0.0 is 0), long before CD's own
+        # stop, while the work of the tries so far (n k^2 a Hessian, k active) is within
+        # POLISH_WORK times the sweeps' (nnz(X) each); at CD's stop (final) whatever the
+        # work, still once per support
+        support = np.packbits(w > 0).tobytes() + np.packbits(w < 0).tobytes()
         work = n * (np.count_nonzero(w) + 1.0) ** 2
-        if polish and (final or change <= POLISH_FROM * abs(Fv) and support not in tried
-                       and spent + work <= POLISH_WORK * sweeps * sweep_work):
+        if polish and support not in tried and (
+                final or change <= POLISH_FROM * abs(Fv)
+                and spent + work <= POLISH_WORK * sweeps * sweep_work):
             tried.add(support)
-            spent += work
+            hessians.clear()
             out = finish(w, b)
+            spent += work * max(1, sum(hessians))
             if out is not None:
                 (w, b), polished = out, True
                 break

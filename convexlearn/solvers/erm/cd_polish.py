@@ -203,7 +203,7 @@ def squared_newton_finish(prob: Any, w: np.ndarray,
     lam2's ill-conditioned face (1e-5 lam_max fell back to cvxpy). Once per sign pattern
     of w (``prob.tried``: one solve's); the minimizer's w when its support lies in ``within``
     (the working set; None: any), else None (coordinate descent goes on)."""
-    support = np.sign(w).tobytes()
+    support = np.packbits(w > 0).tobytes() + np.packbits(w < 0).tobytes()   # (-0.0 is 0)
     if support in prob.tried:
         return None
     prob.tried.add(support)

@@ -32,9 +32,10 @@ such a point from coordinate descent's (near, but at a tiny lam1 slow to settle)
   one at a time: alone at a face's minimizer, Newton moves it along s_j).
 
 Kept only when phi's gradient is at rounding level (each coordinate within ``GRAD_RTOL``
-of the sum of its terms' sizes, its share of the duality gap within ``GAP_RTOL`` of F)
-and no zero coordinate violates; else None (the caller resumes coordinate descent). The
-certificate of the caller's route judges the result.
+of the sum of its terms' sizes, or within ``STALL_RTOL`` where a Newton step no longer
+halves it), its share of the duality gap within ``GAP_RTOL`` of F, and no zero coordinate
+violates; else None (the caller resumes coordinate descent). The certificate of the
+caller's route judges the result.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+
+from ...data import DENSIFY_LIMIT_BYTES
 
 __all__ = ["active_set_newton", "GRAD_RTOL", "STALL_RTOL", "GAP_RTOL", "MAX_ACTIVE"]
 
@@ -56,12 +59,14 @@ STALL_RTOL = 1e-10
 #: ... and sum_j |x_j| |grad_j| <= GAP_RTOL |phi| (also after a stall): the
 #: certificate's relative gap asks 1e-9
 GAP_RTOL = 1e-10
-#: Above this many active columns the dense face (M, its SVD, the k x k Hessian) is not
-#: formed: None (coordinate descent goes on).
+#: Above this many active columns, or when the dense face's three n x (k + 1) arrays would
+#: pass data.DENSIFY_LIMIT_BYTES, the face (M, its SVD, the k x k Hessian) is not formed:
+#: None (coordinate descent goes on).
 MAX_ACTIVE = 1500
 #: A singular value of M below NULL_RTOL * max(n, k) * eps * (its largest) spans the null
 #: space (numpy's matrix_rank rule, times 10).
 NULL_RTOL = 10.0
+_EPS = np.finfo(float).eps
 
 
 def _face(X: Any, A: np.ndarray, intercept: bool) -> np.ndarray:
@@ -85,8 +90,9 @@ def _null_basis(M: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
         if diag.size and diag.min() > 1e-8 * diag.max():
             return Q[:, Mr.shape[0]:].T
     # the R of a QR has M's singular values and right vectors: no n x n factor
-    R = np.linalg.qr(Mr, mode="r") if Mr.shape[0] > Mr.shape[1] else Mr
-    if R.shape[0] >= R.shape[1]:
+    tall = Mr.shape[0] >= Mr.shape[1]
+    R = np.linalg.qr(Mr, mode="r") if tall else Mr
+    if tall:
         # a column in the span of those before it has R_jj ~ 0: none, full column rank,
         # no SVD (k^3, as much as the QR at 450 active)
         diag = np.abs(np.diag(R))
@@ -159,8 +165,8 @@ def _reduce_support(x, s, N, lam1, lam2, k_w):
 
 def active_set_newton(X: Any, y: np.ndarray, loss: Any, w: np.ndarray, b: float, lam1: float,
                       lam2: float, intercept: bool, v: np.ndarray | None = None,
-                      max_rounds: int = 8, max_newton: int = 40
-                      ) -> tuple[np.ndarray, float] | None:
+                      max_rounds: int = 8, max_newton: int = 40,
+                      used: list | None = None) -> tuple[np.ndarray, float] | None:
     """Minimize F from (w, b) by the moves of the module docstring; the minimizer
     (w, b) (zeros exactly 0.0) or None when a round budget runs out or the face's gradient
     does not reach rounding level.
@@ -181,17 +187,30 @@ def active_set_newton(X: Any, y: np.ndarray, loss: Any, w: np.ndarray, b: float,
         Rounds in which violators join A (None beyond).
     max_newton : int
         Newton iterations over every face (None beyond).
+    used : list, optional
+        The Newton iterations (Hessians formed) this call made are appended to it.
     """
+    budget = [max_newton]        # Newton iterations left, over every face
+    try:
+        return _rounds(X, y, loss, w, b, lam1, lam2, intercept, v, max_rounds, budget)
+    finally:
+        if used is not None:
+            used.append(max_newton - budget[0])
+
+
+def _rounds(X, y, loss, w, b, lam1, lam2, intercept, v, max_rounds, budget):
+    """:func:`active_set_newton`'s rounds (``budget``: [Newton iterations left])."""
     n, d = X.shape
     w = np.array(w, dtype=float)
     b = float(b) if intercept else 0.0
     rows = None if v is None else np.flatnonzero(v > 0)
     wv = np.ones(n) if v is None else v
     absX, single, entering = None, False, np.zeros(d, dtype=bool)
-    joins, budget = 0, [max_newton]        # Newton iterations left, over every face
+    joins = 0
     while budget[0] > 0:
         A = np.flatnonzero(w)
-        if A.size > MAX_ACTIVE:
+        # (the dense face M, |M| and M h: three n x (k + 1) arrays)
+        if A.size > MAX_ACTIVE or 24 * n * (A.size + 1) > DENSIFY_LIMIT_BYTES:
             return None
         s = np.sign(w[A])
         M = _face(X, A, intercept)
@@ -292,9 +311,11 @@ def _newton_on_face(M, y, loss, wv, x, s, lam1, lam2, k, singular, n, budget):
             xn[:k][flip] = 0.0
             vn, gn, fn, rn = value_grad(xn)
             # Armijo, or (near the minimizer, where phi's decrease is below its
-            # rounding and Armijo would halve every step) the gradient halved
-            if vn <= val + 1e-4 * float(grad @ (xn - x)) or \
-                    np.max(np.abs(gn) / np.maximum(size, 1e-300)) < 0.5 * level:
+            # rounding and Armijo would halve every step) phi not above its rounding
+            # and the gradient halved
+            if vn <= val + 1e-4 * float(grad @ (xn - x)) or (
+                    vn <= val + 16 * _EPS * abs(val)
+                    and np.max(np.abs(gn) / np.maximum(size, 1e-300)) < 0.5 * level):
                 break
             t *= 0.5
         else:

@@ -123,3 +123,13 @@ def test_rank_deficient_squared_sparse_and_weighted():
                      **kw).solve()
         assert sol.status == "optimal" and sol.provenance["route"] == "cd", kw
         assert not sol.provenance.get("fallback_from"), kw
+
+
+def test_null_basis_of_square_and_tall_rank_deficient_faces():
+    # a square face gets its R from a QR too (its own diagonal says nothing of its rank)
+    from convexlearn.solvers.erm import face_newton
+    for M in (np.array([[1.0, 1.0], [2.0, 2.0]]), np.array([[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]])):
+        N = face_newton._null_basis(M, None)
+        assert N.shape == (1, 2)
+        assert np.allclose(M @ N.T, 0.0) and np.isclose(np.linalg.norm(N), 1.0)
+    assert face_newton._null_basis(np.array([[2.0, 1.0], [1.0, 2.0]]), None).shape[0] == 0
