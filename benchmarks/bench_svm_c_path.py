@@ -14,6 +14,11 @@ problem: nothing cached), the ratios from these warm figures; the path's first c
 fresh process (numba's compiled loops loaded from their cache, the anchor solve's among
 them) is reported beside them. Both sides run on one BLAS thread.
 
+Random cases beyond the headline problem (in a fresh process of their own): make_classification
+(d = 20, 10 informative, flip_y 0.05; d = 5, 3 informative), two overlapping 2-D blobs
+(cluster_std 2.5) and 2-D moons (noise 0.3), data seeds 1 and 2, n = 1000 and 2000,
+standardized; the same path and anchors (the path best of 2, SVC best of 3; twenty fits once).
+
 Run ``python benchmarks/bench_svm_c_path.py [--record]``.
 """
 
@@ -70,6 +75,67 @@ def worker(n: int) -> str:
             f"{t_path:.3f}\t{t_first:.3f}\t{t_one:.4f}\t{t_twenty:.3f}")
 
 
+SWEEP_KINDS = ("clf", "clf5", "blobs", "moons")
+
+
+def _sweep_data(kind, seed, n):
+    from sklearn.datasets import make_blobs, make_classification, make_moons
+    if kind == "clf":
+        X, y = make_classification(n, 20, n_informative=10, flip_y=0.05, random_state=seed)
+    elif kind == "clf5":
+        X, y = make_classification(n, 5, n_informative=3, n_redundant=0, random_state=seed)
+    elif kind == "blobs":
+        X, y = make_blobs(n, centers=2, cluster_std=2.5, random_state=seed)
+    else:
+        X, y = make_moons(n, noise=0.3, random_state=seed)
+    return (X - X.mean(axis=0)) / X.std(axis=0), y
+
+
+def sweep_worker() -> str:
+    """The random cases' rows (tab-separated lines), measured in this (fresh) process."""
+    import convexlearn as cl
+    from convexlearn.routes.svm import exact_c_path
+    from sklearn.svm import SVC
+    exact_c_path(cl.SVM(*_sweep_data("clf", 0, 300), C=1.0, kernel="rbf"), 0.01, 100.0)
+    lines = []
+    Cs = np.logspace(-2, 2, 20)
+    for kind in SWEEP_KINDS:
+        for seed in (1, 2):
+            for n in SIZES:
+                X, y = _sweep_data(kind, seed, n)
+                runs = [_cpu(lambda: exact_c_path(cl.SVM(X, y, C=1.0, kernel="rbf"), 0.01,
+                                                  100.0)) for _ in range(2)]
+                t_path = min(t for t, _ in runs)
+                path, sols = runs[-1][1]
+                ok = sum(s.status == "optimal" for s in sols)
+                t_one = min(_cpu(lambda: SVC(C=1.0, kernel="rbf", gamma="scale").fit(X, y))[0]
+                            for _ in range(REPEAT))
+                t_twenty = _cpu(lambda: [SVC(C=C, kernel="rbf", gamma="scale").fit(X, y)
+                                         for C in Cs])[0]
+                lines.append(f"{kind} seed {seed} n={n}\t{len(path.Cs)}\t{path.reanchored}\t"
+                             f"{ok}\t{t_path:.3f}\t{t_one:.4f}\t{t_twenty:.3f}")
+    return "\n".join(lines)
+
+
+def _sweep_rows() -> tuple[list, str]:
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--sweep-worker"],
+                         capture_output=True, text=True, check=True).stdout
+    rows, one, twenty = [], [], []
+    for line in out.strip().splitlines()[-2 * 2 * len(SIZES) * len(SWEEP_KINDS):]:
+        name, k, re, ok, t_path, t_one, t_twenty = line.split("\t")
+        t_path, t_one, t_twenty = float(t_path), float(t_one), float(t_twenty)
+        one.append(t_path / t_one)
+        twenty.append(t_path / t_twenty)
+        rows.append([name, k, re, f"{ok}/{k}", t_path, t_one, f"{one[-1]:.1f}x", t_twenty,
+                     f"{twenty[-1]:.2f}x"])
+        print(rows[-1], flush=True)
+    summary = (f"Over the {len(rows)} random cases: ratio to one fit median "
+               f"{np.median(one):.1f}x, 90th percentile {np.quantile(one, 0.9):.1f}x, max "
+               f"{max(one):.1f}x; to twenty fits median {np.median(twenty):.2f}x, 90th "
+               f"percentile {np.quantile(twenty, 0.9):.2f}x, max {max(twenty):.2f}x.")
+    return rows, summary
+
+
 def main() -> None:
     rows = []
     for n in SIZES:
@@ -82,6 +148,8 @@ def main() -> None:
                      f"{t_path / t_one:.1f}x", t_twenty, f"{t_path / t_twenty:.2f}x",
                      f"{t_first:.3f} ({t_first / t_one:.1f}x)"])
         print(rows[-1], flush=True)
+    sweep, summary = _sweep_rows()
+    print(summary)
     load = os.getloadavg()
     body = (__doc__.split("\n\n", 1)[1].rsplit("\n\nRun", 1)[0] + "\n\n"
             + markdown_table(["problem", "breakpoints", "re-anchored", "certified at 1e-9",
@@ -89,13 +157,20 @@ def main() -> None:
                               "SVC(C=1) CPU s", "ratio to one fit", "twenty SVC fits CPU s",
                               "ratio to twenty fits",
                               "path's first call in the process, CPU s (to one fit)"], rows)
+            + "\n\nRandom cases:\n\n"
+            + markdown_table(["problem", "breakpoints", "re-anchored", "certified at 1e-9",
+                              "exact C-path CPU s", "SVC(C=1) CPU s", "ratio to one fit",
+                              "twenty SVC fits CPU s", "ratio to twenty fits"], sweep)
+            + "\n\n" + summary
             + f"\n\nLoad average at the end (1 / 5 / 15 min): "
               f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}.")
     print(write_result("svm_c_path", "Exact SVM path in C vs SVC", body))
 
 
 if __name__ == "__main__":
-    if "--worker" in sys.argv:
+    if "--sweep-worker" in sys.argv:
+        print(sweep_worker())
+    elif "--worker" in sys.argv:
         print(worker(int(sys.argv[sys.argv.index("--worker") + 1])))
     else:
         main()
