@@ -23,8 +23,10 @@ lambda falls; the breakpoint is where the interval closes.
 
 A singular elbow system (duplicated samples, or more elbow points than the kernel's rank)
 that is consistent moves along its minimum-norm direction. An inconsistent one is
-re-anchored: ``solve_at(C)`` is asked for a certified solution at the current C and the
-path continues from it; ``reanchored`` counts them.
+re-anchored a small step on (``reanchored`` counts them): first warm, by an active-set
+iteration from the sets where the path stands (:func:`.svm_path_ties.warm_anchor`, a few
+O(n |E|) rounds), kept where the path's KKT check and the bounded KKT figures at
+``kkt_tol`` pass; else ``solve_at(C)`` is asked for a certified solution at that C.
 
 Every breakpoint is checked against the KKT conditions (``path_consistent`` in
 :func:`.svm_path_kernels.breakpoint_scan`, or :func:`_consistent`) before the
@@ -53,12 +55,12 @@ from .svm_path_bound import MarginBound, blocked_sum
 from .svm_path_empty import EVENT_RTOL as _EVENT_RTOL, empty_elbow as _empty_elbow
 from .svm_path_inverse import LazyInverse
 from .svm_path_record import Breakpoints
-from .svm_path_kernels import (EVENT_KINDS, breakpoint_scan, elbow_residual,
-                               first_crossings, leaving_at_bound, next_event,
+from .svm_path_kernels import (EVENT_KINDS, breakpoint_scan, elbow_residual, next_event,
                                path_consistent, snap_elbow)
 from .svm_path_elbow import bordered_inverse as _bordered_inverse, candidate, checked
-from .svm_path_elbow import direction as _direction, elbow_matrix as _elbow_matrix
+from .svm_path_elbow import elbow_matrix as _elbow_matrix
 from .svm_path_pass import G_CORRECT, G_FRESH, G_NONE, elbow_pass
+from .svm_path_ties import consistent_direction, warm_anchor
 from .svm_path_run import (DONE, fresh_due, join_elbow, leave_elbow, quiet_segment,
                             quiet_tail)
 from .svm_path_loop import run_quiet
@@ -176,7 +178,7 @@ def svm_c_path(K: np.ndarray, y: np.ndarray, C_min: float, C_max: float,
                                    quiet is not None)
         if not ok:                # re-anchor on a certified solve where the path stands
             lam_next = _next_lambda_after_failure(lam, lam_end)
-            state = _anchored(Q, y, solve_at, lam_next)
+            state = _anchored(Q, y, solve_at, lam_next, state, kkt_tol)
             event = ("re-anchor", -1)
             reanchored += 1
         lam = lam_next
@@ -198,8 +200,16 @@ def _bounded(state, lam, tol):
                        state.bound.qabs, tol)
 
 
-def _anchored(Q, y, solve_at, lam) -> "_PathState":
-    """The path's state at a certified solution of ``solve_at(1 / lam)``."""
+def _anchored(Q, y, solve_at, lam, near=None, tol=0.0) -> "_PathState":
+    """The path's state at a certified solution of ``solve_at(1 / lam)``; first, from the
+    sets of ``near`` (:func:`.svm_path_ties.warm_anchor`), kept where it passes the path's
+    KKT check and its bounded figures pass at ``tol``."""
+    warm = None if near is None else warm_anchor(near, lam)
+    if warm is not None:
+        state = _PathState(Q, y, *warm)
+        if (_consistent(y, state.a, state.a0, lam, state.E, state.L, state.g)
+                and _bounded(state, lam, tol)[0] <= tol):
+            return state
     alpha, b = solve_at(1.0 / lam)
     a, a0 = np.asarray(alpha, float) * lam, float(b) * lam
     E, L = _sets(Q, y, a, a0, lam)
@@ -219,8 +229,8 @@ class _PathState:
       by its Schur complement when a sample joins (O(|E|^2)) and by the inverse's own
       blocks when one leaves, so that a direction costs O(|E|^2), not a factorization
       (svmpath's updates); None while the system is singular (duplicated samples, or
-      more elbow points than the kernel's rank), where :func:`_direction` takes the
-      minimum-norm solution by least squares;
+      more elbow points than the kernel's rank), where
+      :func:`.svm_path_elbow.direction` takes the minimum-norm solution by least squares;
     * ``qL`` = Q[:, L] 1, so that the margins g = Q a + y a_0 = QE a_E + qL + y a_0
       cost O(n |E|). Its updates add round-off of eps max|Q| each, which the margins
       g / lambda multiply by C: qL is summed afresh once the updates since its last sum
@@ -229,7 +239,7 @@ class _PathState:
       of E, and at each change while there is none.
     """
 
-    def __init__(self, Q, y, a, a0, lam, E, L):
+    def __init__(self, Q, y, a, a0, lam, E, L, bound=None):
         self.Q, self.y, self.a, self.a0, self.lam = Q, y, a, a0, lam
         self.E, self.L = E, L
         first = np.flatnonzero(E)
@@ -250,7 +260,8 @@ class _PathState:
         self.x = self.s_x = None     # d kept by the rank-one changes, and its s (if formed)
         self.changes = self.l_changes = 0
         self.qmax = max(float(np.max(np.diag(Q), initial=0.0)), 1e-300)   # >= |Q_ij| (PSD)
-        self.bound = MarginBound(Q, y)       # err >= max_i |g_i - (Q a + y a_0)_i|
+        # err >= max_i |g_i - (Q a + y a_0)_i| (a warm re-anchor's from its Q's: no pass)
+        self.bound = MarginBound(Q, y) if bound is None else bound
         self.n_L = int(L.sum())        # |L|, kept by join and leave (no O(n) count)
         self.qL = blocked_sum(Q, np.flatnonzero(L))
         self.bound.fresh_qL(self.n_L)
@@ -528,36 +539,6 @@ def _sets(Q, y, a, a0, lam) -> tuple[np.ndarray, np.ndarray]:
     return E, L
 
 
-def _consistent_direction(state):
-    """The direction, after moving the samples that sit on a boundary between two sets
-    and would cross it at once (a just-joined multiplier that leaves its box, a sample
-    on the margin whose margin moves the wrong way for its set). Modifies the sets."""
-    a, lam, E, L = state.a, state.lam, state.E, state.L
-    for _ in range(state.Q.shape[0] + 1):
-        idx = state.idx
-        if idx.size == 0:
-            return None, None, None
-        found = _direction(state)
-        if found is None:
-            return None, None, None
-        d0, dE, s = found                        # s = d g / d lambda
-        # lambda decreases: a_i moves by -dE_i, the margin slack g_i - lambda by -(s_i - 1)
-        to_R, to_L = leaving_at_bound(a, idx, dE)
-        # (samples on the margin, |g - lam| <= 1e-9 lam, of R rising or L falling into E)
-        from_R, from_L = first_crossings(state.g, s, lam, E, L)
-        if to_R >= 0:
-            state.leave(int(to_R), False)
-        elif to_L >= 0:
-            state.leave(int(to_L), True)
-        elif from_R >= 0:
-            state.join(int(from_R))
-        elif from_L >= 0:
-            state.join(int(from_L))
-        else:
-            return d0, dE, s
-    return None, None, None
-
-
 def _segment(state, lam, lam_end):
     """The next breakpoint below lam: (lam_next, a, a0, event) or None when singular."""
     if state.m == 0:                # (m = |E|, kept by join and leave)
@@ -568,7 +549,7 @@ def _segment(state, lam, lam_end):
     if found is not None:
         d0, dE, s = state.found
     else:
-        d0, dE, s = _consistent_direction(state)
+        d0, dE, s = consistent_direction(state)
         if d0 is None:
             return None if state.idx.size else _empty_elbow(state, lam, lam_end)
     a, a0, idx = state.a, state.a0, state.idx

@@ -1,0 +1,133 @@
+"""A warm re-anchor of the exact C-path (:mod:`.svm_path`) where it cannot go on.
+
+The path re-anchors a small step past a breakpoint whose KKT check fails (a degenerate tie
+of several samples at one lambda, read wrongly through round-off of an ill-conditioned
+elbow system: 2-D data under an rbf kernel, whose elbow of ~25 samples has a condition
+number up to 1e7). The solution there differs from the one at the failed breakpoint by a
+few changes of the sets at most (lambda moves by 1e-3 of itself), so instead of a cold
+solve of the whole problem (SMO and its polish, ~50 ms at n = 2000) the sets of the
+failed breakpoint are corrected by a primal-dual active-set iteration on the path's own
+variables (a = alpha / C in [0, 1], a_0 = b / C, margins g = lambda y f), each round::
+
+    [ 0    y_E^T ] [a_0]   [ -sum_{j in L} y_j ]
+    [ y_E  Q_EE  ] [a_E] = [ lambda 1 - (Q_L 1)_E ],     g = Q_E a_E + Q_L 1 + y a_0,
+
+then the samples that contradict their set move: a_E < 0 to R, a_E > 1 to L, a sample of
+R with g_i < lambda or of L with g_i > lambda to E. It costs O(n |E| + |E|^3) a round
+(Q_L 1 kept by rank-one changes), not a pass over Q. Its answer is only a candidate:
+:func:`.svm_path._anchored` keeps it where the path's own KKT check (1e-10, margins
+summed afresh) and the breakpoint's bounded KKT figures at ``kkt_tol`` pass, else it
+solves cold as before.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+
+from .svm_path_elbow import direction, elbow_matrix
+from .svm_path_kernels import first_crossings, leaving_at_bound
+
+__all__ = ["ROUNDS", "consistent_direction", "warm_anchor"]
+
+#: Active-set rounds at most before the cold solve takes over (a cycle among tied
+#: samples, or far more set changes than a step of 1e-3 in lambda makes).
+ROUNDS = 16
+#: A margin this far (relative, margin units) on the wrong side of 1 moves its sample:
+#: a tenth of the path's KKT check (1e-10), so that the answer passes it with room.
+_MARGIN = 1e-11
+#: Fractions within this of 0 or 1 are put on it (the path's snap of ties).
+_SNAP = 1e-12
+
+
+def warm_anchor(state: Any, lam: float) -> tuple | None:
+    """(a, a_0, lam, E, L, bound) at ``lam`` by the active-set iteration of the module
+    docstring from the sets of ``state`` (a :class:`.svm_path._PathState`, left
+    unchanged), ``bound`` a fresh :class:`.svm_path_bound.MarginBound` of the same Q (its
+    max |Q_ij| and asymmetry copied, not a pass over Q again); None where it does not settle
+    within :data:`ROUNDS` rounds or its elbow is empty."""
+    Q, y = state.Q, state.y
+    E, L = state.E.copy(), state.L.copy()
+    qL = state.qL.copy()                 # Q_L 1 of state.L, kept below by rank-one changes
+    band = _MARGIN * lam
+    for _ in range(ROUNDS):
+        idx = np.flatnonzero(E)
+        if idx.size == 0:
+            return None
+        A = elbow_matrix(Q, y, idx)
+        rhs = np.empty(idx.size + 1)
+        rhs[0] = -float(y[L].sum())
+        rhs[1:] = lam - qL[idx]
+        try:
+            x = np.linalg.solve(A, rhs)
+        except np.linalg.LinAlgError:
+            x = np.linalg.lstsq(A, rhs, rcond=1e-12)[0]
+        if not np.all(np.isfinite(x)):
+            return None
+        a0, aE = float(x[0]), x[1:]
+        # the worst contradiction moves, one a round: the multipliers out of their box
+        # first, then the margins (all at once overshoot: a wholesale swap of the sets of
+        # an ill-conditioned elbow cycles through hundreds of samples)
+        out = np.maximum(-aE, aE - 1)
+        k = int(np.argmax(out))
+        if out[k] > _SNAP:
+            i = int(idx[k])
+            E[i] = False
+            if aE[k] > 1:
+                L[i] = True
+                qL += Q[i]
+            continue
+        g = aE @ Q[idx] + qL + y * a0          # (Q symmetric: rows idx are its columns)
+        R = ~E & ~L
+        wrong = np.where(R, lam - g, np.where(L, g - lam, -np.inf))
+        i = int(np.argmax(wrong))
+        if not wrong[i] > band:
+            a = L.astype(float)
+            a[idx] = np.where(np.abs(aE) <= _SNAP, 0.0,
+                              np.where(np.abs(aE - 1) <= _SNAP, 1.0, aE))
+            return a, a0, lam, E, L, _fresh_bound(state.bound)
+        E[i] = True
+        if L[i]:
+            L[i] = False
+            qL -= Q[i]
+    return None
+
+
+def _fresh_bound(bound: Any) -> Any:
+    """A MarginBound as its constructor leaves it for the same Q: max |Q_ij| and the
+    asymmetry copied, the running figures at 0 (the path's state sets them afresh)."""
+    fresh = copy.copy(bound)
+    fresh.err = fresh.e_qL = fresh.N = fresh.s_scale = fresh.s_err = 0.0
+    return fresh
+
+
+def consistent_direction(state: Any) -> tuple:
+    """The direction, after moving the samples that sit on a boundary between two sets
+    and would cross it at once (a just-joined multiplier that leaves its box, a sample
+    on the margin whose margin moves the wrong way for its set). Modifies the sets."""
+    a, lam, E, L = state.a, state.lam, state.E, state.L
+    for _ in range(state.Q.shape[0] + 1):
+        idx = state.idx
+        if idx.size == 0:
+            return None, None, None
+        found = direction(state)
+        if found is None:
+            return None, None, None
+        d0, dE, s = found                        # s = d g / d lambda
+        # lambda decreases: a_i moves by -dE_i, the margin slack g_i - lambda by -(s_i - 1)
+        to_R, to_L = leaving_at_bound(a, idx, dE)
+        # (samples on the margin, |g - lam| <= 1e-9 lam, of R rising or L falling into E)
+        from_R, from_L = first_crossings(state.g, s, lam, E, L)
+        if to_R >= 0:
+            state.leave(int(to_R), False)
+        elif to_L >= 0:
+            state.leave(int(to_L), True)
+        elif from_R >= 0:
+            state.join(int(from_R))
+        elif from_L >= 0:
+            state.join(int(from_L))
+        else:
+            return d0, dE, s
+    return None, None, None
