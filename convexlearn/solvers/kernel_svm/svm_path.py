@@ -155,7 +155,7 @@ def svm_c_path(K: np.ndarray, y: np.ndarray, C_min: float, C_max: float,
     state = _anchored(Q, y, solve_at, lam)
     record = Breakpoints(y.size)
     record.add(lam, state.a, state.a0, "anchor", _bounded(state, lam, kkt_tol))
-    reanchored = 0
+    reanchored = ties = 0
     while lam > lam_end and record.k < max_breakpoints:
         # ordinary breakpoints by the compiled loop (svm_path_loop), recorded there; one it
         # stops in comes back finished: (consistent, event, lambda before it)
@@ -176,7 +176,14 @@ def svm_c_path(K: np.ndarray, y: np.ndarray, C_min: float, C_max: float,
                 # (False: a degenerate tie the event logic got wrong)
                 ok = state.advance(event, a_next, a0_next, lam_next, (lam_end, kkt_tol),
                                    quiet is not None)
-        if not ok:                # re-anchor on a certified solve where the path stands
+        # a tie the path's steps got wrong: resolved where the path stands (warm, and its
+        # elbow system regular: the solution there is unique, so the segment before is the
+        # line to it), else re-anchored a small step on (warm, else a certified solve)
+        tied = (_warm(Q, y, state, state.lam, kkt_tol, True) if not ok and state.lam < lam
+                else None)
+        if tied is not None:
+            state, lam_next, ties = tied, tied.lam, ties + 1
+        elif not ok:
             lam_next = _next_lambda_after_failure(lam, lam_end)
             state = _anchored(Q, y, solve_at, lam_next, state, kkt_tol)
             event = ("re-anchor", -1)
@@ -187,6 +194,7 @@ def svm_c_path(K: np.ndarray, y: np.ndarray, C_min: float, C_max: float,
                    "re-anchor" if event[0] == "re-anchor" else f"{event[0]} {event[1]}",
                    _bounded(state, lam, kkt_tol))
     notes = [] if lam <= lam_end else [f"stopped after max_breakpoints={max_breakpoints}"]
+    notes += [f"{ties} degenerate breakpoints resolved in place"] if ties else []
     Cs, alphas, intercepts, events, bounds = record.arrays()
     return SVMPath(Cs, alphas, intercepts, events, reanchored, notes, bounds)
 
@@ -204,17 +212,28 @@ def _anchored(Q, y, solve_at, lam, near=None, tol=0.0) -> "_PathState":
     """The path's state at a certified solution of ``solve_at(1 / lam)``; first, from the
     sets of ``near`` (:func:`.svm_path_ties.warm_anchor`), kept where it passes the path's
     KKT check and its bounded figures pass at ``tol``."""
-    warm = None if near is None else warm_anchor(near, lam)
+    warm = None if near is None else _warm(Q, y, near, lam, tol)
     if warm is not None:
-        state = _PathState(Q, y, *warm)
-        if (_consistent(y, state.a, state.a0, lam, state.E, state.L, state.g)
-                and _bounded(state, lam, tol)[0] <= tol):
-            return state
+        return warm
     alpha, b = solve_at(1.0 / lam)
     a, a0 = np.asarray(alpha, float) * lam, float(b) * lam
     E, L = _sets(Q, y, a, a0, lam)
     _check_anchor(Q, y, a, a0, lam, E, L)
     return _PathState(Q, y, a, a0, lam, E, L)
+
+
+def _warm(Q, y, near, lam, tol, regular=False) -> "_PathState | None":
+    """The state at :func:`.svm_path_ties.warm_anchor`'s solution at lam from the sets of
+    ``near``, where the path's KKT check and its bounded figures at ``tol`` pass (and,
+    with ``regular``, its elbow system has an inverse): with the carried qL, else summed
+    afresh (the carried one's updates may round beyond the check)."""
+    warm = warm_anchor(near, lam)
+    for carried in () if warm is None else (warm[5], (warm[5][0], None, 0)):
+        state = _PathState(Q, y, *warm[:5], carried)
+        if (_consistent(y, state.a, state.a0, lam, state.E, state.L, state.g)
+                and _bounded(state, lam, tol)[0] <= tol):
+            return state if state.has_inv or not regular else None
+    return None
 
 
 class _PathState:
@@ -239,7 +258,7 @@ class _PathState:
       of E, and at each change while there is none.
     """
 
-    def __init__(self, Q, y, a, a0, lam, E, L, bound=None):
+    def __init__(self, Q, y, a, a0, lam, E, L, carried=None):
         self.Q, self.y, self.a, self.a0, self.lam = Q, y, a, a0, lam
         self.E, self.L = E, L
         first = np.flatnonzero(E)
@@ -260,11 +279,13 @@ class _PathState:
         self.x = self.s_x = None     # d kept by the rank-one changes, and its s (if formed)
         self.changes = self.l_changes = 0
         self.qmax = max(float(np.max(np.diag(Q), initial=0.0)), 1e-300)   # >= |Q_ij| (PSD)
-        # err >= max_i |g_i - (Q a + y a_0)_i| (a warm re-anchor's from its Q's: no pass)
-        self.bound = MarginBound(Q, y) if bound is None else bound
+        # err >= max_i |g_i - (Q a + y a_0)_i|; a warm re-anchor carries its Q's bound and
+        # qL with their updates (svm_path_ties.warm_anchor: no pass over Q)
+        self.bound, self.qL, self.l_changes = carried or (MarginBound(Q, y), None, 0)
         self.n_L = int(L.sum())        # |L|, kept by join and leave (no O(n) count)
-        self.qL = blocked_sum(Q, np.flatnonzero(L))
-        self.bound.fresh_qL(self.n_L)
+        if self.qL is None:
+            self.qL = blocked_sum(Q, np.flatnonzero(L))
+            self.bound.fresh_qL(self.n_L)
         self.refresh_inverse()
         self.g = self.margins()
         self.s = None                 # d g / d lambda on the current segment

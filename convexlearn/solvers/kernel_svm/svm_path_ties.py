@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from .svm_path_bound import blocked_sum
 from .svm_path_elbow import direction, elbow_matrix
 from .svm_path_kernels import first_crossings, leaving_at_bound
 
@@ -43,14 +44,18 @@ _SNAP = 1e-12
 
 
 def warm_anchor(state: Any, lam: float) -> tuple | None:
-    """(a, a_0, lam, E, L, bound) at ``lam`` by the active-set iteration of the module
+    """(a, a_0, lam, E, L, carried) at ``lam`` by the active-set iteration of the module
     docstring from the sets of ``state`` (a :class:`.svm_path._PathState`, left
-    unchanged), ``bound`` a fresh :class:`.svm_path_bound.MarginBound` of the same Q (its
-    max |Q_ij| and asymmetry copied, not a pass over Q again); None where it does not settle
-    within :data:`ROUNDS` rounds or its elbow is empty."""
+    unchanged), ``carried`` = (a :class:`.svm_path_bound.MarginBound` of the same Q, Q_L 1,
+    its updates since its last fresh sum): the state's, moved by the iteration's changes of
+    L as :meth:`.svm_path._PathState.join` and ``leave`` move them (a fresh sum once the
+    updates outnumber L's columns), so that the new state needs no pass over Q. None where
+    it does not settle within :data:`ROUNDS` rounds or its elbow is empty."""
     Q, y = state.Q, state.y
     E, L = state.E.copy(), state.L.copy()
-    qL = state.qL.copy()                 # Q_L 1 of state.L, kept below by rank-one changes
+    qL, n_L, changes = state.qL.copy(), state.n_L, state.l_changes
+    bound = copy.copy(state.bound)          # (its e_qL kept: qL's updates go on)
+    bound.err = bound.N = bound.s_scale = bound.s_err = 0.0
     band = _MARGIN * lam
     for _ in range(ROUNDS):
         idx = np.flatnonzero(E)
@@ -73,34 +78,38 @@ def warm_anchor(state: Any, lam: float) -> tuple | None:
         out = np.maximum(-aE, aE - 1)
         k = int(np.argmax(out))
         if out[k] > _SNAP:
-            i = int(idx[k])
+            i, to_L = int(idx[k]), bool(aE[k] > 1)
             E[i] = False
-            if aE[k] > 1:
-                L[i] = True
-                qL += Q[i]
+            if to_L:
+                L[i], n_L, changes = True, n_L + 1, changes + 1
+                qL, changes = _moved_qL(Q, L, qL, i, 1.0, n_L, changes, bound)
             continue
         g = aE @ Q[idx] + qL + y * a0          # (Q symmetric: rows idx are its columns)
-        R = ~E & ~L
-        wrong = np.where(R, lam - g, np.where(L, g - lam, -np.inf))
+        wrong = np.where(L, g - lam, np.where(E, -np.inf, lam - g))
         i = int(np.argmax(wrong))
         if not wrong[i] > band:
             a = L.astype(float)
             a[idx] = np.where(np.abs(aE) <= _SNAP, 0.0,
                               np.where(np.abs(aE - 1) <= _SNAP, 1.0, aE))
-            return a, a0, lam, E, L, _fresh_bound(state.bound)
+            return a, a0, lam, E, L, (bound, qL, changes)
         E[i] = True
         if L[i]:
-            L[i] = False
-            qL -= Q[i]
+            L[i], n_L, changes = False, n_L - 1, changes + 1
+            qL, changes = _moved_qL(Q, L, qL, i, -1.0, n_L, changes, bound)
     return None
 
 
-def _fresh_bound(bound: Any) -> Any:
-    """A MarginBound as its constructor leaves it for the same Q: max |Q_ij| and the
-    asymmetry copied, the running figures at 0 (the path's state sets them afresh)."""
-    fresh = copy.copy(bound)
-    fresh.err = fresh.e_qL = fresh.N = fresh.s_scale = fresh.s_err = 0.0
-    return fresh
+def _moved_qL(Q: np.ndarray, L: np.ndarray, qL: np.ndarray, i: int, sign: float, n_L: int,
+              changes: int, bound: Any) -> tuple[np.ndarray, int]:
+    """qL = Q_L 1 after sample i entered (sign 1) or left (-1) L, and its update count, as
+    :meth:`.svm_path._PathState._update_qL` does: summed afresh once the updates outnumber
+    L's columns, else by Q's row i (its bound's e_qL updated in place)."""
+    if changes > n_L:
+        bound.fresh_qL(n_L)
+        return blocked_sum(Q, np.flatnonzero(L)), 0
+    qL += sign * Q[i]
+    bound.update_qL(n_L)
+    return qL, changes
 
 
 def consistent_direction(state: Any) -> tuple:
