@@ -23,15 +23,16 @@ lambda falls; the breakpoint is where the interval closes.
 
 A singular elbow system (duplicated samples, or more elbow points than the kernel's rank)
 that is consistent moves along its minimum-norm direction. An inconsistent one is
-re-anchored a small step on (``reanchored`` counts them): first warm, by an active-set
-iteration from the sets where the path stands (:func:`.svm_path_ties.warm_anchor`, a few
-O(n |E|) rounds), kept where the path's KKT check and the bounded KKT figures at
-``kkt_tol`` pass; else ``solve_at(C)`` is asked for a certified solution at that C.
+re-anchored a small step on (``reanchored`` counts them): warm, by an active-set iteration
+from the sets where the path stands (:func:`.svm_path_ties.warm_anchor`, O(n |E|) a
+round), kept where the path's KKT check and the bounded KKT figures at ``kkt_tol`` pass;
+else ``solve_at(C)`` is asked for a certified solution at that C.
 
 Every breakpoint is checked against the KKT conditions (``path_consistent`` in
 :func:`.svm_path_kernels.breakpoint_scan`, or :func:`_consistent`) before the
-path moves on; a degenerate tie the event logic gets wrong (several multipliers reaching a
-bound at once among duplicated samples) is caught there and re-anchored a small step on.
+path moves on. A degenerate tie the event logic gets wrong (several samples at a boundary
+at once, through an ill-conditioned elbow's round-off) is caught there and resolved in
+place by that iteration (event "tie ...", where the elbow is regular), else re-anchored.
 
 Most breakpoints are ordinary (a single join or leave along a direction that passed its
 check, no refinement step): :mod:`.svm_path_loop` runs many of them in one compiled
@@ -60,7 +61,7 @@ from .svm_path_kernels import (EVENT_KINDS, breakpoint_scan, elbow_residual, nex
 from .svm_path_elbow import bordered_inverse as _bordered_inverse, candidate, checked
 from .svm_path_elbow import elbow_matrix as _elbow_matrix
 from .svm_path_pass import G_CORRECT, G_FRESH, G_NONE, elbow_pass
-from .svm_path_ties import consistent_direction, warm_anchor
+from .svm_path_ties import consistent_direction, next_lambda_after_failure, warm_anchor
 from .svm_path_run import (DONE, fresh_due, join_elbow, leave_elbow, quiet_segment,
                             quiet_tail)
 from .svm_path_loop import run_quiet
@@ -181,10 +182,11 @@ def svm_c_path(K: np.ndarray, y: np.ndarray, C_min: float, C_max: float,
         # line to it), else re-anchored a small step on (warm, else a certified solve)
         tied = (_warm(Q, y, state, state.lam, kkt_tol, True) if not ok and state.lam < lam
                 else None)
-        if tied is not None:
+        if tied is not None:         # (recorded as "tie <the event the path had read>")
             state, lam_next, ties = tied, tied.lam, ties + 1
+            event = ("tie", "end" if event is None else f"{event[0]} {event[1]}")
         elif not ok:
-            lam_next = _next_lambda_after_failure(lam, lam_end)
+            lam_next = next_lambda_after_failure(lam, lam_end)
             state = _anchored(Q, y, solve_at, lam_next, state, kkt_tol)
             event = ("re-anchor", -1)
             reanchored += 1
@@ -541,11 +543,6 @@ def _check_anchor(Q, y, a, a0, lam, E, L) -> None:
     if not _consistent(y, a, a0, lam, E, L, Q @ a + y * a0, tol=10 * SET_TOL):
         raise ValueError(f"the anchor at C = {1 / lam:.6g} does not satisfy the KKT "
                          f"conditions to {10 * SET_TOL:g}: the path needs a certified start")
-
-
-def _next_lambda_after_failure(lam: float, lam_end: float) -> float:
-    """Where to re-anchor when the path cannot continue from lam: a small step on."""
-    return max(lam_end, lam * (1 - 1e-3))
 
 
 def _sets(Q, y, a, a0, lam) -> tuple[np.ndarray, np.ndarray]:

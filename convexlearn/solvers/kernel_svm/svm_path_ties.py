@@ -1,23 +1,31 @@
-"""A warm re-anchor of the exact C-path (:mod:`.svm_path`) where it cannot go on.
+"""Where the exact C-path (:mod:`.svm_path`) cannot go on: degenerate breakpoints.
 
-The path re-anchors a small step past a breakpoint whose KKT check fails (a degenerate tie
-of several samples at one lambda, read wrongly through round-off of an ill-conditioned
-elbow system: 2-D data under an rbf kernel, whose elbow of ~25 samples has a condition
-number up to 1e7). The solution there differs from the one at the failed breakpoint by a
-few changes of the sets at most (lambda moves by 1e-3 of itself), so instead of a cold
-solve of the whole problem (SMO and its polish, ~50 ms at n = 2000) the sets of the
-failed breakpoint are corrected by a primal-dual active-set iteration on the path's own
-variables (a = alpha / C in [0, 1], a_0 = b / C, margins g = lambda y f), each round::
+A breakpoint whose KKT check fails is a degenerate tie (several samples at a boundary at
+one lambda) read wrongly through the round-off of an ill-conditioned elbow system (2-D
+data under an rbf kernel: an elbow of ~25 samples with a condition number up to 1e7; a
+refinement step then pushes a tied multiplier out of its box, or a tied margin to the
+wrong side of 1 by 1e-10 .. 1e-5). The solution there differs from the one the path
+stands at by a few changes of the sets at most, so instead of a cold solve of the whole
+problem (SMO and its polish, ~45 ms at n = 2000) the sets are corrected by an active-set
+iteration on the path's own variables (a = alpha / C in [0, 1], a_0 = b / C, margins
+g = lambda y f), each round::
 
     [ 0    y_E^T ] [a_0]   [ -sum_{j in L} y_j ]
     [ y_E  Q_EE  ] [a_E] = [ lambda 1 - (Q_L 1)_E ],     g = Q_E a_E + Q_L 1 + y a_0,
 
-then the samples that contradict their set move: a_E < 0 to R, a_E > 1 to L, a sample of
-R with g_i < lambda or of L with g_i > lambda to E. It costs O(n |E| + |E|^3) a round
-(Q_L 1 kept by rank-one changes), not a pass over Q. Its answer is only a candidate:
-:func:`.svm_path._anchored` keeps it where the path's own KKT check (1e-10, margins
-summed afresh) and the breakpoint's bounded KKT figures at ``kkt_tol`` pass, else it
-solves cold as before.
+on a fresh factorization, then the worst sample that contradicts its set moves: a_E < 0
+to R, a_E > 1 to L, else a sample of R with g_i < lambda or of L with g_i > lambda to E
+(one a round: the set change at the tie that is consistent). It costs O(n |E| + |E|^3) a
+round (Q_L 1 kept by rank-one changes), not a pass over Q. Its answer is only a
+candidate: :mod:`.svm_path` keeps it where the path's own KKT check (1e-10, margins
+summed afresh) and the breakpoint's bounded KKT figures at ``kkt_tol`` pass; at the
+failed breakpoint's own lambda (a tie resolved in place) only where its elbow system is
+regular (the solution there unique, so that the segment before is the line to it), else
+a small step on (:func:`next_lambda_after_failure`, a re-anchor), else by a cold solve.
+
+:func:`consistent_direction` is the path's own rule for samples that sit on a boundary
+when a segment starts: they move, one at a time, until the direction keeps every sample
+in its set.
 """
 
 from __future__ import annotations
@@ -31,7 +39,7 @@ from .svm_path_bound import blocked_sum
 from .svm_path_elbow import direction, elbow_matrix
 from .svm_path_kernels import first_crossings, leaving_at_bound
 
-__all__ = ["ROUNDS", "consistent_direction", "warm_anchor"]
+__all__ = ["ROUNDS", "consistent_direction", "next_lambda_after_failure", "warm_anchor"]
 
 #: Active-set rounds at most before the cold solve takes over (a cycle among tied
 #: samples, or far more set changes than a step of 1e-3 in lambda makes).
@@ -41,6 +49,12 @@ ROUNDS = 16
 _MARGIN = 1e-11
 #: Fractions within this of 0 or 1 are put on it (the path's snap of ties).
 _SNAP = 1e-12
+
+
+def next_lambda_after_failure(lam: float, lam_end: float) -> float:
+    """Where to re-anchor when the path cannot continue from lam: a small step on,
+    max(lam_end, lam (1 - 1e-3))."""
+    return max(lam_end, lam * (1 - 1e-3))
 
 
 def warm_anchor(state: Any, lam: float) -> tuple | None:
