@@ -61,7 +61,8 @@ from .svm_path_kernels import (EVENT_KINDS, breakpoint_scan, elbow_residual, nex
 from .svm_path_elbow import bordered_inverse as _bordered_inverse, candidate, checked
 from .svm_path_elbow import elbow_matrix as _elbow_matrix
 from .svm_path_pass import G_CORRECT, G_FRESH, G_NONE, elbow_pass
-from .svm_path_ties import consistent_direction, next_lambda_after_failure, warm_anchor
+from .svm_path_ties import (adopt, consistent_direction, next_lambda_after_failure,
+                             warm_anchor)
 from .svm_path_run import (DONE, fresh_due, join_elbow, leave_elbow, quiet_segment,
                             quiet_tail)
 from .svm_path_loop import run_quiet
@@ -227,11 +228,13 @@ def _anchored(Q, y, solve_at, lam, near=None, tol=0.0) -> "_PathState":
 def _warm(Q, y, near, lam, tol, regular=False) -> "_PathState | None":
     """The state at :func:`.svm_path_ties.warm_anchor`'s solution at lam from the sets of
     ``near``, where the path's KKT check and its bounded figures at ``tol`` pass (and,
-    with ``regular``, its elbow system has an inverse): with the carried qL, else summed
-    afresh (the carried one's updates may round beyond the check)."""
+    with ``regular``, its elbow system has an inverse): ``near`` moved there in place
+    (:func:`.svm_path_ties.adopt`) with ``regular``, else a new state with the carried qL;
+    then one with qL summed afresh (the carried one's updates may round beyond the check)."""
     warm = warm_anchor(near, lam)
     for carried in () if warm is None else (warm[5], (warm[5][0], None, 0)):
-        state = _PathState(Q, y, *warm[:5], carried)
+        state = (adopt(near, *warm[:5]) if regular and carried is warm[5] else
+                 _PathState(Q, y, *warm[:5], carried))      # (in place: no new buffers)
         if (_consistent(y, state.a, state.a0, lam, state.E, state.L, state.g)
                 and _bounded(state, lam, tol)[0] <= tol):
             return state if state.has_inv or not regular else None

@@ -39,7 +39,8 @@ from .svm_path_bound import blocked_sum
 from .svm_path_elbow import direction, elbow_matrix
 from .svm_path_kernels import first_crossings, leaving_at_bound
 
-__all__ = ["ROUNDS", "consistent_direction", "next_lambda_after_failure", "warm_anchor"]
+__all__ = ["ROUNDS", "adopt", "consistent_direction", "next_lambda_after_failure",
+           "warm_anchor"]
 
 #: Active-set rounds at most before the cold solve takes over (a cycle among tied
 #: samples, or far more set changes than a step of 1e-3 in lambda makes).
@@ -111,6 +112,28 @@ def warm_anchor(state: Any, lam: float) -> tuple | None:
             L[i], n_L, changes = False, n_L - 1, changes + 1
             qL, changes = _moved_qL(Q, L, qL, i, -1.0, n_L, changes, bound)
     return None
+
+
+def adopt(state: Any, a: np.ndarray, a0: float, lam: float, E: np.ndarray, L: np.ndarray
+          ) -> Any:
+    """``state`` (a :class:`.svm_path._PathState` at lam) moved to :func:`warm_anchor`'s
+    (a, a_0, E, L) at the same lambda, in place: its sets changed by its own leave and join
+    (rank-one changes of its buffers, inverse and qL), its inverse refactorized and its
+    margins summed afresh, as a breakpoint's are; no new state and its buffers (a tie
+    resolved where the path stands). Returns the state."""
+    for i in np.flatnonzero(state.E & ~E).tolist():
+        state.leave(i, bool(L[i]))
+    for i in np.flatnonzero(E & ~state.E).tolist():
+        state.join(i)
+    for i in np.flatnonzero(~E & (L != state.L)).tolist():    # (R <-> L by way of E)
+        state.join(i)
+        state.leave(i, bool(L[i]))
+    state.a, state.a0, state.lam = a, a0, lam
+    state.refresh_inverse()
+    state.g = state.margins()
+    state.since_fresh, state.lam_fresh = 0, lam
+    state.s = state.dE = state.found = state.scan = state.s_x = None
+    return state
 
 
 def _moved_qL(Q: np.ndarray, L: np.ndarray, qL: np.ndarray, i: int, sign: float, n_L: int,
