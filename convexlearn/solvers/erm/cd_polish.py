@@ -24,9 +24,8 @@ from .face_newton import active_set_newton, zero_excess
 __all__ = ["duplicate_groups", "even_split", "column_hashes_reference", "polish_face",
            "active_cycles", "readmit", "polish_with_copies", "zeros_stay_zero", "loss_grad_w",
            "weighted", "squared_newton_finish", "polish_or_newton", "polish_face_wide",
-           "stop_levels", "PolishGate", "EARLY_LEVELS", "SQUARED_POLISH_WORK",
-           "TRY_OVERHEAD",
-           "weighted_means"]
+           "stop_levels", "PolishGate", "polish_levels", "weighted_means", "EARLY_LEVELS",
+           "SQUARED_POLISH_WORK", "TRY_OVERHEAD", "SEARCH_WORK"]
 
 #: The squared loss's polish is first tried when the sweeps stop at these tolerances (each
 #: coordinate's decrease of F in units of |F|), above the caller's own (1e-12): the support
@@ -43,6 +42,9 @@ SQUARED_POLISH_WORK = 10.0
 #: flops ~1 ns each): on a small Gram block (reg 1000 x 50, 2 500 flops a sweep) early
 #: tries cost more than the sweeps they save (0.94 -> 1.25 ms without it)
 TRY_OVERHEAD = 1e6
+#: ... and the copies' search (duplicate_groups: a hash of X's n d values, scalar) this
+#: many a value
+SEARCH_WORK = 10.0
 
 
 def duplicate_groups(X: Any) -> list[np.ndarray]:
@@ -219,6 +221,46 @@ def stop_levels(tol: float, early: bool) -> list[float]:
     tol (``early``), then tol, tol 1e-2, ..., tol 1e-10 (the support not settled yet)."""
     head = [t for t in EARLY_LEVELS if t > tol] if early else []
     return head + [tol * 10.0 ** (-2 * attempt) for attempt in range(6)]
+
+
+def polish_levels(face: Any, keep: np.ndarray, tol: float, max_sweeps: int, polish: bool,
+                  gate: "PolishGate", info: dict, attempt: Any, prob: Any) -> bool:
+    """Sweeps of ``face`` (cd_squared's working-set face: cycles, grad, w, G) on ``keep`` to
+    each of :func:`stop_levels`, then (``polish``) a polish try ``attempt(late, search)``
+    (late: from the caller's tol on, with the Newton finish; search: the copies' search)
+    until one succeeds (face.w set to it: True). An early level runs while the gate could
+    allow its try (its sweeps up to doubling those so far), the early levels' sweeps
+    together up to ``max_sweeps`` (a level at a tol CD does not reach, copies creeping:
+    10 000 sweeps each); its try when the gate allows it, with the copies' search when the
+    gate allows that pass over X too (SEARCH_WORK n d). ``info``'s sweeps and readmitted
+    are counted."""
+    try_work, early_left = np.inf, max_sweeps
+    search_work = SEARCH_WORK * prob.n * prob.d
+    for level, stop_tol in enumerate(stop_levels(tol, polish)):
+        late = stop_tol <= tol
+        if not late and (early_left <= 0 or level and not gate.allows(try_work, ahead=2.0)):
+            continue        # no early try even if this level doubled the sweeps
+        swept = face.cycles(keep, stop_tol, max_sweeps if late else early_left)
+        early_left -= 0 if late else swept
+        info["sweeps"] += swept
+        sweep_work, try_work = PolishGate.work(prob.n, face.w, keep, face.G is not None)
+        gate.sweeps(swept, sweep_work)
+        keep, back = readmit(keep, face.grad(), face.w, prob.lam1)
+        info["readmitted"] += back
+        if back:
+            continue
+        if not polish:
+            break
+        if not (late or gate.allows(try_work)):
+            continue        # early, and the tries would outweigh the sweeps
+        search = late or "duplicates" in prob.cache or gate.allows(try_work + search_work)
+        new = attempt(late, search)
+        gate.charge(try_work + (search_work if search and not late else 0.0),
+                    prob.n * float(np.count_nonzero(face.w) + 1) ** 2)
+        if new is not None:
+            face.w[:] = new
+            return True
+    return False
 
 
 class PolishGate:

@@ -44,8 +44,8 @@ import scipy.sparse as sp
 from numba import njit
 
 from .cd_polish import (PolishGate, active_cycles, polish_face, polish_face_wide,
-                        polish_or_newton, polish_with_copies, readmit, squared_newton_finish,
-                        stop_levels, weighted_means, zeros_stay_zero)
+                        polish_levels, polish_or_newton, polish_with_copies, readmit,
+                        squared_newton_finish, weighted_means, zeros_stay_zero)
 from .face_newton import zero_excess
 from .closed_forms import ridge_pcg
 
@@ -355,31 +355,13 @@ class _DenseSquared:
             K = self.ws["K"]
             face = _Face(self, w[K].copy(), use_numba)
             keepK = keep[K] | (face.w != 0)
-            polished, try_work = False, np.inf
-            for level, stop_tol in enumerate(stop_levels(tol, polish)):
-                if level and stop_tol > tol and not gate.allows(try_work, ahead=2.0):
-                    continue        # no early try even if this level doubled the sweeps
-                swept = face.cycles(keepK, stop_tol, max_sweeps)
-                info["sweeps"] += swept
-                sweep_work, try_work = PolishGate.work(prob.n, face.w, keepK, face.G is not None)
-                gate.sweeps(swept, sweep_work)
-                keepK, back = readmit(keepK, face.grad(), face.w, lam1)
-                info["readmitted"] += back
-                if back:
-                    continue
-                if not polish:
-                    break
-                late = stop_tol <= tol      # early tries: no Newton finish, no copies' search
-                if not (late or gate.allows(try_work)):
-                    continue        # early, and the tries would outweigh the sweeps
+
+            def attempt(late, search, K=K, face=face):   # a polish try (cd_polish.polish_levels)
                 finish = polish_or_newton(prob, face.polished, K, gate.newton, late)
-                new = polish_with_copies(prob.cache, self.X, _spread(face.w, K, prob.d), finish,
-                                         within=K, search=late)
-                gate.charge(try_work, self.prob.n * float(np.count_nonzero(face.w) + 1) ** 2)
-                if new is not None:
-                    face.w[:] = new
-                    polished = True
-                    break
+                return polish_with_copies(prob.cache, self.X, _spread(face.w, K, prob.d),
+                                          finish, within=K, search=search)
+            polished = polish_levels(face, keepK, tol, max_sweeps, polish, gate, info,
+                                     attempt, prob)
             w = _spread(face.w, K, prob.d)
             scores, XTg, grad = self._gradient(w)
             viol = self._violators(grad, lam1)
