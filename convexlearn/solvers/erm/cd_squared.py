@@ -28,6 +28,7 @@ coordinate, extra memory O(nnz + n + d) (the CSC copy, p, a few d-vectors). The 
 forms G_AA on the active set only (|A|^2 <= ``SPARSE_POLISH_ENTRIES`` and <= nnz / 8 or
 2^16: its ~6 dense copies stay below half the data's memory), zeros checked by one pass.
 
+Polish (cd_polish): early tries in a work budget; a wide face (|A| > n, lam2 > 0) by its dual.
 Signs whose face has no minimizer (X_A short of full rank): cd_polish.squared_newton_finish.
 The numba kernels have pure-numpy twins (:func:`sparse_epoch_reference`) the tests use.
 """
@@ -42,8 +43,10 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from .cd_polish import (active_cycles, polish_face, polish_or_newton, polish_with_copies,
-                        readmit, squared_newton_finish, zeros_stay_zero)
+from .cd_polish import (PolishGate, active_cycles, polish_face, polish_face_wide,
+                        polish_levels, polish_or_newton, polish_with_copies, readmit,
+                        squared_newton_finish, weighted_means, zeros_stay_zero)
+from .face_newton import zero_excess
 from .closed_forms import ridge_pcg
 
 __all__ = ["squared_cd", "soft_threshold", "coordinate_step", "residual_epoch",
@@ -261,19 +264,6 @@ def _csc_column_sums(data, indptr):
     return s, q
 
 
-def _means(prob):
-    """(xbar, ybar, u): the (weighted) means (zeros without an intercept), u = sqrt(v)."""
-    X, y, v, n = prob.X, np.asarray(prob.y, dtype=float), prob.v, prob.n
-    u = None if v is None else np.sqrt(v)
-    if not prob.intercept:
-        return np.zeros(prob.d), 0.0, u
-    if v is None:
-        sums = prob.cache.get("column_stats", (0, None))[1]
-        return (np.asarray(X.sum(axis=0)).ravel() if sums is None else sums) / n, \
-            float(y.mean()), u
-    return np.asarray(X.T @ v).ravel() / n, float(v @ y) / n, u
-
-
 class _DenseSquared:
     """Working-set coordinate descent on dense X (module docstring)."""
 
@@ -282,7 +272,7 @@ class _DenseSquared:
         cache = prob.cache
         if "dense_stats" not in cache:
             X = np.asarray(prob.X, dtype=float)
-            xbar, ybar, u = _means(prob)
+            xbar, ybar, u = weighted_means(prob)
             yc = prob.y - ybar if u is None else u * (prob.y - ybar)
             # c over every column in one pass: (2/n) X^T (u * yc) (the xbar part cancels:
             # sum_i u_i yc_i = sum_i v_i (y_i - ybar) = 0)
@@ -358,28 +348,20 @@ class _DenseSquared:
         prob = self.prob
         lam1 = prob.lam1
         self._start(w, keep)
+        gate = PolishGate()
         info = {"gram": True, "outer": 0, "readmitted": 0, "sweeps": 0, "polished": False}
         while True:
             info["outer"] += 1
             K = self.ws["K"]
             face = _Face(self, w[K].copy(), use_numba)
             keepK = keep[K] | (face.w != 0)
-            polished = False
-            for attempt in range(6):
-                stop_tol = tol * 10.0 ** (-2 * attempt)
-                info["sweeps"] += face.cycles(keepK, stop_tol, max_sweeps)
-                keepK, back = readmit(keepK, face.grad(), face.w, lam1)
-                info["readmitted"] += back
-                if back:
-                    continue
-                if not polish:
-                    break
-                new = polish_with_copies(prob.cache, self.X, _spread(face.w, K, prob.d),
-                                         polish_or_newton(prob, face.polished, K), within=K)
-                if new is not None:
-                    face.w[:] = new
-                    polished = True
-                    break
+
+            def attempt(late, search, K=K, face=face):   # a polish try (cd_polish.polish_levels)
+                finish = polish_or_newton(prob, face.polished, K, gate.newton, late)
+                return polish_with_copies(prob.cache, self.X, _spread(face.w, K, prob.d),
+                                          finish, within=K, search=search)
+            polished = polish_levels(face, keepK, tol, max_sweeps, polish, gate, info,
+                                     attempt, prob)
             w = _spread(face.w, K, prob.d)
             scores, XTg, grad = self._gradient(w)
             viol = self._violators(grad, lam1)
@@ -471,13 +453,16 @@ class _Face:
         zero of K has |grad_j| <= lam1 (up to rounding); else None."""
         A = np.flatnonzero(wK)
         if self.G is not None:
-            GA, cA = self.G[np.ix_(A, A)], self.c[A]
+            GA = self.G[np.ix_(A, A)]
+        elif A.size > self.n and self.lam2 > 0 and A.size <= GRAM_MAX_FEATURES:
+            GA = None       # wide: the n x n dual form
         else:
             if A.size > min(self.n, GRAM_MAX_FEATURES):
                 return None
             XA = self.Xc[:, A]
-            GA, cA = (2.0 / self.n) * (XA.T @ XA), self.c[A]
-        wA = polish_face(GA, cA, wK[A], self.lam1, self.lam2)
+            GA = (2.0 / self.n) * (XA.T @ XA)
+        wA = polish_face_wide(self.Xc[:, A], self.c[A], wK[A], self.lam1, self.lam2) \
+            if GA is None else polish_face(GA, self.c[A], wK[A], self.lam1, self.lam2)
         if wA is None:
             return None
         out = np.zeros_like(wK)
@@ -504,7 +489,7 @@ class _SparseSquared:
             colsum, sumsq = _csc_column_sums(X.data, X.indptr)
             if prob.v is None:      # the certificate's units and X^T 1, from this pass
                 cache["column_stats"] = (np.sqrt(sumsq / n), colsum)
-            xbar, ybar, u = _means(prob)
+            xbar, ybar, u = weighted_means(prob)
             if u is not None:
                 sumsq = _csc_column_sums(self.Xv.data, self.Xv.indptr)[1]
             var = sumsq - n * xbar * xbar          # ||Xc_j||^2 (v-weighted); a column
@@ -589,11 +574,8 @@ class _SparseSquared:
         zero = out == 0
         if np.all(np.abs(grad[zero]) <= lam1 * (1 + 1e-12)):
             return out
-        # up to the rounding of grad_j (64 eps times its terms' sizes, as zeros_stay_zero)
+        # up to the rounding of grad_j (its terms' sizes, as zeros_stay_zero)
         Xv = self.Xv
         absX = sp.csc_matrix((np.abs(Xv.data), Xv.indices, Xv.indptr), shape=Xv.shape)
         size = (np.asarray(absX.T @ np.abs(p)).ravel() + np.abs(self.xbar * U[0])) / n
-        eps = 64 * np.finfo(float).eps
-        if np.all(np.abs(grad[zero]) <= lam1 * (1 + 1e-12) + eps * size[zero]):
-            return out
-        return None
+        return None if np.any(zero_excess(grad[zero], size[zero], lam1) > 0) else out

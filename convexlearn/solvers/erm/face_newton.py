@@ -47,7 +47,8 @@ import scipy.sparse as sp
 
 from ...data import DENSIFY_LIMIT_BYTES
 
-__all__ = ["active_set_newton", "GRAD_RTOL", "STALL_RTOL", "GAP_RTOL", "MAX_ACTIVE"]
+__all__ = ["active_set_newton", "zero_excess", "GRAD_RTOL", "STALL_RTOL", "GAP_RTOL",
+           "MAX_ACTIVE", "ZERO_ROUNDING"]
 
 #: A face gradient coordinate counts as zero below GRAD_RTOL times the sum of the sizes of
 #: its terms ((1/n) |M_j|^T |v loss'| + lam1 + lam2 |x_j|): the certificate asks 1e-9 of
@@ -67,6 +68,18 @@ MAX_ACTIVE = 1500
 #: space (numpy's matrix_rank rule, times 10).
 NULL_RTOL = 10.0
 _EPS = np.finfo(float).eps
+#: A zero coordinate's |grad_j| may pass lam1 by ZERO_ROUNDING * eps times the sum of its
+#: terms' sizes (its rounding) and lam1 by 1e-12 relative
+ZERO_ROUNDING = 64.0
+
+
+def zero_excess(grad: np.ndarray, size: np.ndarray, lam1: float) -> np.ndarray:
+    """How far each |grad_j| passes lam1 beyond its rounding,
+    |grad_j| - lam1 (1 + 1e-12) - ZERO_ROUNDING eps size_j (size_j the sum of the sizes of
+    grad_j's terms): a zero coordinate with a positive excess violates |grad_j| <= lam1.
+    The rounding allowance: a zero column duplicating an active one has |grad_j| = lam1
+    exactly, computed ~1e-11 lam1 above it at a small lam1 (a few ulps of its terms)."""
+    return np.abs(grad) - lam1 * (1 + 1e-12) - ZERO_ROUNDING * _EPS * size
 
 
 def _face(X: Any, A: np.ndarray, intercept: bool) -> np.ndarray:
@@ -239,9 +252,7 @@ def _rounds(X, y, loss, w, b, lam1, lam2, intercept, v, max_rounds, budget):
         if absX is None:
             absX = abs(X) if sp.issparse(X) else np.abs(X)
         size = np.asarray(absX.T @ np.abs(r)).ravel() / n
-        # rounding of grad_j: a zero coordinate tied with the active ones has |grad_j| =
-        # lam1 exactly, computed a few ulps of its terms' size above it
-        excess = np.where(w == 0, np.abs(grad) - lam1 - 64 * np.finfo(float).eps * size, 0.0)
+        excess = np.where(w == 0, zero_excess(grad, size, lam1), 0.0)
         if not np.any(excess > 0):
             return w, b
         joins += 1
