@@ -46,7 +46,6 @@ ends in a re-anchor, which :meth:`SVMPath.at` refuses.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -55,7 +54,7 @@ from ...certify.path_kkt_bound import bounded_kkt
 from .svm_path_bound import MarginBound, blocked_sum
 from .svm_path_empty import EVENT_RTOL as _EVENT_RTOL, empty_elbow as _empty_elbow
 from .svm_path_inverse import LazyInverse
-from .svm_path_record import Breakpoints
+from .svm_path_record import Breakpoints, SVMPath
 from .svm_path_kernels import (EVENT_KINDS, breakpoint_scan, elbow_residual, next_event,
                                path_consistent, snap_elbow)
 from .svm_path_elbow import bordered_inverse as _bordered_inverse, candidate, checked
@@ -74,56 +73,6 @@ __all__ = ["SVMPath", "svm_c_path"]
 SET_TOL = 1e-8
 #: Fractions a within this of 0 or 1 after a step are on the bound (ties of events).
 _SNAP = 1e-12
-
-
-@dataclass
-class SVMPath:
-    """Breakpoints of the SVM path in C (increasing) and exact interpolation.
-
-    Attributes
-    ----------
-    Cs : ndarray of shape (k,)
-    alphas : ndarray of shape (k, n)
-        The multipliers alpha (in [0, C]) at each breakpoint.
-    intercepts : ndarray of shape (k,)
-    events : list of str
-    reanchored : int
-        Degenerate breakpoints where the path was re-anchored on a certified solve.
-    bounds : ndarray of shape (k, len(BOUND_FIELDS))
-        Upper bounds of each breakpoint's KKT figures from the path's margins and their
-        rounding bound (:func:`convexlearn.certify.path_kkt_bound.bounded_kkt`): they
-        certify ``(alphas[k], intercepts[k])`` at ``Cs[k]`` when they pass.
-    """
-
-    Cs: np.ndarray
-    alphas: np.ndarray
-    intercepts: np.ndarray
-    events: list[str]
-    reanchored: int = 0
-    notes: list[str] = field(default_factory=list)
-    bounds: np.ndarray | None = None
-
-    def __repr__(self) -> str:
-        return (f"<SVMPath: {len(self.Cs)} breakpoints, C from {self.Cs[0]:.4g} to "
-                f"{self.Cs[-1]:.4g}, {self.reanchored} re-anchored>")
-
-    def at(self, C: float) -> tuple[np.ndarray, float]:
-        """(alpha, b) at any C in [Cs[0], Cs[-1]]: a = alpha / C and a_0 = b / C are
-        linear in 1/C between two breakpoints."""
-        C = float(C)
-        if not (self.Cs[0] * (1 - 1e-12) <= C <= self.Cs[-1] * (1 + 1e-12)):
-            raise ValueError(f"C={C!r} is outside the computed path "
-                             f"[{self.Cs[0]:.6g}, {self.Cs[-1]:.6g}]")
-        k = int(np.clip(np.searchsorted(self.Cs, C), 1, len(self.Cs) - 1))
-        if self.events[k] == "re-anchor" and not np.isclose(C, self.Cs[k], rtol=1e-12):
-            raise ValueError(f"C={C:.6g} lies in a segment that ends in a re-anchor (a "
-                             f"degenerate tie the path could not follow): it is not "
-                             f"linear there; solve at C directly")
-        lam, lam_lo, lam_hi = 1 / C, 1 / self.Cs[k - 1], 1 / self.Cs[k]
-        t = 0.0 if lam_lo == lam_hi else (lam_lo - lam) / (lam_lo - lam_hi)
-        a = (1 - t) * self.alphas[k - 1] / self.Cs[k - 1] + t * self.alphas[k] / self.Cs[k]
-        a0 = (1 - t) * self.intercepts[k - 1] / self.Cs[k - 1] + t * self.intercepts[k] / self.Cs[k]
-        return a * C, float(a0 * C)
 
 
 def svm_c_path(K: np.ndarray, y: np.ndarray, C_min: float, C_max: float,
