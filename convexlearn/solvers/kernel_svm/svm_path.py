@@ -51,7 +51,7 @@ from typing import Callable
 import numpy as np
 
 from ...certify.path_kkt_bound import bounded_kkt
-from .svm_path_bound import MarginBound, blocked_sum
+from .svm_path_bound import MarginBound, blocked_sum, signed_gram
 from .svm_path_empty import EVENT_RTOL as _EVENT_RTOL, empty_elbow as _empty_elbow
 from .svm_path_inverse import LazyInverse
 from .svm_path_record import Breakpoints, SVMPath
@@ -99,11 +99,12 @@ def svm_c_path(K: np.ndarray, y: np.ndarray, C_min: float, C_max: float,
     SVMPath
     """
     y = np.asarray(y, dtype=float)
-    Q = K * y[:, None]              # Q_ij = y_i y_j K_ij (exact: y = +-1), one n x n array
-    Q *= y[None, :]
+    # Q_ij = y_i y_j K_ij (exact: y = +-1), one n x n array, with max |Q_ij| and Q's
+    # asymmetry (MarginBound's) in the same pass over K
+    Q, *figures = signed_gram(np.asarray(K, dtype=float), y)
     lam_end = 1.0 / C_max
     lam = 1.0 / C_min
-    state = _anchored(Q, y, solve_at, lam)
+    state = _anchored(Q, y, solve_at, lam, figures=tuple(figures))
     record = Breakpoints(y.size)
     record.add(lam, state.a, state.a0, "anchor", _bounded(state, lam, kkt_tol))
     reanchored = ties = 0
@@ -137,7 +138,8 @@ def svm_c_path(K: np.ndarray, y: np.ndarray, C_min: float, C_max: float,
             event = ("tie", "end" if event is None else f"{event[0]} {event[1]}")
         elif not ok:
             lam_next = next_lambda_after_failure(lam, lam_end)
-            state = _anchored(Q, y, solve_at, lam_next, state, kkt_tol)
+            state = _anchored(Q, y, solve_at, lam_next, state, kkt_tol,
+                              (state.bound.qabs, state.bound.asym))
             event = ("re-anchor", -1)
             reanchored += 1
         lam = lam_next
@@ -160,10 +162,11 @@ def _bounded(state, lam, tol):
                        state.bound.qabs, tol)
 
 
-def _anchored(Q, y, solve_at, lam, near=None, tol=0.0) -> "_PathState":
+def _anchored(Q, y, solve_at, lam, near=None, tol=0.0, figures=None) -> "_PathState":
     """The path's state at a certified solution of ``solve_at(1 / lam)``; first, from the
     sets of ``near`` (:func:`.svm_path_ties.warm_anchor`), kept where it passes the path's
-    KKT check and its bounded figures pass at ``tol``."""
+    KKT check and its bounded figures pass at ``tol``. ``figures``: Q's (max |Q_ij|,
+    asymmetry) for its MarginBound (:func:`.svm_path_bound.signed_gram`'s)."""
     warm = None if near is None else _warm(Q, y, near, lam, tol)
     if warm is not None:
         return warm
@@ -171,7 +174,7 @@ def _anchored(Q, y, solve_at, lam, near=None, tol=0.0) -> "_PathState":
     a, a0 = np.asarray(alpha, float) * lam, float(b) * lam
     E, L = _sets(Q, y, a, a0, lam)
     _check_anchor(Q, y, a, a0, lam, E, L)
-    return _PathState(Q, y, a, a0, lam, E, L)
+    return _PathState(Q, y, a, a0, lam, E, L, (MarginBound(Q, y, figures), None, 0))
 
 
 def _warm(Q, y, near, lam, tol, regular=False) -> "_PathState | None":
