@@ -101,10 +101,11 @@ def svm_c_path(K: np.ndarray, y: np.ndarray, C_min: float, C_max: float,
     y = np.asarray(y, dtype=float)
     # Q_ij = y_i y_j K_ij (exact: y = +-1), one n x n array, with max |Q_ij| and Q's
     # asymmetry (MarginBound's) in the same pass over K
-    Q, *figures = signed_gram(np.asarray(K, dtype=float), y)
+    Q = np.empty((y.size, y.size))
+    figures = signed_gram(np.asarray(K, dtype=float), y, Q)
     lam_end = 1.0 / C_max
     lam = 1.0 / C_min
-    state = _anchored(Q, y, solve_at, lam, figures=tuple(figures))
+    state = _anchored(Q, y, solve_at, lam, figures=figures)
     record = Breakpoints(y.size)
     record.add(lam, state.a, state.a0, "anchor", _bounded(state, lam, kkt_tol))
     reanchored = ties = 0

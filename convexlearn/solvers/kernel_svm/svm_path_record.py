@@ -4,8 +4,8 @@ A path at n = 2000 has thousands of breakpoints, each an n-vector of multipliers
 MB. The rows are written straight into fixed chunks of :data:`CHUNK` rows that are never
 copied nor grown (:class:`AlphaRows`): a buffer grown by ``ndarray.resize`` zero-fills
 each new half before the rows are written (n = 2000, 1262 breakpoints: 0.019 s CPU of a
-0.17 s path, against 0.002 s for the chunks), and one reserved up front for the most
-breakpoints faults in pages the path may never use. The breakpoints' certificates and
+0.16 s path; the same rows written into chunks, 0.002 s), and one reserved up front for
+the most breakpoints may touch pages the path never uses. The breakpoints' certificates and
 :meth:`SVMPath.at` read the rows from the chunks; the dense (k, n) array
 :attr:`SVMPath.alphas` is formed once, when it is first read.
 """

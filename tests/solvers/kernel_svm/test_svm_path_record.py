@@ -76,16 +76,19 @@ def test_signed_gram_equals_numpy_and_the_separate_pass(n):
         Q *= y[None, :]
         return Q
 
-    Q, big, asym = signed_gram(K, y)
+    Q = np.empty((n, n))
+    big, asym = signed_gram(K, y, Q)
     assert np.array_equal(Q, numpy(K)) and (big, asym) == abs_max_and_asymmetry(Q)
     assert asym == 0.0
     i, j = rng.integers(n, size=2)
     K[i, j] += 1e-3 if i != j else 0.0
     K[n - 1, 0] = -50.0                    # the largest magnitude, below the diagonal
-    Q, big, asym = signed_gram(K, y)
+    Q = np.empty((n, n))
+    big, asym = signed_gram(K, y, Q)
     assert np.array_equal(Q, numpy(K)) and (big, asym) == abs_max_and_asymmetry(numpy(K))
     assert big == 50.0
     K[0, n - 1] = np.nan
-    Q, big, asym = signed_gram(K, y)
+    Q = np.empty((n, n))
+    big, asym = signed_gram(K, y, Q)
     assert np.isnan(big) and np.isnan(asym)
     assert np.array_equal(Q, numpy(K), equal_nan=True)
