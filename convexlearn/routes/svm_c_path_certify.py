@@ -130,7 +130,7 @@ def _certify(svm: Any, path: Any, tol: float) -> list[Solution]:
     block = max(1, _CERTIFY_BYTES // (8 * svm.n_samples))
     for start in range(0, picked.size, block):
         ks = picked[start:start + block]
-        alphas = np.clip(path.alphas[ks], 0.0, path.Cs[ks, None])
+        alphas = np.clip(path.alpha_rows(ks), 0.0, path.Cs[ks, None])
         products = svm.gram_products((svm.y * alphas).T)
         for j, i in enumerate(ks.tolist()):
             problem = svm.with_C(path.Cs[i])
@@ -168,7 +168,7 @@ class _Points:
         report or its fingerprint is read: the verdict above does not need it."""
         svm, tol = self.svm, self.tol
         C, b = self.Cs[i], self.intercepts[i]
-        alpha = self.path.alphas[i]
+        alpha = self.path.alpha(i)   # (a view of the record's row: no dense (k, n) array)
         if not passed:
             alpha = np.clip(alpha, 0.0, C)
         w = svm.X.T @ (svm.y * alpha) if self.linear else None

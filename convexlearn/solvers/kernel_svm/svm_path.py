@@ -46,16 +46,15 @@ ends in a re-anchor, which :meth:`SVMPath.at` refuses.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
 from ...certify.path_kkt_bound import bounded_kkt
-from .svm_path_bound import MarginBound, blocked_sum
+from .svm_path_bound import MarginBound, blocked_sum, signed_gram
 from .svm_path_empty import EVENT_RTOL as _EVENT_RTOL, empty_elbow as _empty_elbow
 from .svm_path_inverse import LazyInverse
-from .svm_path_record import Breakpoints
+from .svm_path_record import Breakpoints, SVMPath
 from .svm_path_kernels import (EVENT_KINDS, breakpoint_scan, elbow_residual, next_event,
                                path_consistent, snap_elbow)
 from .svm_path_elbow import bordered_inverse as _bordered_inverse, candidate, checked
@@ -74,56 +73,6 @@ __all__ = ["SVMPath", "svm_c_path"]
 SET_TOL = 1e-8
 #: Fractions a within this of 0 or 1 after a step are on the bound (ties of events).
 _SNAP = 1e-12
-
-
-@dataclass
-class SVMPath:
-    """Breakpoints of the SVM path in C (increasing) and exact interpolation.
-
-    Attributes
-    ----------
-    Cs : ndarray of shape (k,)
-    alphas : ndarray of shape (k, n)
-        The multipliers alpha (in [0, C]) at each breakpoint.
-    intercepts : ndarray of shape (k,)
-    events : list of str
-    reanchored : int
-        Degenerate breakpoints where the path was re-anchored on a certified solve.
-    bounds : ndarray of shape (k, len(BOUND_FIELDS))
-        Upper bounds of each breakpoint's KKT figures from the path's margins and their
-        rounding bound (:func:`convexlearn.certify.path_kkt_bound.bounded_kkt`): they
-        certify ``(alphas[k], intercepts[k])`` at ``Cs[k]`` when they pass.
-    """
-
-    Cs: np.ndarray
-    alphas: np.ndarray
-    intercepts: np.ndarray
-    events: list[str]
-    reanchored: int = 0
-    notes: list[str] = field(default_factory=list)
-    bounds: np.ndarray | None = None
-
-    def __repr__(self) -> str:
-        return (f"<SVMPath: {len(self.Cs)} breakpoints, C from {self.Cs[0]:.4g} to "
-                f"{self.Cs[-1]:.4g}, {self.reanchored} re-anchored>")
-
-    def at(self, C: float) -> tuple[np.ndarray, float]:
-        """(alpha, b) at any C in [Cs[0], Cs[-1]]: a = alpha / C and a_0 = b / C are
-        linear in 1/C between two breakpoints."""
-        C = float(C)
-        if not (self.Cs[0] * (1 - 1e-12) <= C <= self.Cs[-1] * (1 + 1e-12)):
-            raise ValueError(f"C={C!r} is outside the computed path "
-                             f"[{self.Cs[0]:.6g}, {self.Cs[-1]:.6g}]")
-        k = int(np.clip(np.searchsorted(self.Cs, C), 1, len(self.Cs) - 1))
-        if self.events[k] == "re-anchor" and not np.isclose(C, self.Cs[k], rtol=1e-12):
-            raise ValueError(f"C={C:.6g} lies in a segment that ends in a re-anchor (a "
-                             f"degenerate tie the path could not follow): it is not "
-                             f"linear there; solve at C directly")
-        lam, lam_lo, lam_hi = 1 / C, 1 / self.Cs[k - 1], 1 / self.Cs[k]
-        t = 0.0 if lam_lo == lam_hi else (lam_lo - lam) / (lam_lo - lam_hi)
-        a = (1 - t) * self.alphas[k - 1] / self.Cs[k - 1] + t * self.alphas[k] / self.Cs[k]
-        a0 = (1 - t) * self.intercepts[k - 1] / self.Cs[k - 1] + t * self.intercepts[k] / self.Cs[k]
-        return a * C, float(a0 * C)
 
 
 def svm_c_path(K: np.ndarray, y: np.ndarray, C_min: float, C_max: float,
@@ -150,11 +99,13 @@ def svm_c_path(K: np.ndarray, y: np.ndarray, C_min: float, C_max: float,
     SVMPath
     """
     y = np.asarray(y, dtype=float)
-    Q = K * y[:, None]              # Q_ij = y_i y_j K_ij (exact: y = +-1), one n x n array
-    Q *= y[None, :]
+    # Q_ij = y_i y_j K_ij (exact: y = +-1), one n x n array, with max |Q_ij| and Q's
+    # asymmetry (MarginBound's) in the same pass over K
+    Q = np.empty((y.size, y.size))
+    figures = signed_gram(np.asarray(K, dtype=float), y, Q)
     lam_end = 1.0 / C_max
     lam = 1.0 / C_min
-    state = _anchored(Q, y, solve_at, lam)
+    state = _anchored(Q, y, solve_at, lam, figures=figures)
     record = Breakpoints(y.size)
     record.add(lam, state.a, state.a0, "anchor", _bounded(state, lam, kkt_tol))
     reanchored = ties = 0
@@ -188,7 +139,8 @@ def svm_c_path(K: np.ndarray, y: np.ndarray, C_min: float, C_max: float,
             event = ("tie", "end" if event is None else f"{event[0]} {event[1]}")
         elif not ok:
             lam_next = next_lambda_after_failure(lam, lam_end)
-            state = _anchored(Q, y, solve_at, lam_next, state, kkt_tol)
+            state = _anchored(Q, y, solve_at, lam_next, state, kkt_tol,
+                              (state.bound.qabs, state.bound.asym))
             event = ("re-anchor", -1)
             reanchored += 1
         lam = lam_next
@@ -211,10 +163,11 @@ def _bounded(state, lam, tol):
                        state.bound.qabs, tol)
 
 
-def _anchored(Q, y, solve_at, lam, near=None, tol=0.0) -> "_PathState":
+def _anchored(Q, y, solve_at, lam, near=None, tol=0.0, figures=None) -> "_PathState":
     """The path's state at a certified solution of ``solve_at(1 / lam)``; first, from the
     sets of ``near`` (:func:`.svm_path_ties.warm_anchor`), kept where it passes the path's
-    KKT check and its bounded figures pass at ``tol``."""
+    KKT check and its bounded figures pass at ``tol``. ``figures``: Q's (max |Q_ij|,
+    asymmetry) for its MarginBound (:func:`.svm_path_bound.signed_gram`'s)."""
     warm = None if near is None else _warm(Q, y, near, lam, tol)
     if warm is not None:
         return warm
@@ -222,7 +175,7 @@ def _anchored(Q, y, solve_at, lam, near=None, tol=0.0) -> "_PathState":
     a, a0 = np.asarray(alpha, float) * lam, float(b) * lam
     E, L = _sets(Q, y, a, a0, lam)
     _check_anchor(Q, y, a, a0, lam, E, L)
-    return _PathState(Q, y, a, a0, lam, E, L)
+    return _PathState(Q, y, a, a0, lam, E, L, (MarginBound(Q, y, figures), None, 0))
 
 
 def _warm(Q, y, near, lam, tol, regular=False) -> "_PathState | None":

@@ -174,7 +174,7 @@ def run_quiet(state: Any, record: Any, lam_end: float, kkt_tol: float, max_break
     (consistent, event, lambda of the breakpoint before) for a breakpoint it has finished
     the general way (``state.settle``) or whose KKT check failed (code
     :data:`INCONSISTENT`), which the Python loop then records or re-anchors. A call that
-    fills its batch of rows (:data:`_BATCH`, or the record buffer's end) is followed by the
+    fills its batch of rows (:data:`_BATCH`, or the end of the record's chunk) is followed by the
     next at once, not by a breakpoint of the Python loop's."""
     found, scan, inv, bound = state.found, state.scan, state._inv, state.bound
     if (state.m == 0 or found is None or scan is None or scan[1] is None
