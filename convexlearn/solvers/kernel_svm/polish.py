@@ -30,6 +30,7 @@ import numpy as np
 from .intercepts import intercept_from_alpha, intercepts_by_sign, is_balanced
 from .polish_carry import arrange
 from .polish_face import Face
+from .polish_ray import ray_walk
 from .polish_walk import ratio_walk
 
 __all__ = ["polish_alpha", "polish_expansion", "intercept_from_alpha", "intercepts_by_sign",
@@ -37,6 +38,11 @@ __all__ = ["polish_alpha", "polish_expansion", "intercept_from_alpha", "intercep
 
 #: Above this many free support vectors the dense solve is not worth it; skip.
 MAX_FREE = 4000
+#: Whether the steps along the rays of a singular face without solution run as one walk
+#: (:func:`~convexlearn.solvers.kernel_svm.polish_ray.ray_walk`); False: one fresh
+#: least-squares round per step, as before it (tests/solvers/kernel_svm/test_polish_ray.py
+#: compares the two).
+RAY_WALK = True
 #: At most this many samples join the free set per round (the worst violators): a
 #: wholesale join of a misread set makes K_FF large and singular, and since the ratio
 #: walk fixes the ones that must leave again cheaply (polish_walk), small joins cost
@@ -331,6 +337,22 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
                            1.0 if ray is None else math.inf)
         if step is None and ray is not None:
             return None                  # unbounded on the face: no bound to stop at
+        if (RAY_WALK and step is not None and ray is not None and not by_sign
+                and np.all(np.isfinite(C[F]))):
+            # a singular face without solution (a low-rank kernel: rank K_FF << |F|):
+            # the run of ray steps from one eigendecomposition of K_FF (polish_ray), not
+            # one fresh least-squares round per fixed multiplier
+            lo = np.where(y[F] > 0, 0.0, -C[F])
+            walked, still, steps = ray_walk(face.KFF, target[F] - g_free[F], beta[F], lo,
+                                            lo + C[F], ray, margin_tol, intercept,
+                                            4 * MAX_FREE - cheap)
+            cheap += steps
+            delta_F = walked - beta[F]
+            beta[F] = walked
+            pending[F] += delta_F
+            g_free[F] += face.product(delta_F)
+            free[F[~still]] = False
+            continue
         if step is not None:
             # The face's optimum leaves the box: walk towards it until the first free
             # multiplier reaches its bound (the dual objective does not decrease on the
