@@ -337,15 +337,17 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
                            1.0 if ray is None else math.inf)
         if step is None and ray is not None:
             return None                  # unbounded on the face: no bound to stop at
+        walk = None
         if (RAY_WALK and step is not None and ray is not None and not by_sign
                 and np.all(np.isfinite(C[F]))):
-            # a singular face without solution (a low-rank kernel: rank K_FF << |F|):
-            # the run of ray steps from one eigendecomposition of K_FF (polish_ray), not
-            # one fresh least-squares round per fixed multiplier
             lo = np.where(y[F] > 0, 0.0, -C[F])
-            walked, still, steps = ray_walk(face.KFF, target[F] - g_free[F], beta[F], lo,
-                                            lo + C[F], ray, margin_tol, intercept,
-                                            4 * MAX_FREE - cheap)
+            walk = ray_walk(face.KFF, target[F] - g_free[F], beta[F], lo, lo + C[F], ray,
+                            margin_tol, intercept, 4 * MAX_FREE - cheap)
+        if walk is not None:
+            # a singular face without solution of low rank (a low-rank kernel: rank K_FF
+            # << |F|): the run of ray steps from one factorization of K_FF (polish_ray),
+            # not one fresh least-squares round per fixed multiplier
+            walked, still, steps = walk
             cheap += steps
             delta_F = walked - beta[F]
             beta[F] = walked

@@ -15,10 +15,11 @@ bound and fixes that multiplier; done one fresh least-squares round per fixed
 multiplier (the only way :func:`~convexlearn.solvers.kernel_svm.polish_face.kkt_solve`
 finds the ray), a face of 60 free samples from SMO's early point costs ~60 rounds of
 ~0.2 ms (pre-lin/blobs1/C=100/n=400: 250 rounds, 47 ms, of which nearly all were such
-steps). :func:`ray_walk` makes the whole run of steps from one eigendecomposition of
-K_FF: the range of K_{F'F'} on a smaller set F' is that of K_FF's range basis restricted
-to the rows F' (range K_{F'F'} = range Z_{F'} for K = Z Z^T), so each step costs the
-singular value decomposition of a |F| x (r + 1) matrix. The walk only steers: the
+steps). :func:`ray_walk` makes the whole run of steps from one rank-revealing (pivoted
+Cholesky) factorization of K_FF: the range of K_{F'F'} on a smaller set F' is that of K_FF's range basis restricted
+to the rows F' (range K_{F'F'} = range Z_{F'} for K = Z Z^T), so each step costs an
+orthonormalization of a |F| x (r + 1) matrix and one product with K_FF (which keeps d
+exact where K_FF's null space is only numerical). The walk only steers: the
 caller keeps g exact (K_FF times the walk's step, the rest's columns later) and every
 residual is recomputed by the certificate. The steps run in one compiled call
 (:func:`~convexlearn.solvers.kernel_svm.polish_ray_kernels.ray_steps`: ~1 us a step at
@@ -38,33 +39,52 @@ _EPS = float(np.finfo(float).eps)
 #: direction there: restricting an r-dimensional range to fewer rows loses dimensions
 #: exactly, so such a remainder is round-off.
 RANGE_TOL = 1e-10
+#: The walk runs on faces of numerical rank at most RANK_MAX (each step orthonormalizes
+#: |F| x (rank + 1) columns: O(|F| rank^2)); a face of higher rank (duplicated samples
+#: of an rbf kernel) has a null space of few dimensions, hence few ray steps, and keeps
+#: the fresh rounds.
+RANK_MAX = 32
 
 
-def range_basis(KFF: np.ndarray, intercept: bool) -> np.ndarray:
-    """Columns of norm 1 spanning range(K_FF) and, with ``intercept``, the vector of
-    ones: K_FF's eigenvectors of eigenvalues above |F| eps max |lambda| (the cut of
-    kkt_solve's least squares) and 1 / sqrt(|F|)."""
-    k = KFF.shape[0]
-    w, V = np.linalg.eigh(KFF)
-    top = float(np.max(np.abs(w), initial=0.0))
-    basis = V[:, np.abs(w) > k * _EPS * top]
+def range_basis(KFF: np.ndarray, intercept: bool) -> np.ndarray | None:
+    """Columns of norm 1 spanning K_FF's numerical range and, with ``intercept``, the
+    vector of ones; None when its rank exceeds :data:`RANK_MAX`. The range is that of
+    the pivoted Cholesky factor K_FF ~ L L^T stopped when every remaining diagonal
+    entry is at most |F| eps max_i K_ii (:func:`~convexlearn.solvers.kernel_svm.
+    polish_ray_kernels.pivoted_range`; O(|F| rank^2), where an eigendecomposition cost
+    O(|F|^3): ~0.2 ms at |F| = 60, the rest of the walk ~0.2 ms)."""
+    from .polish_ray_kernels import normalize_columns, pivoted_range
+    K = np.ascontiguousarray(KFF, dtype=float)
+    k = K.shape[0]
+    top = float(np.max(np.diagonal(K), initial=0.0))
+    width = min(k, RANK_MAX)
+    basis = np.zeros((k, width + 1))
+    used = pivoted_range(K, k * _EPS * top, basis, width)
+    if used < 0:
+        return None
+    normalize_columns(basis, used)
     if intercept:
-        basis = np.column_stack([basis, np.full(k, 1.0 / np.sqrt(k))])
-    return np.ascontiguousarray(basis)
+        basis[:, used] = 1.0 / np.sqrt(k)
+        used += 1
+    return np.ascontiguousarray(basis[:, :used])
 
 
 def ray_walk(KFF: np.ndarray, d: np.ndarray, start: np.ndarray, lo: np.ndarray,
              hi: np.ndarray, ray: np.ndarray, margin_tol: float, intercept: bool,
-             max_steps: int) -> tuple[np.ndarray, np.ndarray, int]:
+             max_steps: int) -> tuple[np.ndarray, np.ndarray, int] | None:
     """:func:`ray_walk_reference`'s walk, its steps in one compiled call
-    (:func:`~convexlearn.solvers.kernel_svm.polish_ray_kernels.ray_steps`)."""
+    (:func:`~convexlearn.solvers.kernel_svm.polish_ray_kernels.ray_steps`); None when
+    K_FF's rank exceeds :data:`RANK_MAX` (:func:`range_basis`)."""
     from .polish_ray_kernels import ray_steps
+    basis = range_basis(KFF, intercept)
+    if basis is None:
+        return None
     x = np.array(start, dtype=float)
     d = np.array(d, dtype=float)
     still = np.ones(x.size, dtype=np.bool_)
     steps = ray_steps(np.ascontiguousarray(KFF, dtype=float), d, x,
                       np.ascontiguousarray(lo, dtype=float),
-                      np.ascontiguousarray(hi, dtype=float), range_basis(KFF, intercept),
+                      np.ascontiguousarray(hi, dtype=float), basis,
                       np.ascontiguousarray(ray, dtype=float), still, float(margin_tol),
                       RANGE_TOL, int(max(max_steps, 0)))
     return x, still, int(steps)
@@ -72,7 +92,7 @@ def ray_walk(KFF: np.ndarray, d: np.ndarray, start: np.ndarray, lo: np.ndarray,
 
 def ray_walk_reference(KFF: np.ndarray, d: np.ndarray, start: np.ndarray, lo: np.ndarray,
                        hi: np.ndarray, ray: np.ndarray, margin_tol: float, intercept: bool,
-                       max_steps: int) -> tuple[np.ndarray, np.ndarray, int]:
+                       max_steps: int) -> tuple[np.ndarray, np.ndarray, int] | None:
     """Walk from ``start`` (beta_F, in the box [lo, hi]) along the face's rays, fixing
     one multiplier at a bound per step, until the face's system has a solution.
 
@@ -80,8 +100,8 @@ def ray_walk_reference(KFF: np.ndarray, d: np.ndarray, start: np.ndarray, lo: np
     multiplier that reaches its bound is fixed there, on the bound it approached), then
     d <- d - K_FF (t p) and the next ray p = P' d on the free set F' (P' the projection
     onto N_F' = null(K_{F'F'}) and, with ``intercept``, 1^T p = 0): p = d - Q Q^T d,
-    Q an orthonormal basis of [U_{F'}, 1] (U: K_FF's eigenvectors of eigenvalues above
-    |F| eps max |lambda|: :func:`range_basis`). The walk ends when
+    Q an orthonormal basis of [U_{F'}, 1] (U: a basis of range(K_FF),
+    :func:`range_basis`). The walk ends when
     max |p| <= ``margin_tol`` (the system of F' then has a solution up to that margin
     error: the caller's next round solves it), no multiplier is free, or after
     ``max_steps`` steps.
@@ -104,10 +124,13 @@ def ray_walk_reference(KFF: np.ndarray, d: np.ndarray, start: np.ndarray, lo: np
     Returns
     -------
     (x, still, steps)
-        The walked multipliers, which of them are still free, the steps taken.
+        The walked multipliers, which of them are still free, the steps taken; None
+        when K_FF's rank exceeds :data:`RANK_MAX`.
     """
     k = start.size
     basis = range_basis(KFF, intercept)
+    if basis is None:
+        return None
     x, d = start.copy(), d.copy()
     still = np.ones(k, dtype=bool)
     p, steps = np.asarray(ray, dtype=float), 0

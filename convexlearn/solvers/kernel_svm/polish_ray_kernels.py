@@ -21,7 +21,60 @@ from numba import njit
 
 from ...compiled import load_without_refresh
 
-__all__ = ["ray_steps"]
+__all__ = ["ray_steps", "pivoted_range"]
+
+
+@njit(cache=True, nogil=True)
+def pivoted_range(KFF: Any, cut: float, basis: Any, width: int) -> int:
+    """Columns of norm 1 spanning K_FF's numerical range, by the pivoted Cholesky
+    factorization K_FF ~ L L^T (the largest remaining diagonal entry first) stopped when
+    no remaining diagonal entry exceeds ``cut``: column c of ``basis`` is L's column c
+    normalized (:func:`normalize_columns`). Returns the number of columns, or -1 when
+    ``width`` of them do not suffice (the rank is not low: the caller keeps its fresh
+    rounds)."""
+    k = KFF.shape[0]
+    rest = np.empty(k)
+    for i in range(k):
+        rest[i] = KFF[i, i]
+    c = 0
+    while True:
+        j, top = -1, cut
+        for i in range(k):
+            if rest[i] > top:
+                j, top = i, rest[i]
+        if j < 0:
+            return c
+        if c == width:
+            return -1
+        pivot = math.sqrt(top)
+        for i in range(k):
+            acc = KFF[i, j]
+            for q in range(c):
+                acc -= basis[i, q] * basis[j, q]
+            basis[i, c] = acc / pivot
+        basis[j, c] = pivot
+        for i in range(k):
+            rest[i] -= basis[i, c] * basis[i, c]
+        rest[j] = 0.0
+        c += 1
+        # (L's columns kept unnormalized until the end: the next columns need them)
+        if c == k:
+            break
+    return c
+
+
+@njit(cache=True, nogil=True)
+def normalize_columns(basis: Any, used: int) -> None:
+    """Scale the first ``used`` columns of ``basis`` to norm 1."""
+    k = basis.shape[0]
+    for c in range(used):
+        norm = 0.0
+        for i in range(k):
+            norm += basis[i, c] * basis[i, c]
+        norm = math.sqrt(norm)
+        if norm > 0.0:
+            for i in range(k):
+                basis[i, c] /= norm
 
 
 @njit(cache=True, nogil=True)

@@ -11,7 +11,8 @@ from convexlearn.app.generators import blobs
 from convexlearn.solvers.kernel_svm import polish as polish_module, polish_face
 from convexlearn.solvers.kernel_svm.c_svc import c_svc_qp, c_svc_solution
 from convexlearn.solvers.kernel_svm.polish_face import kkt_solve
-from convexlearn.solvers.kernel_svm.polish_ray import ray_walk, ray_walk_reference
+from convexlearn.solvers.kernel_svm.polish_ray import (range_basis, ray_walk,
+                                                       ray_walk_reference)
 from convexlearn.solvers.kernel_svm.smo import smo_qp
 
 
@@ -60,6 +61,20 @@ def test_compiled_walk_takes_the_reference_steps(seed, intercept):
         total = float(x[F].sum()) if intercept else None
         _, _, ray_end = kkt_solve(KFF, rhs, total, x[F], 1e-9)
         assert ray_end is None
+
+
+def test_walk_declines_a_face_of_high_rank():
+    # rank 40 > RANK_MAX: the polish keeps its fresh rounds (few ray steps there)
+    K, d, start, lo, hi, ray = _face(3, k=50, r=40)
+    assert ray_walk(K, d, start, lo, hi, ray, 1e-9, True, 1000) is None
+    assert range_basis(K, True) is None
+    # the basis of a low-rank face: its rank plus the column of ones, norm 1 each
+    K, *_ = _face(3, k=50, r=4)
+    basis = range_basis(K, True)
+    assert basis.shape == (50, 5)
+    np.testing.assert_allclose(np.linalg.norm(basis, axis=0), 1.0, rtol=1e-14)
+    Q = np.linalg.qr(basis[:, :4])[0]
+    np.testing.assert_allclose(Q @ (Q.T @ K), K, rtol=0, atol=1e-12 * np.abs(K).max())
 
 
 def test_walk_stops_after_its_steps():
