@@ -16,8 +16,9 @@ multiplier (the only way :func:`~convexlearn.solvers.kernel_svm.polish_face.kkt_
 finds the ray), a face of 60 free samples from SMO's early point costs ~60 rounds of
 ~0.2 ms (pre-lin/blobs1/C=100/n=400: 250 rounds, 47 ms, of which nearly all were such
 steps). :func:`ray_walk` makes the whole run of steps from one rank-revealing (pivoted
-Cholesky) factorization of K_FF: the range of K_{F'F'} on a smaller set F' is that of K_FF's range basis restricted
-to the rows F' (range K_{F'F'} = range Z_{F'} for K = Z Z^T), so each step costs an
+Cholesky) factorization of K_FF: the range of K_{F'F'} on a smaller set F' is that of
+K_FF's range basis restricted to the rows F' (range K_{F'F'} = range Z_{F'} for K = Z
+Z^T), so each step costs an
 orthonormalization of a |F| x (r + 1) matrix and one product with K_FF (which keeps d
 exact where K_FF's null space is only numerical). The walk only steers: the
 caller keeps g exact (K_FF times the walk's step, the rest's columns later) and every

@@ -77,6 +77,13 @@ def test_walk_declines_a_face_of_high_rank():
     np.testing.assert_allclose(Q @ (Q.T @ K), K, rtol=0, atol=1e-12 * np.abs(K).max())
 
 
+def test_low_rank_joiners_are_the_worst():
+    wrong = np.array([0.0, 3.0, 0.5, 2.0, 0.1, 5.0])
+    join = np.flatnonzero(wrong > 0.2)
+    assert sorted(polish_module.worst_of(join, wrong, 2)) == [1, 5]
+    assert polish_module.worst_of(join, wrong, 10) is join
+
+
 def test_walk_stops_after_its_steps():
     K, d, start, lo, hi, ray = _face(7)
     x, still, steps = ray_walk(K, d, start, lo, hi, ray, 1e-9, True, 3)
