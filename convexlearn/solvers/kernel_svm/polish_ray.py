@@ -74,20 +74,23 @@ def ray_walk(KFF: np.ndarray, d: np.ndarray, start: np.ndarray, lo: np.ndarray,
              hi: np.ndarray, ray: np.ndarray, margin_tol: float, intercept: bool,
              max_steps: int) -> tuple[np.ndarray, np.ndarray, int] | None:
     """:func:`ray_walk_reference`'s walk, its steps in one compiled call
-    (:func:`~convexlearn.solvers.kernel_svm.polish_ray_kernels.ray_steps`); None when
-    K_FF's rank exceeds :data:`RANK_MAX` (:func:`range_basis`)."""
-    from .polish_ray_kernels import ray_steps
-    basis = range_basis(KFF, intercept)
-    if basis is None:
-        return None
+    (:func:`~convexlearn.solvers.kernel_svm.polish_ray_kernels.walk_kernel`: the basis
+    of :func:`range_basis` and the steps); None when K_FF's rank exceeds
+    :data:`RANK_MAX`."""
+    from .polish_ray_kernels import walk_kernel
+    K = np.ascontiguousarray(KFF, dtype=float)
+    k = K.shape[0]
+    top = float(np.max(np.diagonal(K), initial=0.0))
     x = np.array(start, dtype=float)
     d = np.array(d, dtype=float)
-    still = np.ones(x.size, dtype=np.bool_)
-    steps = ray_steps(np.ascontiguousarray(KFF, dtype=float), d, x,
-                      np.ascontiguousarray(lo, dtype=float),
-                      np.ascontiguousarray(hi, dtype=float), basis,
-                      np.ascontiguousarray(ray, dtype=float), still, float(margin_tol),
-                      RANGE_TOL, int(max(max_steps, 0)))
+    still = np.ones(k, dtype=np.bool_)
+    steps = walk_kernel(K, d, x, np.ascontiguousarray(lo, dtype=float),
+                        np.ascontiguousarray(hi, dtype=float),
+                        np.ascontiguousarray(ray, dtype=float), still, float(margin_tol),
+                        RANGE_TOL, int(max(max_steps, 0)), k * _EPS * top,
+                        min(k, RANK_MAX), bool(intercept))
+    if steps < 0:
+        return None
     return x, still, int(steps)
 
 
