@@ -185,6 +185,26 @@ failed or took ~0.11 s of rounds from SMO's point. A singular matrix (reciprocal
 condition <= k eps) now gets no steering: CPU 148 -> 11 ms (seed 10), 79 -> 13 ms (seed
 11), rbf/blobs1/C=10000/n=400/dup 0.47-0.89 s -> 0.14-0.19 s (seeds 10-12); the rule
 fires on no other case of the n <= 1000 grid on those seeds.
+
+The low-rank tail at C = 100 on data seed 13 (pre-lin/blobs1, pre-lin/blobs0.5,
+poly3/circles0.3, poly3/circles0.1 at n = 400: 3.6-4.2x) was the early polish from SMO's
+short chunk: 250 rounds that ran out (47-62 ms), then SMO's remaining 3-8 * 10^4
+iterations. Nearly all its rounds were steps along the rays of a singular face without
+solution (rank K_FF = 2..4 with 10-60 free: the dual unbounded on the face), one fresh
+least-squares round (~0.2 ms) per multiplier fixed. Along such a ray g = K beta does not
+move, so the whole run of steps now takes one pivoted Cholesky of K_FF and one compiled
+call (polish_ray: ~3 us a step); and once a face is found of low rank the worst 128
+violators join per round without the JOIN_APART rule (most pairs of a linear kernel in
+2-D have |cos| > 0.9: it let 5-10 of 100-200 violators in per round). CPU, best of 5, same
+process, before -> after (SVC): 71.6 -> 24.8 ms (17.7), 71.4 -> 28.0 (20.2), 126.4 -> 40.2
+(36.8), 102.9 -> 38.0 (28.7). The 126 low-rank cases of the grid (poly2, poly3 and pre-lin
+on the 2-D data sets, n <= 1000), CPU best of 3 in all: 13.4 -> 5.0 s (seed 13),
+11.5 -> 4.3 s (seed 12), every case certified; slower by more than 20% only
+poly3/moons/C=10000/n=200 on seed 12 (53 -> 72 ms: the early polish now stops at its
+progress test and SMO runs 95000 more iterations; SVC 276 ms). LOW_RANK_JOIN was chosen
+on 8 cases of seed 13; on seeds 11 and 12 (held out, the same 126 cases, walk on) it
+against the JOIN_APART rule: 5.14 -> 4.11 s and 5.41 -> 4.03 s, 2 and 3 cases slower by
+more than 20% (poly3/moons/C=10000/n=200 on both: 11 -> 68 ms).
 """
 
 

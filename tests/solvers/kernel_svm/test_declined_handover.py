@@ -11,7 +11,7 @@ from sklearn.svm import SVC
 import convexlearn as cl
 from convexlearn.app.generators import blobs
 from convexlearn.solvers.kernel_svm import certified_smo as certified_module
-from convexlearn.solvers.kernel_svm import small_certified, small_kernels
+from convexlearn.solvers.kernel_svm import polish as polish_module, small_certified, small_kernels
 from convexlearn.solvers.kernel_svm.certified_smo import certified_smo
 
 
@@ -106,9 +106,11 @@ def test_early_polish_gives_up_without_progress(monkeypatch):
     point of SMO's short first chunk pulls in more than n / 5 violators each round (the
     face far from the optimum's): it gives up after _PROGRESS_ROUNDS such rounds instead
     of spending its _EARLY_ROUNDS, and SMO's further runs still reach a certified
-    optimum."""
+    optimum. (The rule as it was measured: with the polish's one fresh round per ray
+    step; the ray walk certifies this case from that point, below.)"""
     X, y = blobs(400, 11, d=2, separation=1.0)[:2]
     tests = []
+    monkeypatch.setattr(polish_module, "RAY_WALK", False)
 
     class Spy(certified_module._EarlyProgress):
         def __init__(self, n):
@@ -127,3 +129,13 @@ def test_early_polish_gives_up_without_progress(monkeypatch):
     rounds = certified_module._PROGRESS_ROUNDS
     assert tests[0].answers == [True] * (rounds - 1) + [False]
     assert tests[0].fewest > certified_module._PROGRESS_JOIN * y.size
+
+
+def test_early_polish_with_the_ray_walk_certifies_a_linear_gram_at_large_c():
+    """The same case with the ray walk (polish_ray): the early polish certifies from the
+    point of SMO's short first chunk (10^4 iterations; CPU 0.28 s -> 0.06 s), where
+    without it the progress rule gave up and SMO ran on to 10^5 iterations."""
+    X, y = blobs(400, 11, d=2, separation=1.0)[:2]
+    sol = certified_smo(cl.SVM(X @ X.T, y, C=1e4, kernel="precomputed"))
+    assert sol.status == "optimal" and sol.report.relative_gap <= 1e-9
+    assert sol.n_iter == certified_module._small_chunk(y.size)
