@@ -133,8 +133,9 @@ def signed_gram(K: Any, y: Any, Q: Any) -> tuple[float, float]:
     n = 2000 costs 0.017 s CPU so, 0.024 s in numba's allocation), and (max_ij |Q_ij|,
     max_ij |Q_ij - Q_ji|), formed and measured in one pass over K by blocks of rows (the
     path's Q and :func:`abs_max_and_asymmetry`'s figures of it, bit for bit: each entry
-    (K_ij y_i) y_j as numpy's ``K * y[:, None] * y[None, :]``; nan anywhere gives nan
-    figures; n = 2000, pages already touched: 0.011 s CPU against 0.018 s for numpy's
+    (K_ij y_i) y_j as numpy's ``K * y[:, None] * y[None, :]``, the figures equal for a
+    finite K; nan anywhere, or a symmetric pair of infinities, gives nan figures, where
+    the separate pass gives nan or (inf, 0): either fails every bound; n = 2000, pages already touched: 0.011 s CPU against 0.018 s for numpy's
     product and the separate pass). In numpy::
 
         Q[:] = K * y[:, None] * y[None, :];  abs_max_and_asymmetry(Q)

@@ -47,8 +47,12 @@ class AlphaRows:
         return self.chunks[i // self.size][i % self.size]
 
     def take(self, ks: Any) -> np.ndarray:
-        """The rows ``ks`` (indices in [0, k)), as a new (len(ks), n) array."""
-        ks = np.asarray(ks, dtype=np.int64)
+        """The rows ``ks`` (indices in [-k, k), negative ones from the end), as a new
+        (len(ks), n) array."""
+        ks = np.asarray(ks, dtype=np.int64).ravel()
+        if ks.size and not (-self.k <= ks.min() and ks.max() < self.k):
+            raise IndexError(f"breakpoints {ks.min()}..{ks.max()} of {self.k}")
+        ks = ks % max(self.k, 1)          # (a chunk's rows past k were never written)
         out = np.empty((ks.size, self.n))
         which = ks // self.size
         for c in np.unique(which).tolist():
@@ -58,12 +62,16 @@ class AlphaRows:
 
     def dense(self) -> np.ndarray:
         """All rows as one (k, n) array: formed on the first call (a view where they fit
-        in one chunk), the same array after."""
+        in one chunk), the same array after. The chunks then become views of it, so that
+        the rows are held once and :meth:`row` and :meth:`take` see what is written into
+        it."""
         if self._dense is None:
             full, rest = divmod(self.k, self.size)
             parts = self.chunks[:full] + ([self.chunks[full][:rest]] if rest else [])
             self._dense = (parts[0] if len(parts) == 1 else
                            np.concatenate(parts) if parts else np.empty((0, self.n)))
+            self.chunks = [self._dense[c:c + self.size]
+                           for c in range(0, self.k, self.size)]
         return self._dense
 
 
@@ -120,8 +128,11 @@ class SVMPath:
     Cs : ndarray of shape (k,)
     alphas : ndarray of shape (k, n)
         The multipliers alpha (in [0, C]) at each breakpoint: formed from the record's
-        chunks when first read (the same array after); :meth:`alpha` and :meth:`at` read
-        the chunks without it. Constructed from a (k, n) array too.
+        chunks when first read (the same array after; the chunks then become its views,
+        but the breakpoints' Solutions of :func:`convexlearn.routes.svm.exact_c_path` keep
+        views of the old chunks, so that while they are held the rows are held twice);
+        :meth:`alpha` and :meth:`at` read the chunks without it. Constructed from a (k, n)
+        array too.
     intercepts : ndarray of shape (k,)
     events : list of str
     reanchored : int

@@ -33,8 +33,16 @@ def test_rows_stay_where_they_were_written():
     ks = np.array([5, CHUNK + 1, 0, 3 * CHUNK + 4, 2 * CHUNK])
     assert np.array_equal(alphas.take(ks), dense[ks])
     assert np.array_equal(alphas.row(-1), dense[-1])
-    with pytest.raises(IndexError):
-        alphas.row(3 * CHUNK + 5)
+    assert np.array_equal(alphas.take([-1, -CHUNK - 2]), dense[[-1, -CHUNK - 2]])
+    for bad in (3 * CHUNK + 5, -3 * CHUNK - 6):
+        with pytest.raises(IndexError):
+            alphas.row(bad)
+        with pytest.raises(IndexError):          # (rows past k were never written)
+            alphas.take([0, bad])
+    # once formed, the dense array holds the rows: the chunks are its views
+    assert all(np.shares_memory(chunk, dense) for chunk in alphas.chunks)
+    dense[CHUNK + 1, 3] = -7.0
+    assert alphas.row(CHUNK + 1)[3] == -7.0 and alphas.take([CHUNK + 1])[0, 3] == -7.0
 
 
 def test_a_path_reads_its_rows_without_the_dense_array_and_forms_it_once():
