@@ -25,7 +25,7 @@ __all__ = ["duplicate_groups", "even_split", "column_hashes_reference", "polish_
            "active_cycles", "readmit", "polish_with_copies", "zeros_stay_zero", "loss_grad_w",
            "weighted", "squared_newton_finish", "polish_or_newton", "polish_face_wide",
            "stop_levels", "PolishGate", "polish_levels", "weighted_means", "EARLY_LEVELS",
-           "SQUARED_POLISH_WORK", "TRY_OVERHEAD", "SEARCH_WORK"]
+           "SQUARED_POLISH_WORK", "TRY_OVERHEAD", "SEARCH_WORK", "UNIQUE_FACE_RATIO"]
 
 #: The squared loss's polish is first tried when the sweeps stop at these tolerances (each
 #: coordinate's decrease of F in units of |F|), above the caller's own (1e-12): the support
@@ -42,6 +42,14 @@ SQUARED_POLISH_WORK = 10.0
 #: flops ~1 ns each): on a small Gram block (reg 1000 x 50, 2 500 flops a sweep) early
 #: tries cost more than the sweeps they save (0.94 -> 1.25 ms without it)
 TRY_OVERHEAD = 1e6
+#: polish_face's sign change is final (the face's minimizer unique) when the Cholesky
+#: factor L of M = GA + lam2 I keeps its diagonal above this fraction of its largest. Not
+#: face_newton's 1e-8 (applied there to the R of a QR of X_A, accurate to ~eps): L comes
+#: from the Gram matrix, its entries accurate to ~sqrt(eps) (1.5e-8) times the condition,
+#: so on exactly collinear columns (x3 = 2 x1 - x2, lam2 = 0) diag(L) ends at 3e-8..5e-8
+#: of its largest (80 of 200 draws cleared 1e-8; in 23 the min-norm solve kept the signs).
+#: 1e-6 keeps ~100x above that noise floor; a lam2 that matters (>= 1e-12 ||M||) clears it
+UNIQUE_FACE_RATIO = 1e-6
 #: ... and the copies' search (duplicate_groups: a hash of X's n d values, scalar) this
 #: many a value
 SEARCH_WORK = 10.0
@@ -157,10 +165,10 @@ def polish_face(GA: np.ndarray, rhs: np.ndarray, wA: np.ndarray, lam1: float,
                 lam2: float) -> np.ndarray | None:
     """The minimizer of 1/2 x^T GA x - rhs^T x + lam1 s^T x + lam2/2 ||x||^2 (the squared
     loss on the active set A with the signs s of w_A fixed; GA = (2/n) Xc_A^T Xc_A, rhs =
-    (2/n) Xc_A^T yc): one Cholesky solve; None if a sign changes. A factor whose diagonal
-    keeps above 1e-8 of its largest (face_newton's rank rule: L is the R of Xc_A's QR)
-    makes the minimizer unique: a sign change is final, no least-squares try (2 ms at 135
-    active, most of a failed try)."""
+    (2/n) Xc_A^T yc): one Cholesky solve; None if a sign changes. A sign change is final
+    (no least-squares try: 2 ms at 135 active, most of a failed try) only when the factor
+    proves the minimizer unique (:data:`UNIQUE_FACE_RATIO`); else the min-norm correction
+    below may still keep the signs."""
     if wA.size == 0:
         return wA.copy()
     s = np.sign(wA)
@@ -169,7 +177,7 @@ def polish_face(GA: np.ndarray, rhs: np.ndarray, wA: np.ndarray, lam1: float,
     if info == 0:
         x = _potrs(L, r, lower=1)[0]
         diag = np.abs(np.diag(L))
-        if diag.min() > 1e-8 * diag.max():
+        if diag.min() > UNIQUE_FACE_RATIO * diag.max():
             return x if np.all(np.sign(x) == s) else None
     else:
         x = np.full(wA.size, np.nan)
@@ -229,19 +237,21 @@ def polish_levels(face: Any, keep: np.ndarray, tol: float, max_sweeps: int, poli
     each of :func:`stop_levels`, then (``polish``) a polish try ``attempt(late, search)``
     (late: from the caller's tol on, with the Newton finish; search: the copies' search)
     until one succeeds (face.w set to it: True). An early level runs while the gate could
-    allow its try (its sweeps up to doubling those so far), the early levels' sweeps
-    together up to ``max_sweeps`` (a level at a tol CD does not reach, copies creeping:
-    10 000 sweeps each); its try when the gate allows it, with the copies' search when the
-    gate allows that pass over X too (SEARCH_WORK n d). ``info``'s sweeps and readmitted
-    are counted."""
-    try_work, early_left = np.inf, max_sweeps
+    allow its try (its sweeps up to doubling those so far); the early levels and the first
+    late one share ``max_sweeps``, that level's own budget before the early tries (a 40 x
+    180 elastic net with 60 copies at 1e-5 lam_max: every early try fails and CD reaches
+    no level's tol, 20 000 sweeps with a budget each, 10 000 now, 235 -> 120 ms), each
+    later late level has its own; its try when the gate allows it, with the
+    copies' search when the gate allows that pass over X too (SEARCH_WORK n d). ``info``'s
+    sweeps and readmitted are counted."""
+    try_work, left = np.inf, max_sweeps
     search_work = SEARCH_WORK * prob.n * prob.d
     for level, stop_tol in enumerate(stop_levels(tol, polish)):
         late = stop_tol <= tol
-        if not late and (early_left <= 0 or level and not gate.allows(try_work, ahead=2.0)):
+        if not late and (left <= 0 or level and not gate.allows(try_work, ahead=2.0)):
             continue        # no early try even if this level doubled the sweeps
-        swept = face.cycles(keep, stop_tol, max_sweeps if late else early_left)
-        early_left -= 0 if late else swept
+        swept = face.cycles(keep, stop_tol, left)
+        left = left - swept if not late else max_sweeps
         info["sweeps"] += swept
         sweep_work, try_work = PolishGate.work(prob.n, face.w, keep, face.G is not None)
         gate.sweeps(swept, sweep_work)

@@ -69,17 +69,21 @@ MAX_ACTIVE = 1500
 NULL_RTOL = 10.0
 _EPS = np.finfo(float).eps
 #: A zero coordinate's |grad_j| may pass lam1 by ZERO_ROUNDING * eps times the sum of its
-#: terms' sizes (its rounding) and lam1 by 1e-12 relative
+#: terms' sizes (its rounding) and, in the polish's acceptance (not the joins), lam1 by
+#: 1e-12 relative
 ZERO_ROUNDING = 64.0
 
 
-def zero_excess(grad: np.ndarray, size: np.ndarray, lam1: float) -> np.ndarray:
+def zero_excess(grad: np.ndarray, size: np.ndarray, lam1: float,
+                rel: float = 1e-12) -> np.ndarray:
     """How far each |grad_j| passes lam1 beyond its rounding,
-    |grad_j| - lam1 (1 + 1e-12) - ZERO_ROUNDING eps size_j (size_j the sum of the sizes of
+    |grad_j| - lam1 (1 + rel) - ZERO_ROUNDING eps size_j (size_j the sum of the sizes of
     grad_j's terms): a zero coordinate with a positive excess violates |grad_j| <= lam1.
     The rounding allowance: a zero column duplicating an active one has |grad_j| = lam1
-    exactly, computed ~1e-11 lam1 above it at a small lam1 (a few ulps of its terms)."""
-    return np.abs(grad) - lam1 * (1 + 1e-12) - ZERO_ROUNDING * _EPS * size
+    exactly, computed ~1e-11 lam1 above it at a small lam1 (a few ulps of its terms).
+    ``rel``: the polish's acceptance (cd_polish) allows lam1 1e-12 more; the active-set
+    Newton's joins pass 0 (their rule before the two were shared)."""
+    return np.abs(grad) - lam1 * (1 + rel) - ZERO_ROUNDING * _EPS * size
 
 
 def _face(X: Any, A: np.ndarray, intercept: bool) -> np.ndarray:
@@ -252,7 +256,7 @@ def _rounds(X, y, loss, w, b, lam1, lam2, intercept, v, max_rounds, budget):
         if absX is None:
             absX = abs(X) if sp.issparse(X) else np.abs(X)
         size = np.asarray(absX.T @ np.abs(r)).ravel() / n
-        excess = np.where(w == 0, zero_excess(grad, size, lam1), 0.0)
+        excess = np.where(w == 0, zero_excess(grad, size, lam1, rel=0.0), 0.0)
         if not np.any(excess > 0):
             return w, b
         joins += 1

@@ -124,12 +124,15 @@ def test_full_rank_sign_change_ends_the_try_without_least_squares(monkeypatch):
 
 def test_one_rule_for_zeros():
     """zeros_stay_zero and the active-set Newton's joins read a zero coordinate through
-    face_newton.zero_excess: |grad_j| - lam1 (1 + 1e-12) - 64 eps size_j."""
+    face_newton.zero_excess: |grad_j| - lam1 (1 + rel) - 64 eps size_j, rel = 1e-12 in the
+    polish's acceptance, 0 in the joins (their rule of before)."""
     eps = np.finfo(float).eps
     grad, size = np.array([1.0, -1.0 - 1e-11, 1.0 + 1e-9]), np.array([1e4, 1e6, 1.0])
     excess = face_newton.zero_excess(grad, size, 1.0)
     np.testing.assert_allclose(excess, np.abs(grad) - (1 + 1e-12) - 64 * eps * size)
     assert list(excess > 0) == [False, False, True]
+    joins = face_newton.zero_excess(np.array([1.0 + 5e-13]), np.zeros(1), 1.0, rel=0.0)
+    assert joins[0] > 0 >= face_newton.zero_excess(np.array([1.0 + 5e-13]), np.zeros(1), 1.0)
     # a zero column duplicating an active one: its |grad_j| = lam1 up to rounding
     rng = np.random.default_rng(3)
     X = rng.standard_normal((40, 4))
@@ -153,3 +156,38 @@ def test_copies_early_levels_share_one_sweep_budget():
     X = np.hstack([X, X[:, :5]])
     sol = _solve(X, y.astype(float), "elastic_net", 1e-4)
     assert sol.provenance["polished"] and sol.n_iter < 10_000
+
+
+def test_collinear_face_keeps_the_least_squares_try():
+    """x3 = 2 x1 - x2, lam2 = 0: the face's Gram matrix is singular, yet its Cholesky factor
+    often ends with a diagonal ~3e-8 of its largest (noise ~ sqrt(eps)), above face_newton's
+    1e-8 rank rule; a sign change of that solve is then not final: the min-norm correction
+    from w_A keeps the signs (the reviewer's case: 23 of 200 draws returned None)."""
+    from scipy.linalg.lapack import dpotrf
+    rng = np.random.default_rng(0)
+    wstar, lam1, noisy = np.array([1.0, 1.0, 0.5, 0.7]), 0.1, 0
+    for _ in range(60):
+        x1, x2 = rng.normal(size=50), rng.normal(size=50)
+        X = np.column_stack([x1, x2, 2 * x1 - x2, rng.normal(size=50)])
+        X -= X.mean(0)
+        G = (2.0 / 50) * X.T @ X
+        rhs = G @ wstar + lam1 * np.sign(wstar)     # wstar stationary on the face
+        L, info = dpotrf(G, lower=1)
+        diag = np.abs(np.diag(L))
+        noisy += info == 0 and diag.min() > 1e-8 * diag.max()
+        out = cd_polish.polish_face(G, rhs, wstar, lam1, 0.0)
+        x = np.linalg.lstsq(G, rhs - lam1 * np.sign(wstar), rcond=None)[0]
+        if np.all(np.sign(x) == 1):         # the minimum-norm solve keeps the signs
+            assert out is not None and np.all(out > 0)
+            assert np.linalg.norm(G @ out - rhs + lam1) <= 1e-10 * np.linalg.norm(rhs)
+    assert noisy      # the old rule would have ended some of these tries
+
+
+def test_duplicated_wide_elastic_net_sweeps_within_one_budget():
+    """40 x 180 (120 columns + 60 copies), elastic net at 1e-5 lam_max: no early level's try
+    succeeds and CD does not reach 1e-12; the early levels and CD's stop share max_sweeps
+    (10 000; 20 000 with a budget each), the Newton finish certifies."""
+    X, y = make_regression(40, 120, n_informative=20, effective_rank=15, noise=1.0,
+                           random_state=2)
+    sol = _solve(np.hstack([X, X[:, :60]]), y, "elastic_net", 1e-5)
+    assert sol.n_iter <= 10_000
