@@ -61,7 +61,7 @@ from .svm_path_elbow import bordered_inverse as _bordered_inverse, candidate, ch
 from .svm_path_elbow import elbow_matrix as _elbow_matrix
 from .svm_path_pass import G_CORRECT, G_FRESH, G_NONE, elbow_pass
 from .svm_path_ties import (adopt, consistent_direction, next_lambda_after_failure,
-                             warm_anchor)
+                             straight, warm_anchor)
 from .svm_path_run import (DONE, fresh_due, join_elbow, leave_elbow, quiet_segment,
                             quiet_tail)
 from .svm_path_loop import run_quiet
@@ -129,11 +129,12 @@ def svm_c_path(K: np.ndarray, y: np.ndarray, C_min: float, C_max: float,
                 # (False: a degenerate tie the event logic got wrong)
                 ok = state.advance(event, a_next, a0_next, lam_next, (lam_end, kkt_tol),
                                    quiet is not None)
-        # a tie the path's steps got wrong: resolved where the path stands (warm, and its
-        # elbow system regular: the solution there is unique, so the segment before is the
-        # line to it), else re-anchored a small step on (warm, else a certified solve)
+        # a tie the path's steps got wrong: resolved where the path stands (warm, its elbow
+        # system regular, and the line to it from the last breakpoint passing the KKT check:
+        # svm_path_ties.straight), else re-anchored a small step on (warm, else certified)
         tied = (_warm(Q, y, state, state.lam, kkt_tol, True) if not ok and state.lam < lam
                 else None)
+        tied = tied if tied is None or straight(tied, *record.last(), _consistent) else None
         if tied is not None:         # (recorded as "tie <the event the path had read>")
             state, lam_next, ties = tied, tied.lam, ties + 1
             event = ("tie", "end" if event is None else f"{event[0]} {event[1]}")

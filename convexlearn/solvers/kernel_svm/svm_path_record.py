@@ -97,6 +97,13 @@ class Breakpoints:
         self.events.append(event)
         self.bounds.append(bounds)
 
+    def last(self) -> tuple[float, np.ndarray, float]:
+        """The last breakpoint as the path's variables (lambda, a, a_0) = (1 / C, alpha
+        lambda, b lambda) (a new array)."""
+        i = self.k - 1
+        lam = 1.0 / self.Cs[i]
+        return lam, self._chunks[i // CHUNK][i % CHUNK] * lam, self.intercepts[i] * lam
+
     def free_rows(self) -> np.ndarray:
         """The current chunk's rows after the last breakpoint (at least one: a new chunk
         where it is full; a view, for :meth:`written`)."""

@@ -20,8 +20,10 @@ round (Q_L 1 kept by rank-one changes), not a pass over Q. Its answer is only a
 candidate: :mod:`.svm_path` keeps it where the path's own KKT check (1e-10, margins
 summed afresh) and the breakpoint's bounded KKT figures at ``kkt_tol`` pass; at the
 failed breakpoint's own lambda (a tie resolved in place) only where its elbow system is
-regular (the solution there unique, so that the segment before is the line to it), else
-a small step on (:func:`next_lambda_after_failure`, a re-anchor), else by a cold solve.
+regular (the solution there unique) and the straight segment to it from the breakpoint
+before holds the KKT conditions along its length (:func:`straight`: a segment before the
+tie that was itself wrong, a missed crossing, is not a line of the path), else a small
+step on (:func:`next_lambda_after_failure`, a re-anchor), else by a cold solve.
 
 :func:`consistent_direction` is the path's own rule for samples that sit on a boundary
 when a segment starts: they move, one at a time, until the direction keeps every sample
@@ -31,7 +33,7 @@ in its set.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -40,7 +42,7 @@ from .svm_path_elbow import direction, elbow_matrix
 from .svm_path_kernels import first_crossings, leaving_at_bound
 
 __all__ = ["ROUNDS", "adopt", "consistent_direction", "next_lambda_after_failure",
-           "warm_anchor"]
+           "straight", "warm_anchor"]
 
 #: Active-set rounds at most before the cold solve takes over (a cycle among tied
 #: samples, or far more set changes than a step of 1e-3 in lambda makes).
@@ -134,6 +136,46 @@ def adopt(state: Any, a: np.ndarray, a0: float, lam: float, E: np.ndarray, L: np
     state.since_fresh, state.lam_fresh = 0, lam
     state.s = state.dE = state.found = state.scan = state.s_x = None
     return state
+
+
+def straight(state: Any, lam_prev: float, a_prev: np.ndarray, a0_prev: float,
+             check: Callable[..., bool]) -> bool:
+    """Whether the straight segment from the breakpoint before, (a, a_0) at lam_prev, to
+    the tie ``state`` resolved (its a, a_0, lam and freshly summed margins g) holds the
+    KKT conditions along its length: ``check`` (the path's own, :func:`.svm_path._consistent`,
+    at its tolerance) at the points t = 1/3 and 2/3 of it.
+
+    Along the segment, (a, a_0, lambda) and so the margins g move on straight lines, and
+    so does each sample's pair (a_i, g_i - lambda). A valid pair lies on the staircase::
+
+        {a = 0, g >= lambda}  U  {0 <= a <= 1, g = lambda}  U  {a = 1, g <= lambda}
+
+    (a monotone polyline of three legs). A straight segment between two points of it stays
+    on it iff both lie on a common leg; else it meets it in at most one interior point. So
+    two interior points that pass decide it for every sample at once (the balance
+    sum a y = 0 is linear and holds at both ends). At the points the sets are L where a = 1
+    at both ends, R where a = 0 at both ends, E elsewhere (there 0 < a < 1: the elbow
+    leg, g = lambda). The margins before need no pass over Q::
+
+        g_prev = g - (Q (a - a_prev) + y (a_0 - a0_prev)),
+
+    by Q's rows of the few samples whose a changed (the elbows and the changed ones; Q
+    symmetric): O(n |a != a_prev|). ``a_prev`` is read back from the record (alpha lambda),
+    so it is put on 0 or 1 within round-off first."""
+    Q, y, a, a0, lam, g = state.Q, state.y, state.a, state.a0, state.lam, state.g
+    a_prev = np.where(np.abs(a_prev - 1) <= _SNAP, 1.0,
+                      np.where(np.abs(a_prev) <= _SNAP, 0.0, a_prev))
+    moved = np.flatnonzero(a != a_prev)
+    g_prev = g - (a[moved] - a_prev[moved]) @ Q[moved] - y * (a0 - a0_prev)
+    L = (a_prev == 1.0) & (a == 1.0)
+    R = (a_prev == 0.0) & (a == 0.0)
+    E = ~(L | R)
+    for t in (1 / 3, 2 / 3):
+        a_t = np.where(L, 1.0, np.where(R, 0.0, (1 - t) * a_prev + t * a))
+        if not check(y, a_t, (1 - t) * a0_prev + t * a0, (1 - t) * lam_prev + t * lam, E, L,
+                     (1 - t) * g_prev + t * g):
+            return False
+    return True
 
 
 def _moved_qL(Q: np.ndarray, L: np.ndarray, qL: np.ndarray, i: int, sign: float, n_L: int,

@@ -100,3 +100,47 @@ def test_duplicated_samples_reanchor_warm_and_certified():
         at = problem.from_alpha(path.alphas[k], b=path.intercepts[k])
         P = problem.primal_objective(at)
         assert abs(P - reference.objective) <= 1e-9 * abs(reference.objective)
+
+
+def test_a_tie_after_a_missed_crossing_is_reanchored_not_interpolated(monkeypatch):
+    """One segment overshoots its event by 2% (a missed crossing, as round-off could make
+    it): the breakpoint there fails its check and the warm iteration finds a valid solution
+    at that lambda, but the straight segment to it from the breakpoint before is not the
+    path (its midpoint violates the KKT conditions at ~5e-3); the tie is refused and the
+    path re-anchors, a segment :meth:`SVMPath.at` refuses."""
+    real, calls, over = svm_path._segment, [], []
+
+    def overshooting(state, lam, lam_end):
+        out = real(state, lam, lam_end)
+        calls.append(lam)
+        if out is None or out[3] is None or over or len(calls) < 40:
+            return out
+        lam_next, a, a0, event = out
+        f = (0.98 * lam_next - lam) / (lam_next - lam)
+        over.append(lam)
+        return (0.98 * lam_next, np.clip(state.a + (a - state.a) * f, 0, 1),
+                state.a0 + (a0 - state.a0) * f, event)
+
+    monkeypatch.setattr(svm_path, "QUIET", False)
+    monkeypatch.setattr(svm_path, "_segment", overshooting)
+    X, y = make_moons(80, noise=0.3, random_state=1)
+    svm = cl.SVM(X, y, C=1.0, kernel="rbf")
+
+    def anchor(C):
+        sol = svm.with_C(C).solve(cert_tol=1e-9)
+        return sol.alpha, sol.b
+
+    path = svm_c_path(svm.gram, svm.y, 0.01, 100.0, anchor)
+    assert over
+    start = int(np.argmin(np.abs(np.log(path.Cs * over[0]))))  # the segment from 1/lam
+    assert np.isclose(path.Cs[start], 1 / over[0], rtol=1e-12)
+    # (the overshot breakpoint itself may pass its check; the next one fails)
+    k = next(j for j in range(start + 1, len(path.Cs))
+             if path.events[j] == "re-anchor" or path.events[j].startswith("tie "))
+    assert path.events[k] == "re-anchor" and k <= start + 2
+    with pytest.raises(ValueError, match="re-anchor"):
+        path.at(np.sqrt(path.Cs[k - 1] * path.Cs[k]))
+    # (the overshot breakpoint is the patch's error, not certified; the ties that remain
+    # interpolate exactly)
+    for j in (j for j, e in enumerate(path.events) if e.startswith("tie ")):
+        _agrees(svm, path, np.sqrt(path.Cs[j - 1] * path.Cs[j]))
