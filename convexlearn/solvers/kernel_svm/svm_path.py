@@ -130,11 +130,13 @@ def svm_c_path(K: np.ndarray, y: np.ndarray, C_min: float, C_max: float,
                 ok = state.advance(event, a_next, a0_next, lam_next, (lam_end, kkt_tol),
                                    quiet is not None)
         # a tie the path's steps got wrong: resolved where the path stands (warm, its elbow
-        # system regular, and the line to it from the last breakpoint passing the KKT check:
-        # svm_path_ties.straight), else re-anchored a small step on (warm, else certified)
+        # system regular, and the line to it from the last breakpoint passing the KKT check
+        # at kkt_tol, the breakpoints' own level: svm_path_ties.straight), else re-anchored
+        # a small step on (warm, else certified)
         tied = (_warm(Q, y, state, state.lam, kkt_tol, True) if not ok and state.lam < lam
                 else None)
-        tied = tied if tied is None or straight(tied, *record.last(), _consistent) else None
+        tied = (tied if tied is None or straight(tied, *record.last(), kkt_tol, _consistent)
+                else None)
         if tied is not None:         # (recorded as "tie <the event the path had read>")
             state, lam_next, ties = tied, tied.lam, ties + 1
             event = ("tie", "end" if event is None else f"{event[0]} {event[1]}")

@@ -138,12 +138,15 @@ def adopt(state: Any, a: np.ndarray, a0: float, lam: float, E: np.ndarray, L: np
     return state
 
 
-def straight(state: Any, lam_prev: float, a_prev: np.ndarray, a0_prev: float,
+def straight(state: Any, lam_prev: float, a_prev: np.ndarray, a0_prev: float, tol: float,
              check: Callable[..., bool]) -> bool:
     """Whether the straight segment from the breakpoint before, (a, a_0) at lam_prev, to
     the tie ``state`` resolved (its a, a_0, lam and freshly summed margins g) holds the
-    KKT conditions along its length: ``check`` (the path's own, :func:`.svm_path._consistent`,
-    at its tolerance) at the points t = 1/3 and 2/3 of it.
+    KKT conditions along its length: ``check`` (the path's own, :func:`.svm_path._consistent`)
+    at ``tol`` (the path's ``kkt_tol``, the level its breakpoints are certified at: a
+    segment read through a missed breakpoint within ~1e-9 of the last one is off its line
+    by less, one that overshoots an event is off by the overshoot) at the points t = 1/3
+    and 2/3 of it.
 
     Along the segment, (a, a_0, lambda) and so the margins g move on straight lines, and
     so does each sample's pair (a_i, g_i - lambda). A valid pair lies on the staircase::
@@ -173,7 +176,7 @@ def straight(state: Any, lam_prev: float, a_prev: np.ndarray, a0_prev: float,
     for t in (1 / 3, 2 / 3):
         a_t = np.where(L, 1.0, np.where(R, 0.0, (1 - t) * a_prev + t * a))
         if not check(y, a_t, (1 - t) * a0_prev + t * a0, (1 - t) * lam_prev + t * lam, E, L,
-                     (1 - t) * g_prev + t * g):
+                     (1 - t) * g_prev + t * g, tol):
             return False
     return True
 
