@@ -23,7 +23,7 @@ orthonormalization of a |F| x (r + 1) matrix and one product with K_FF (which ke
 exact where K_FF's null space is only numerical). The walk only steers: the
 caller keeps g exact (K_FF times the walk's step, the rest's columns later) and every
 residual is recomputed by the certificate. The steps run in one compiled call
-(:func:`~convexlearn.solvers.kernel_svm.polish_ray_kernels.ray_steps`: ~1 us a step at
+(:func:`~convexlearn.solvers.kernel_svm.polish_ray_kernels.ray_steps`: ~3 us a step at
 |F| ~ 60, where the numpy steps of :func:`ray_walk_reference` cost ~50 us, most of it
 call overhead); the reference is what the tests hold it to.
 """

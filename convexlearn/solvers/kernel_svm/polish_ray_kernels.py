@@ -175,8 +175,9 @@ def ray_steps(KFF: Any, d: Any, x: Any, lo: Any, hi: Any, basis: Any, p0: Any,
 def walk_kernel(KFF: Any, d: Any, x: Any, lo: Any, hi: Any, p0: Any, still: Any,
                 margin_tol: float, range_tol: float, max_steps: int, cut: float,
                 width: int, intercept: bool) -> int:
-    """The whole walk in one call (one kernel to load, ~5 ms the first time in a
-    process, where three cost ~15 ms): the range basis (:func:`pivoted_range`,
+    """The whole walk in one call (one kernel to load the first time in a process:
+    ~10 ms CPU once SMO's kernels are loaded, ~0.1 s in a process that loaded none;
+    three kernels cost more): the range basis (:func:`pivoted_range`,
     :func:`normalize_columns`, then the column of ones 1 / sqrt(k) with
     ``intercept``) and :func:`ray_steps`; -1 (nothing moved) when the rank exceeds
     ``width``."""
