@@ -118,3 +118,15 @@ def sparse_rows(n: int, d: int, per_row: int, seed: int = 0):
                       shape=(n, d))
     X.sum_duplicates()
     return X, rng
+
+
+def assert_path_point_exact(svm, path, C: float) -> None:
+    """The exact C-path's interpolation ``path.at(C)`` passes the KKT check at 1e-9 and has
+    the objective of an independent certified solve at C (to 1e-9 relative)."""
+    problem = svm.with_C(C)
+    alpha, b = path.at(C)
+    between = problem.from_alpha(alpha, b=b)
+    assert problem.kkt(between, tol=1e-9).passed
+    reference = problem.solve(cert_tol=1e-9)
+    P = problem.primal_objective(between)
+    assert abs(P - reference.objective) <= 1e-9 * abs(reference.objective)

@@ -21,7 +21,20 @@ from numba import njit
 
 from ...compiled import load_without_refresh
 
-__all__ = ["walk_kernel", "ray_steps", "pivoted_range", "normalize_columns"]
+__all__ = ["walk_kernel", "ray_steps", "pivoted_range", "normalize_columns", "project_out"]
+
+
+@njit(cache=True, nogil=True)
+def project_out(Q: Any, used: int, v: Any) -> None:
+    """v <- v - Q_u Q_u^T v for the first ``used`` (orthonormal) columns Q_u of Q, one
+    column at a time (modified Gram-Schmidt), in place."""
+    k = v.size
+    for q in range(used):
+        dot = 0.0
+        for i in range(k):
+            dot += Q[i, q] * v[i]
+        for i in range(k):
+            v[i] -= dot * Q[i, q]
 
 
 @njit(cache=True, nogil=True)
@@ -137,13 +150,8 @@ def ray_steps(KFF: Any, d: Any, x: Any, lo: Any, hi: Any, basis: Any, p0: Any,
         for c in range(s):
             for i in range(k):
                 v[i] = basis[i, c] if still[i] else 0.0
-            for _ in range(2):
-                for q in range(used):
-                    dot = 0.0
-                    for i in range(k):
-                        dot += Q[i, q] * v[i]
-                    for i in range(k):
-                        v[i] -= dot * Q[i, q]
+            project_out(Q, used, v)
+            project_out(Q, used, v)             # (twice: Gram-Schmidt's lost orthogonality)
             norm = 0.0
             for i in range(k):
                 norm += v[i] * v[i]
@@ -154,12 +162,7 @@ def ray_steps(KFF: Any, d: Any, x: Any, lo: Any, hi: Any, basis: Any, p0: Any,
                 used += 1
         for i in range(k):
             p[i] = d[i] if still[i] else 0.0
-        for q in range(used):
-            dot = 0.0
-            for i in range(k):
-                dot += Q[i, q] * p[i]
-            for i in range(k):
-                p[i] -= dot * Q[i, q]
+        project_out(Q, used, p)
         largest = 0.0
         for i in range(k):
             if still[i]:

@@ -9,6 +9,7 @@ from sklearn.datasets import load_iris
 import convexlearn as cl
 from convexlearn.routes.svm import exact_c_path
 from convexlearn.solvers.kernel_svm.svm_path import svm_c_path
+from helpers import assert_path_point_exact
 
 
 def _random(seed, n=50, d=2):
@@ -34,13 +35,7 @@ def test_breakpoints_certified_and_interpolation_exact(kernel, params, seed):
     assert all(s.status == "optimal" for s in solutions)
     assert max(s.report.max_violation for s in solutions) <= 1e-9
     for C in _interior_Cs(path):
-        problem = svm.with_C(C)
-        alpha, b = path.at(C)
-        between = problem.from_alpha(alpha, b=b)
-        assert problem.kkt(between, tol=1e-9).passed
-        reference = problem.solve(cert_tol=1e-9)
-        P = problem.primal_objective(between)
-        assert abs(P - reference.objective) <= 1e-9 * abs(reference.objective)
+        assert_path_point_exact(svm, path, C)
 
 
 def test_separable_data_reach_the_hard_margin_regime():

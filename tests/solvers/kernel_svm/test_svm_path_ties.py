@@ -14,6 +14,7 @@ from convexlearn.routes.svm import exact_c_path
 from convexlearn.routes.svm_c_path_certify import certify_breakpoints
 from convexlearn.solvers.kernel_svm import svm_path
 from convexlearn.solvers.kernel_svm.svm_path import svm_c_path
+from helpers import assert_path_point_exact
 
 
 def _grid():
@@ -33,14 +34,14 @@ def _moons():
     return cl.SVM((X - X.mean(axis=0)) / X.std(axis=0), y, C=1.0, kernel="rbf")
 
 
-def _agrees(svm, path, C):
-    problem = svm.with_C(C)
-    alpha, b = path.at(C)
-    between = problem.from_alpha(alpha, b=b)
-    assert problem.kkt(between, tol=1e-9).passed
-    reference = problem.solve(cert_tol=1e-9)
-    P = problem.primal_objective(between)
-    assert abs(P - reference.objective) <= 1e-9 * abs(reference.objective)
+def _counting_anchor(svm, calls=None):
+    """The path's anchor: a certified solve at C (its C appended to ``calls``)."""
+    def anchor(C):
+        if calls is not None:
+            calls.append(C)
+        sol = svm.with_C(C).solve(cert_tol=1e-9)
+        return sol.alpha, sol.b
+    return anchor
 
 
 @pytest.mark.parametrize("case", [_grid, _moons])
@@ -55,9 +56,9 @@ def test_ties_are_resolved_in_place_certified_and_interpolated_exactly(case):
     for k in ties:              # the segments ending and starting at the tie are lines
         for j in (k, k + 1):
             if j < len(path.Cs):
-                _agrees(svm, path, np.sqrt(path.Cs[j - 1] * path.Cs[j]))
+                assert_path_point_exact(svm, path, np.sqrt(path.Cs[j - 1] * path.Cs[j]))
     for C in (0.05, 1.0, 30.0):
-        _agrees(svm, path, C)
+        assert_path_point_exact(svm, path, C)
 
 
 def test_without_the_in_place_resolution_the_path_reanchors_warm(monkeypatch):
@@ -69,12 +70,7 @@ def test_without_the_in_place_resolution_the_path_reanchors_warm(monkeypatch):
     monkeypatch.setattr(svm_path, "_warm", not_in_place)
     svm = _grid()
     calls = []
-
-    def anchor(C):
-        calls.append(C)
-        sol = svm.with_C(C).solve(cert_tol=1e-9)
-        return sol.alpha, sol.b
-
+    anchor = _counting_anchor(svm, calls)
     path = svm_c_path(svm.gram, svm.y, 0.01, 100.0, anchor)
     assert path.reanchored > 0 and calls == [0.01]      # (the first anchor only: warm)
     assert all(s.status == "optimal" for s in certify_breakpoints(svm, path, 1e-9))
@@ -85,12 +81,7 @@ def test_duplicated_samples_reanchor_warm_and_certified():
     keep = y > 0
     svm = cl.SVM(X[keep][:, [2, 3]], y[keep], C=1.0)    # many identical petal pairs
     calls = []
-
-    def anchor(C):
-        calls.append(C)
-        sol = svm.with_C(C).solve(cert_tol=1e-9)
-        return sol.alpha, sol.b
-
+    anchor = _counting_anchor(svm, calls)
     path = svm_c_path(svm.gram, svm.y, 0.1, 3.0, anchor)
     assert path.reanchored > 0 and calls == [0.1]        # (all warm)
     assert all(s.status == "optimal" for s in certify_breakpoints(svm, path, 1e-9))
@@ -125,11 +116,7 @@ def test_a_tie_after_a_missed_crossing_is_reanchored_not_interpolated(monkeypatc
     monkeypatch.setattr(svm_path, "_segment", overshooting)
     X, y = make_moons(80, noise=0.3, random_state=1)
     svm = cl.SVM(X, y, C=1.0, kernel="rbf")
-
-    def anchor(C):
-        sol = svm.with_C(C).solve(cert_tol=1e-9)
-        return sol.alpha, sol.b
-
+    anchor = _counting_anchor(svm)
     path = svm_c_path(svm.gram, svm.y, 0.01, 100.0, anchor)
     assert over
     start = int(np.argmin(np.abs(np.log(path.Cs * over[0]))))  # the segment from 1/lam
@@ -143,4 +130,4 @@ def test_a_tie_after_a_missed_crossing_is_reanchored_not_interpolated(monkeypatc
     # (the overshot breakpoint is the patch's error, not certified; the ties that remain
     # interpolate exactly)
     for j in (j for j, e in enumerate(path.events) if e.startswith("tie ")):
-        _agrees(svm, path, np.sqrt(path.Cs[j - 1] * path.Cs[j]))
+        assert_path_point_exact(svm, path, np.sqrt(path.Cs[j - 1] * path.Cs[j]))
