@@ -52,6 +52,10 @@ RAY_WALK = True
 #: of the kernel sweep at n = 400 (C = 100 and 1e4, data seed 13; CPU in all, best of
 #: 3): with the rule 387 ms, 64 per round 359 ms, 128 259 ms, 400 281 ms.
 LOW_RANK_JOIN = 128
+#: ... only when the walk found the face's rank clearly low: rank + 1 < LOW_RANK_SHARE |F|
+#: (a singular face of an rbf kernel - duplicated samples - runs the walk too, at a rank
+#: near |F|, where JOIN_APART's premise holds).
+LOW_RANK_SHARE = 0.5
 #: At most this many samples join the free set per round (the worst violators): a
 #: wholesale join of a misread set makes K_FF large and singular, and since the ratio
 #: walk fixes the ones that must leave again cheaply (polish_walk), small joins cost
@@ -300,7 +304,7 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
     # ``max_rounds`` counts the rounds that factorize or evaluate kernel products; the
     # ratio steps steered by a kept factorization (O(|F|^2) each) count apart
     costly, cheap = 0, 0
-    low_rank = False                   # has the ray walk run (a face of low rank)?
+    low_rank = False                   # has the ray walk found a face of low rank?
     while costly < max_rounds and cheap < 4 * MAX_FREE:
         # (in the face's block order: a factor carried from the last round stays valid)
         F = arrange(face.F0, free) if face.signs is None else np.flatnonzero(free)
@@ -354,13 +358,13 @@ def polish_expansion(y: np.ndarray, C: float, alpha: np.ndarray, g: np.ndarray, 
             lo = np.where(y[F] > 0, 0.0, -C[F])
             walk = ray_walk(face.KFF, target[F] - g_free[F], beta[F], lo, lo + C[F], ray,
                             margin_tol, intercept, 4 * MAX_FREE - cheap)
-        if walk is not None:
+        if walk is not None and walk[2] > 0:
             # a singular face without solution of low rank (a low-rank kernel: rank K_FF
             # << |F|): the run of ray steps from one factorization of K_FF (polish_ray),
             # not one fresh least-squares round per fixed multiplier
-            walked, still, steps = walk
+            walked, still, steps, rank = walk
             cheap += steps
-            low_rank = True
+            low_rank = low_rank or rank_is_low(rank, F.size)
             delta_F = walked - beta[F]
             beta[F] = walked
             pending[F] += delta_F
@@ -486,6 +490,13 @@ def pick_joiners(join: np.ndarray, wrong: np.ndarray,
         if count == MAX_JOIN:
             break
     return order[taken]
+
+
+def rank_is_low(rank: int, size: int) -> bool:
+    """Whether a face of ``size`` free samples whose K_FF has numerical ``rank`` is of
+    low rank for the joins (:data:`LOW_RANK_JOIN`): rank + 1 < LOW_RANK_SHARE size (the
+    1: the intercept's row)."""
+    return rank + 1 < LOW_RANK_SHARE * size
 
 
 def worst_of(join: np.ndarray, wrong: np.ndarray, most: int) -> np.ndarray:

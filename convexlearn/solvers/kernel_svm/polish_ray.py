@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["ray_walk", "ray_walk_reference", "range_basis", "RANGE_TOL"]
+__all__ = ["ray_walk", "ray_walk_reference", "range_basis", "RANGE_TOL", "KEPT_STEP",
+           "KEPT_CAP"]
 
 _EPS = float(np.finfo(float).eps)
 #: A column of the range basis (norm 1 on the whole face) whose part on the free rows,
@@ -45,6 +46,15 @@ RANGE_TOL = 1e-10
 #: of an rbf kernel) has a null space of few dimensions, hence few ray steps, and keeps
 #: the fresh rounds.
 RANK_MAX = 32
+#: A ray step is kept when g and the balance move by at most KEPT_STEP |F| eps times the
+#: step's scale (:func:`ray_walk_reference`): the round-off of K_FF's product with a
+#: step along null(K_FF), with room for the snaps to the bounds.
+KEPT_STEP = 64.0
+#: ... and at most KEPT_CAP relative however far the ray is below |d|: a ray that is only
+#: the projection's round-off moves g and the balance by O(1) relative (0.59 on a rank-2
+#: face offset by +1000). 1e-8 ended real walks of ill-scaled faces early (a linear Gram
+#: of 2-D blobs + 50 at C = 1e4 then no longer certified), 1e-6 too.
+KEPT_CAP = 1e-4
 
 
 def range_basis(KFF: np.ndarray, intercept: bool) -> np.ndarray | None:
@@ -72,7 +82,7 @@ def range_basis(KFF: np.ndarray, intercept: bool) -> np.ndarray | None:
 
 def ray_walk(KFF: np.ndarray, d: np.ndarray, start: np.ndarray, lo: np.ndarray,
              hi: np.ndarray, ray: np.ndarray, margin_tol: float, intercept: bool,
-             max_steps: int) -> tuple[np.ndarray, np.ndarray, int] | None:
+             max_steps: int) -> tuple[np.ndarray, np.ndarray, int, int] | None:
     """:func:`ray_walk_reference`'s walk, its steps in one compiled call
     (:func:`~convexlearn.solvers.kernel_svm.polish_ray_kernels.walk_kernel`: the basis
     of :func:`range_basis` and the steps); None when K_FF's rank exceeds
@@ -84,31 +94,50 @@ def ray_walk(KFF: np.ndarray, d: np.ndarray, start: np.ndarray, lo: np.ndarray,
     x = np.array(start, dtype=float)
     d = np.array(d, dtype=float)
     still = np.ones(k, dtype=np.bool_)
-    steps = walk_kernel(K, d, x, np.ascontiguousarray(lo, dtype=float),
-                        np.ascontiguousarray(hi, dtype=float),
-                        np.ascontiguousarray(ray, dtype=float), still, float(margin_tol),
-                        RANGE_TOL, int(max(max_steps, 0)), k * _EPS * top,
-                        min(k, RANK_MAX), bool(intercept))
+    steps, rank = walk_kernel(K, d, x, np.ascontiguousarray(lo, dtype=float),
+                              np.ascontiguousarray(hi, dtype=float),
+                              np.ascontiguousarray(ray, dtype=float), still,
+                              float(margin_tol), RANGE_TOL, int(max(max_steps, 0)),
+                              k * _EPS * top, min(k, RANK_MAX), bool(intercept),
+                              KEPT_STEP * k * _EPS, KEPT_CAP)
     if steps < 0:
         return None
-    return x, still, int(steps)
+    return x, still, int(steps), int(rank)
 
 
 def ray_walk_reference(KFF: np.ndarray, d: np.ndarray, start: np.ndarray, lo: np.ndarray,
-                       hi: np.ndarray, ray: np.ndarray, margin_tol: float, intercept: bool,
-                       max_steps: int) -> tuple[np.ndarray, np.ndarray, int] | None:
+                       hi: np.ndarray, ray: np.ndarray, margin_tol: float,
+                       intercept: bool, max_steps: int
+                       ) -> tuple[np.ndarray, np.ndarray, int, int] | None:
     """Walk from ``start`` (beta_F, in the box [lo, hi]) along the face's rays, fixing
     one multiplier at a bound per step, until the face's system has a solution.
 
-    Each step: x <- x + t p with t the largest step keeping x in [lo, hi] (the first
-    multiplier that reaches its bound is fixed there, on the bound it approached), then
-    d <- d - K_FF (t p) and the next ray p = P' d on the free set F' (P' the projection
-    onto N_F' = null(K_{F'F'}) and, with ``intercept``, 1^T p = 0): p = d - Q Q^T d,
-    Q an orthonormal basis of [U_{F'}, 1] (U: a basis of range(K_FF),
-    :func:`range_basis`). The walk ends when
+    Each step: the ray p = P' d on the free set F' (P' the projection onto N_F' =
+    null(K_{F'F'}) and, with ``intercept``, 1^T p = 0): p = d - Q Q^T d, Q an
+    orthonormal basis of [U_{F'}, 1] (U: a basis of range(K_FF), :func:`range_basis`;
+    the first ray is ``ray``, kkt_solve's, taken unchecked - the step the caller would
+    take - since starting from the projection, or checking that step, made the low-rank
+    cases of the kernel sweep ~30% slower: on a face of a well-scaled Gram the walk then
+    often ended before its first step); then x <- x + t p with t the
+    largest step keeping x in [lo, hi] (the first multiplier that reaches its bound is
+    fixed there, on the bound it approached), and d <- d - K_FF step. The walk ends when
     max |p| <= ``margin_tol`` (the system of F' then has a solution up to that margin
-    error: the caller's next round solves it), no multiplier is free, or after
-    ``max_steps`` steps.
+    error: the caller's next round solves it), no multiplier is free, after
+    ``max_steps`` steps, or at a step after the first (not taken) that fails its check
+
+        d^T step >= -theta max|d_F'| s,   |K_FF step|_inf <= theta max_i K_ii s,
+        |1^T step| <= theta s
+
+    (the balance with ``intercept``; a step of t = 0 only fixes a multiplier), s =
+    ||step||_1 + sum_{fixed} |x_new,i| (the snap to a bound rounds at eps |x_new,i|),
+    theta = min(tau max(1, max|d_F'| / max|p|), :data:`KEPT_CAP`), tau =
+    :data:`KEPT_STEP` |F| eps: the round-off of a step along the computed ray, whose
+    error is that of the projection, eps |d| (not eps |p|). On
+    an ill-scaled face (a linear Gram of data offset by +50: |d| ~ 1e6) the ray ends
+    as that round-off, which the stop test max|p| <= margin_tol does not see: t grows to
+    1e7-1e8 and the step leaves null(K_FF) (g moves, the balance breaks by O(1)
+    relative, the objective may go down); the check ends the walk there and the caller's
+    fresh rounds go on.
 
     Parameters
     ----------
@@ -127,19 +156,34 @@ def ray_walk_reference(KFF: np.ndarray, d: np.ndarray, start: np.ndarray, lo: np
 
     Returns
     -------
-    (x, still, steps)
-        The walked multipliers, which of them are still free, the steps taken; None
-        when K_FF's rank exceeds :data:`RANK_MAX`.
+    (x, still, steps, rank)
+        The walked multipliers, which of them are still free, the steps taken, the
+        numerical rank of K_FF; None when it exceeds :data:`RANK_MAX`.
     """
     k = start.size
     basis = range_basis(KFF, intercept)
     if basis is None:
         return None
-    x, d = start.copy(), d.copy()
+    rank = basis.shape[1] - int(intercept)
+    x, d = np.array(start, dtype=float), np.array(d, dtype=float)
     still = np.ones(k, dtype=bool)
-    p, steps = np.asarray(ray, dtype=float), 0
+    top = float(np.max(np.diagonal(KFF), initial=0.0))
+    tau = KEPT_STEP * k * _EPS
+    steps = 0
     while steps < max_steps:
         idx = np.flatnonzero(still)
+        if idx.size == 0:
+            break
+        rows = basis[idx]
+        p = np.array(ray, dtype=float) if steps == 0 else d[idx].copy()
+        if rows.shape[1] and steps > 0:
+            U, s, _ = np.linalg.svd(rows, full_matrices=False)
+            U = U[:, s > RANGE_TOL]
+            p -= U @ (U.T @ p)
+        largest = float(np.max(np.abs(p)))
+        if steps > 0 and largest <= margin_tol:
+            break
+        theta = min(tau * max(1.0, float(np.max(np.abs(d[idx]))) / largest), KEPT_CAP)
         with np.errstate(divide="ignore", invalid="ignore"):
             room = np.where(p < 0.0, (lo[idx] - x[idx]) / p,
                             np.where(p > 0.0, (hi[idx] - x[idx]) / p, np.inf))
@@ -147,25 +191,21 @@ def ray_walk_reference(KFF: np.ndarray, d: np.ndarray, start: np.ndarray, lo: np
         t = float(np.min(room))
         if not np.isfinite(t):
             break                     # (no bound stops it: the caller's round decides)
-        hit = room <= t + 1e-15
+        hit = (room <= t + 1e-15) & (p != 0.0)
         step = np.zeros(k)
         step[idx] = t * p
         hits = idx[hit]
-        step[hits] = np.where(p[hit] > 0.0, hi[hits], lo[hits]) - x[hits]
+        ends = np.where(p[hit] > 0.0, hi[hits], lo[hits])
+        step[hits] = ends - x[hits]
+        scale = float(np.abs(step).sum() + np.abs(ends).sum())
+        Ks = KFF @ step
+        dmax = float(np.max(np.abs(d[idx])))
+        if steps > 0 and not (d @ step >= -theta * dmax * scale
+                              and np.max(np.abs(Ks)) <= theta * top * scale
+                              and (not intercept or abs(step.sum()) <= theta * scale)):
+            break                     # (a step along the projection's round-off)
         x += step
-        d -= KFF @ step
+        d -= Ks
         still[hits] = False
         steps += 1
-        idx = np.flatnonzero(still)
-        if idx.size == 0:
-            break
-        rows = basis[idx]
-        if rows.shape[1]:
-            U, s, _ = np.linalg.svd(rows, full_matrices=False)
-            U = U[:, s > RANGE_TOL]
-            p = d[idx] - U @ (U.T @ d[idx])
-        else:
-            p = d[idx].copy()
-        if float(np.max(np.abs(p))) <= margin_tol:
-            break
-    return x, still, steps
+    return x, still, steps, rank

@@ -107,7 +107,8 @@ def test_early_polish_gives_up_without_progress(monkeypatch):
     face far from the optimum's): it gives up after _PROGRESS_ROUNDS such rounds instead
     of spending its _EARLY_ROUNDS, and SMO's further runs still reach a certified
     optimum. (The rule as it was measured: with the polish's one fresh round per ray
-    step; the ray walk certifies this case from that point, below.)"""
+    step; the ray walk certifies this case from that point, below. No case where the
+    rule gives up with the walk on has been found yet: this test runs without it.)"""
     X, y = blobs(400, 11, d=2, separation=1.0)[:2]
     tests = []
     monkeypatch.setattr(polish_module, "RAY_WALK", False)
@@ -138,4 +139,4 @@ def test_early_polish_with_the_ray_walk_certifies_a_linear_gram_at_large_c():
     X, y = blobs(400, 11, d=2, separation=1.0)[:2]
     sol = certified_smo(cl.SVM(X @ X.T, y, C=1e4, kernel="precomputed"))
     assert sol.status == "optimal" and sol.report.relative_gap <= 1e-9
-    assert sol.n_iter == certified_module._small_chunk(y.size)
+    assert sol.n_iter <= certified_module._small_chunk(y.size)

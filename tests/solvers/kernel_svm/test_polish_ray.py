@@ -11,16 +11,17 @@ from convexlearn.app.generators import blobs
 from convexlearn.solvers.kernel_svm import polish as polish_module, polish_face
 from convexlearn.solvers.kernel_svm.c_svc import c_svc_qp, c_svc_solution
 from convexlearn.solvers.kernel_svm.polish_face import kkt_solve
-from convexlearn.solvers.kernel_svm.polish_ray import (range_basis, ray_walk,
+from convexlearn.solvers.kernel_svm.polish_ray import (KEPT_CAP, range_basis, ray_walk,
                                                        ray_walk_reference)
 from convexlearn.solvers.kernel_svm.smo import smo_qp
 
 
-def _face(seed, k=40, r=2, intercept=True):
-    """A face of k free multipliers on a rank-r Gram block, a balanced start inside the
-    box, and kkt_solve's ray there (the system has no solution)."""
+def _face(seed, k=40, r=2, intercept=True, offset=0.0, scale=1.0):
+    """A face of k free multipliers on a rank-r Gram block (of points offset and scaled:
+    an ill-scaled face, |d| ~ 1e6), a balanced start inside the box, and kkt_solve's ray
+    there (the system has no solution)."""
     rng = np.random.default_rng(seed)
-    Z = rng.standard_normal((k, r))
+    Z = (rng.standard_normal((k, r)) + offset) * scale
     K = Z @ Z.T
     y = np.where(rng.random(k) < 0.5, 1.0, -1.0)
     C = rng.uniform(0.5, 2.0, k)
@@ -37,10 +38,10 @@ def _face(seed, k=40, r=2, intercept=True):
 @pytest.mark.parametrize("intercept", [True, False])
 def test_compiled_walk_takes_the_reference_steps(seed, intercept):
     K, d, start, lo, hi, ray = _face(seed, intercept=intercept)
-    x, still, steps = ray_walk(K, d, start, lo, hi, ray, 1e-9, intercept, 1000)
-    x_ref, still_ref, steps_ref = ray_walk_reference(K, d, start, lo, hi, ray, 1e-9,
-                                                     intercept, 1000)
-    assert steps == steps_ref > 1
+    x, still, steps, rank = ray_walk(K, d, start, lo, hi, ray, 1e-9, intercept, 1000)
+    x_ref, still_ref, steps_ref, rank_ref = ray_walk_reference(K, d, start, lo, hi, ray,
+                                                               1e-9, intercept, 1000)
+    assert steps == steps_ref > 1 and rank == rank_ref == 2
     np.testing.assert_array_equal(still, still_ref)
     np.testing.assert_allclose(x, x_ref, rtol=0, atol=1e-10)
     step = x - start
@@ -63,6 +64,34 @@ def test_compiled_walk_takes_the_reference_steps(seed, intercept):
         assert ray_end is None
 
 
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("offset, scale", [(50.0, 1.0), (0.0, 1e3)])
+def test_walk_on_an_ill_scaled_face_keeps_only_checked_steps(seed, offset, scale):
+    # points offset by +50 or scaled by 1e3 (|d| ~ 1e4-1e6): the projection's round-off
+    # is eps |d|; the compiled walk still takes the reference's steps (to that round-off)
+    K, d, start, lo, hi, ray = _face(seed, offset=offset, scale=scale)
+    x, still, steps, _ = ray_walk(K, d, start, lo, hi, ray, 1e-9, True, 1000)
+    x_ref, still_ref, steps_ref, _ = ray_walk_reference(K, d, start, lo, hi, ray, 1e-9,
+                                                        True, 1000)
+    assert steps == steps_ref > 1
+    np.testing.assert_array_equal(still, still_ref)
+    np.testing.assert_allclose(x, x_ref, rtol=0, atol=1e-6 * np.max(hi - lo))
+    # each kept step after the first (kkt_solve's ray, taken as given) passes the check:
+    # an ascent, g and the balance moved by at most KEPT_CAP times the step's scale
+    top = float(np.max(np.diagonal(K)))
+    before, free_before = start, np.ones(start.size, dtype=bool)
+    for j in range(1, steps + 1):
+        after, free_after, _, _ = ray_walk(K, d, start, lo, hi, ray, 1e-9, True, j)
+        step = after - before
+        if j > 1:
+            resid = d - K @ (before - start)
+            s = np.abs(step).sum() + np.abs(after[free_before & ~free_after]).sum()
+            assert resid @ step >= -KEPT_CAP * np.max(np.abs(resid)) * s
+            assert np.max(np.abs(K @ step)) <= KEPT_CAP * top * s
+            assert abs(step.sum()) <= KEPT_CAP * s
+        before, free_before = after, free_after
+
+
 def test_walk_declines_a_face_of_high_rank():
     # rank 40 > RANK_MAX: the polish keeps its fresh rounds (few ray steps there)
     K, d, start, lo, hi, ray = _face(3, k=50, r=40)
@@ -82,11 +111,15 @@ def test_low_rank_joiners_are_the_worst():
     join = np.flatnonzero(wrong > 0.2)
     assert sorted(polish_module.worst_of(join, wrong, 2)) == [1, 5]
     assert polish_module.worst_of(join, wrong, 10) is join
+    # the walk's face counts as of low rank (these joins) only at a rank well below |F|
+    assert polish_module.rank_is_low(2, 40) and not polish_module.rank_is_low(20, 40)
+    K, d, start, lo, hi, ray = _face(3, k=40, r=25)
+    assert ray_walk(K, d, start, lo, hi, ray, 1e-9, True, 1000)[3] == 25
 
 
 def test_walk_stops_after_its_steps():
     K, d, start, lo, hi, ray = _face(7)
-    x, still, steps = ray_walk(K, d, start, lo, hi, ray, 1e-9, True, 3)
+    x, still, steps, _ = ray_walk(K, d, start, lo, hi, ray, 1e-9, True, 3)
     assert steps == 3 and np.count_nonzero(~still) >= 3
 
 
